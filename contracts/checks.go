@@ -1,0 +1,231 @@
+package contracts
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// AssertionSemanticsVersion changes whenever the meaning of an assertion kind, or the observed
+// keys it is judged on, changes. It is part of the verifier digest, so contracts frozen under
+// other semantics fail verification instead of being judged by rules they were not written for.
+const AssertionSemanticsVersion = "signoff.assertions/1"
+
+// Check is one comparison the verdict is recomputed from: the observed value under Key,
+// compared by Op against a literal (Expected) or against another observed value (ExpectedKey).
+// The verifier reports observed values under these keys; the policy, not the verifier,
+// decides whether they pass.
+type Check struct {
+	Key         string `json:"key"`
+	Op          string `json:"op"`
+	Expected    any    `json:"expected,omitempty"`
+	ExpectedKey string `json:"expected_key,omitempty"`
+	// Label says in words what is compared, e.g. "scrollWidth <= innerWidth".
+	Label string `json:"label"`
+}
+
+// Observed keys shared by the verifier and the policy. Keys are prefixed with the viewport
+// ("390x844/") for browser criteria and with the index of an all_of member ("1.").
+const (
+	ObsStatus        = "status"
+	ObsPageErrors    = "page_errors"
+	ObsConsoleErrors = "console_errors"
+	ObsScrollWidth   = "scroll_width"
+	ObsInnerWidth    = "inner_width"
+	ObsInnerHeight   = "inner_height"
+	ObsClipped       = "clipped_elements"
+	ObsCount         = "count"
+	ObsLeft          = "left"
+	ObsTop           = "top"
+	ObsRight         = "right"
+	ObsBottom        = "bottom"
+	ObsValue         = "value"
+	ObsExpectedValue = "expected_value"
+)
+
+// TextVisibleKey is the observed key for the i-th text of a visible_text assertion.
+func TextVisibleKey(i int) string { return fmt.Sprintf("text.%d.visible", i) }
+
+// JSONValueKey is the observed key for the i-th JSON check of an http assertion.
+func JSONValueKey(i int) string { return fmt.Sprintf("json.%d.value", i) }
+
+// ViewportPrefix is the key prefix for observations made at a viewport.
+func ViewportPrefix(v Viewport) string { return fmt.Sprintf("%dx%d/", v.Width, v.Height) }
+
+// ChecksFor lists every comparison a criterion is judged on. It is the single definition of
+// assertion semantics: the verifier measures these keys, the policy recomputes them.
+func ChecksFor(c Criterion) ([]Check, error) {
+	if c.Assert.Kind == KindHTTP {
+		return assertionChecks(c.Assert, "")
+	}
+	vps := c.Viewports()
+	if len(vps) == 0 {
+		return nil, fmt.Errorf("criterion %s: a browser assertion needs a viewport", c.ID)
+	}
+	var out []Check
+	for _, vp := range vps {
+		cs, err := assertionChecks(c.Assert, ViewportPrefix(vp))
+		if err != nil {
+			return nil, fmt.Errorf("criterion %s: %w", c.ID, err)
+		}
+		out = append(out, cs...)
+	}
+	return out, nil
+}
+
+func assertionChecks(a Assertion, p string) ([]Check, error) {
+	lit := func(key, op string, want any, label string) Check {
+		return Check{Key: p + key, Op: op, Expected: want, Label: label}
+	}
+	ref := func(key, op, other, label string) Check {
+		return Check{Key: p + key, Op: op, ExpectedKey: p + other, Label: label}
+	}
+	switch a.Kind {
+	case KindLoads:
+		return []Check{
+			lit(ObsStatus, OpLT, 400.0, "HTTP status < 400"),
+			lit(ObsPageErrors, OpEQ, 0.0, "page errors = 0"),
+		}, nil
+	case KindNoHorizontalOverflow:
+		return []Check{
+			ref(ObsScrollWidth, OpLE, ObsInnerWidth, "scrollWidth <= innerWidth"),
+			lit(ObsClipped, OpEQ, 0.0, "visible elements cut off at the right edge = 0"),
+		}, nil
+	case KindVisibleText:
+		var out []Check
+		for i, t := range a.Texts {
+			label := fmt.Sprintf("%q visible", t)
+			if a.Within != "" {
+				label = fmt.Sprintf("%q visible inside %s", t, a.Within)
+			}
+			out = append(out, lit(TextVisibleKey(i), OpEQ, true, label))
+		}
+		return out, nil
+	case KindElementPresent:
+		return []Check{lit(ObsCount, OpGE, 1.0, fmt.Sprintf("%s elements %s >= 1", stateWord(a.State), a.Selector))}, nil
+	case KindElementAbsent:
+		return []Check{lit(ObsCount, OpEQ, 0.0, fmt.Sprintf("%s elements %s = 0", stateWord(a.State), a.Selector))}, nil
+	case KindInViewport:
+		return []Check{
+			lit(ObsCount, OpGE, 1.0, a.Selector+" present"),
+			lit(ObsLeft, OpGE, 0.0, a.Selector+" left >= 0"),
+			lit(ObsTop, OpGE, 0.0, a.Selector+" top >= 0"),
+			ref(ObsRight, OpLE, ObsInnerWidth, a.Selector+" right <= innerWidth"),
+			ref(ObsBottom, OpLE, ObsInnerHeight, a.Selector+" bottom <= innerHeight"),
+		}, nil
+	case KindNoConsoleErrors:
+		return []Check{lit(ObsConsoleErrors, OpEQ, 0.0, "console errors = 0")}, nil
+	case KindNoPageErrors:
+		return []Check{lit(ObsPageErrors, OpEQ, 0.0, "page errors = 0")}, nil
+	case KindMeasure:
+		label := fmt.Sprintf("%s %s ", a.Expression, a.Operator)
+		if a.ExpectedFrom != "" {
+			return []Check{ref(ObsValue, a.Operator, ObsExpectedValue, label+a.ExpectedFrom)}, nil
+		}
+		want, err := decodeLiteral(a.Expected)
+		if err != nil {
+			return nil, err
+		}
+		return []Check{lit(ObsValue, a.Operator, want, label+string(a.Expected))}, nil
+	case KindHTTP:
+		out := []Check{lit(ObsStatus, OpEQ, float64(a.Status), fmt.Sprintf("HTTP status = %d", a.Status))}
+		for i, jc := range a.JSON {
+			want, err := decodeLiteral(jc.Expected)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, lit(JSONValueKey(i), jc.Operator, want, fmt.Sprintf("body%s %s %s", jc.Pointer, jc.Operator, string(jc.Expected))))
+		}
+		return out, nil
+	case KindAllOf:
+		var out []Check
+		for i, sub := range a.AllOf {
+			cs, err := assertionChecks(sub, fmt.Sprintf("%s%d.", p, i))
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, cs...)
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("unknown assertion kind %q", a.Kind)
+}
+
+func stateWord(s string) string {
+	if s == StateAttached {
+		return "attached"
+	}
+	return "visible"
+}
+
+func decodeLiteral(raw json.RawMessage) (any, error) {
+	if len(raw) == 0 {
+		return nil, fmt.Errorf("expected value is missing")
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, fmt.Errorf("expected value: %w", err)
+	}
+	return v, nil
+}
+
+// Compare applies op to an observed and an expected JSON value (as decoded by encoding/json).
+// Numbers compare numerically; strings and booleans only by equality; contains is substring
+// for strings and membership for arrays. A type mismatch is an error, not a failure: the
+// evidence does not say what the check needs.
+func Compare(op string, observed, expected any) (bool, error) {
+	if op == OpContains {
+		switch o := observed.(type) {
+		case string:
+			e, ok := expected.(string)
+			if !ok {
+				return false, fmt.Errorf("contains on a string needs a string, got %T", expected)
+			}
+			return strings.Contains(o, e), nil
+		case []any:
+			for _, item := range o {
+				if jsonEqual(item, expected) {
+					return true, nil
+				}
+			}
+			return false, nil
+		default:
+			return false, fmt.Errorf("contains needs a string or an array, observed %T", observed)
+		}
+	}
+	if of, ok := observed.(float64); ok {
+		ef, ok := expected.(float64)
+		if !ok {
+			return false, fmt.Errorf("observed a number, expected %T", expected)
+		}
+		switch op {
+		case OpLT:
+			return of < ef, nil
+		case OpLE:
+			return of <= ef, nil
+		case OpEQ:
+			return of == ef, nil
+		case OpGE:
+			return of >= ef, nil
+		case OpGT:
+			return of > ef, nil
+		}
+		return false, fmt.Errorf("unknown operator %q", op)
+	}
+	if op != OpEQ {
+		return false, fmt.Errorf("operator %s needs numbers, observed %T", op, observed)
+	}
+	switch observed.(type) {
+	case string, bool, nil:
+		if fmt.Sprintf("%T", observed) != fmt.Sprintf("%T", expected) {
+			return false, fmt.Errorf("observed %T, expected %T", observed, expected)
+		}
+	}
+	return jsonEqual(observed, expected), nil
+}
+
+func jsonEqual(a, b any) bool {
+	ca, err1 := CanonicalJSON(a)
+	cb, err2 := CanonicalJSON(b)
+	return err1 == nil && err2 == nil && string(ca) == string(cb)
+}

@@ -1,0 +1,214 @@
+// Package contracts holds the completion contract: the frozen, hashed terms a user approves,
+// the criteria a verifier runs, and the evidence and proof bundle that come back. It is the
+// ground floor of Signoff and imports nothing of Temporal or of the activities.
+package contracts
+
+import "encoding/json"
+
+// SchemaVersion is the wire version of contracts written by this code.
+const SchemaVersion = "signoff.contract/v1"
+
+// ReleaseCaptureOnSatisfied is the only release rule: capture the authorized payment only on
+// a satisfied verdict, cancel the authorization otherwise.
+const ReleaseCaptureOnSatisfied = "capture_on_satisfied"
+
+// Criteria count bounds. More than MaxCriteria needs an explicit allowance at load time.
+const (
+	MinCriteria = 4
+	MaxCriteria = 6
+)
+
+// Viewport bounds accepted in criteria.
+const (
+	MinViewportWidth  = 240
+	MaxViewportWidth  = 3840
+	MinViewportHeight = 240
+	MaxViewportHeight = 2400
+)
+
+// Contract is the frozen terms. Everything here is covered by the contract hash; approval,
+// payment references and status live outside it and are bound to the hash.
+type Contract struct {
+	SchemaVersion   string         `json:"schema_version"`
+	ContractID      string         `json:"contract_id"`
+	ContractVersion int            `json:"contract_version"`
+	Goal            string         `json:"goal"`
+	Repo            Repo           `json:"repo"`
+	Stack           Stack          `json:"stack"`
+	TestHooks       []TestHook     `json:"test_hooks,omitempty"`
+	Criteria        []Criterion    `json:"criteria"`
+	EvidencePolicy  EvidencePolicy `json:"evidence_policy"`
+	Verifier        VerifierRef    `json:"verifier"`
+	MaxAttempts     int            `json:"max_attempts"`
+	ReleaseRule     string         `json:"release_rule"`
+	Price           Price          `json:"price"`
+}
+
+// Repo pins the repository and the commit the work starts from.
+type Repo struct {
+	Owner         string `json:"owner"`
+	Name          string `json:"name"`
+	URL           string `json:"url"`
+	BaseCommitSHA string `json:"base_commit_sha"`
+}
+
+// Stack says how the app is installed, built and started.
+type Stack struct {
+	Framework      string `json:"framework"`
+	PackageManager string `json:"package_manager"`
+	Install        string `json:"install"`
+	Build          string `json:"build"`
+	Start          string `json:"start"`
+	Port           int    `json:"port"`
+}
+
+// TestHook is a selector the contract declares and hands to the executor, so criteria may
+// name elements the base commit does not have yet.
+type TestHook struct {
+	Selector    string `json:"selector"`
+	Description string `json:"description"`
+}
+
+// EvidencePolicy names the artifacts every criterion result must carry.
+type EvidencePolicy struct {
+	Required []string `json:"required"`
+}
+
+// Artifact kinds a criterion can require.
+const (
+	ArtifactObserved   = "observed"
+	ArtifactScreenshot = "screenshot"
+	ArtifactTrace      = "trace"
+)
+
+// VerifierRef identifies the verifier semantics the contract was frozen against.
+type VerifierRef struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Digest  string `json:"digest"`
+}
+
+// Price is a fixed price in minor units (cents).
+type Price struct {
+	Amount   int64  `json:"amount"`
+	Currency string `json:"currency"`
+}
+
+// Criterion is one executable check.
+type Criterion struct {
+	ID                string     `json:"id"`
+	Description       string     `json:"description"`
+	Route             string     `json:"route"`
+	Viewport          *Viewport  `json:"viewport,omitempty"`
+	ExtraViewports    []Viewport `json:"extra_viewports,omitempty"`
+	Seed              *Seed      `json:"seed,omitempty"`
+	Actions           []Action   `json:"actions,omitempty"`
+	Assert            Assertion  `json:"assert"`
+	MaxRuntimeMS      int        `json:"max_runtime_ms"`
+	RequiredArtifacts []string   `json:"required_artifacts"`
+}
+
+// Viewports returns the viewports the criterion runs at, the primary one first.
+func (c Criterion) Viewports() []Viewport {
+	if c.Viewport == nil {
+		return nil
+	}
+	return append([]Viewport{*c.Viewport}, c.ExtraViewports...)
+}
+
+// Viewport is a browser window size in CSS pixels.
+type Viewport struct {
+	Width  int `json:"width"`
+	Height int `json:"height"`
+}
+
+// Seed is state placed in the browser before the app's scripts run.
+type Seed struct {
+	LocalStorage map[string]json.RawMessage `json:"local_storage"`
+}
+
+// Action kinds.
+const (
+	ActionGoto       = "goto"
+	ActionClick      = "click"
+	ActionFill       = "fill"
+	ActionWaitFor    = "wait_for"
+	ActionDelayRoute = "delay_route"
+)
+
+// Action is a step taken before the assertion is read.
+type Action struct {
+	Type      string `json:"type"`
+	Selector  string `json:"selector,omitempty"`
+	Value     string `json:"value,omitempty"`
+	Route     string `json:"route,omitempty"`
+	DelayMS   int    `json:"delay_ms,omitempty"`
+	TimeoutMS int    `json:"timeout_ms,omitempty"`
+}
+
+// Assertion kinds.
+const (
+	KindLoads                = "loads"
+	KindNoHorizontalOverflow = "no_horizontal_overflow"
+	KindVisibleText          = "visible_text"
+	KindElementPresent       = "element_present"
+	KindElementAbsent        = "element_absent"
+	KindInViewport           = "in_viewport"
+	KindNoConsoleErrors      = "no_console_errors"
+	KindNoPageErrors         = "no_page_errors"
+	KindMeasure              = "measure"
+	KindHTTP                 = "http"
+	KindAllOf                = "all_of"
+)
+
+// Element states for element_present / element_absent.
+const (
+	StateVisible  = "visible"
+	StateAttached = "attached"
+)
+
+// Operators for measure and http JSON checks.
+const (
+	OpLT       = "<"
+	OpLE       = "<="
+	OpEQ       = "=="
+	OpGE       = ">="
+	OpGT       = ">"
+	OpContains = "contains"
+)
+
+// Assertion is what must hold once the actions have run. Fields apply per kind; the schema
+// says which are required for which kind.
+type Assertion struct {
+	Kind string `json:"kind"`
+
+	// visible_text: every text visible, optionally inside elements matching Within.
+	Texts  []string `json:"texts,omitempty"`
+	Within string   `json:"within,omitempty"`
+
+	// element_present / element_absent / in_viewport.
+	Selector string `json:"selector,omitempty"`
+	State    string `json:"state,omitempty"`
+
+	// measure: Expression (a JS expression evaluated in the page) Operator Expected (a JSON
+	// literal) or ExpectedFrom (another expression).
+	Expression   string          `json:"expression,omitempty"`
+	Operator     string          `json:"operator,omitempty"`
+	Expected     json.RawMessage `json:"expected,omitempty"`
+	ExpectedFrom string          `json:"expected_from,omitempty"`
+
+	// http: a request to the criterion's route.
+	Method string      `json:"method,omitempty"`
+	Status int         `json:"status,omitempty"`
+	JSON   []JSONCheck `json:"json,omitempty"`
+
+	// all_of: every nested assertion holds.
+	AllOf []Assertion `json:"all_of,omitempty"`
+}
+
+// JSONCheck compares the value at a JSON pointer of an HTTP response body.
+type JSONCheck struct {
+	Pointer  string          `json:"pointer"`
+	Operator string          `json:"operator"`
+	Expected json.RawMessage `json:"expected"`
+}

@@ -1,0 +1,384 @@
+// Package policy is the verdict: a pure, deterministic function from a contract, what the
+// workflow knows independently, and the verifier's evidence to satisfied, not_satisfied or
+// verification_error. It trusts nothing the verifier reports about pass or fail: it checks the
+// signature itself and recomputes every criterion from the observed values. It runs inside
+// workflow code, so it does no I/O, reads no clock and depends on no map order.
+package policy
+
+import (
+	"crypto/ed25519"
+	"fmt"
+	"strings"
+
+	"github.com/signoff/signoff/contracts"
+)
+
+// Rules, in the order they are applied (DESIGN section 3).
+const (
+	RuleIntegrity   = 1
+	RuleBuild       = 2
+	RuleCriteria    = 3
+	RuleIncomplete  = 4
+	RuleRuntimeGate = 5
+)
+
+// Reason codes.
+const (
+	CodeNoEvidence        = "evidence_missing"
+	CodeSchema            = "evidence_schema"
+	CodeSignature         = "signature_invalid"
+	CodeContractHash      = "contract_hash_mismatch"
+	CodeContractID        = "contract_id_mismatch"
+	CodeVerifierDigest    = "verifier_digest_mismatch"
+	CodeRuntimeSHAMissing = "runtime_sha_missing"
+	CodeRuntimeSHA        = "runtime_sha_mismatch"
+	CodeExpectedSHA       = "expected_sha_mismatch"
+	CodeArtifactDigest    = "artifact_digest"
+	CodeArtifactUnlisted  = "artifact_unlisted"
+	CodeResultMissing     = "result_missing"
+	CodeResultDuplicate   = "result_duplicate"
+	CodeResultUnknown     = "result_unknown"
+	CodeStatusMismatch    = "reported_status_disagrees"
+	CodeTimeline          = "timeline_broken"
+	CodeBuildFailed       = "build_failed"
+	CodeCriterionFailed   = "criterion_failed"
+	CodeCriterionErrored  = "criterion_errored"
+	CodeObservedMissing   = "observed_missing"
+	CodeArtifactMissing   = "artifact_missing"
+	CodeRuntimeErrors     = "runtime_errors"
+)
+
+// Expectation is what the workflow knows without asking the verifier.
+type Expectation struct {
+	ContractHash      string            `json:"contract_hash"`
+	ImplementationSHA string            `json:"implementation_sha"`
+	VerifierPublicKey ed25519.PublicKey `json:"verifier_public_key"`
+	VerifierDigest    string            `json:"verifier_digest"`
+	Build             contracts.BuildResult
+	// ArtifactProblems are digests that did not match the proof store, found by an activity
+	// before Decide runs (Decide does no I/O).
+	ArtifactProblems []string
+	Gate             contracts.GateResult
+	// Timeline is the workflow's hash chain so far; a broken chain is an integrity failure.
+	Timeline []contracts.Event
+}
+
+// Decision is the verdict and every reason for it, in rule then contract order.
+type Decision struct {
+	Verdict string             `json:"verdict"`
+	Reasons []contracts.Reason `json:"reasons"`
+}
+
+// FailedCriteria lists the criteria a repair must address, in contract order.
+func (d Decision) FailedCriteria() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, r := range d.Reasons {
+		if r.Code == CodeCriterionFailed && !seen[r.Criterion] {
+			seen[r.Criterion] = true
+			out = append(out, r.Criterion)
+		}
+	}
+	return out
+}
+
+// Summary is the decision in one line, naming the first reason.
+func (d Decision) Summary() string {
+	if len(d.Reasons) == 0 {
+		return d.Verdict
+	}
+	return d.Verdict + ": " + d.Reasons[0].Message
+}
+
+// Decide applies the rules in order; the first rule with reasons decides.
+func Decide(c contracts.Contract, exp Expectation, ev *contracts.Evidence) Decision {
+	if ev == nil {
+		if !exp.Build.Passed {
+			return decision(contracts.NotSatisfied, buildReasons(exp.Build))
+		}
+		return decision(contracts.VerificationError, []contracts.Reason{{Rule: RuleIntegrity, Code: CodeNoEvidence,
+			Message: "the verifier produced no evidence for a build that passed"}})
+	}
+	j := judge(c, exp, ev)
+	switch {
+	case len(j.integrity) > 0:
+		return decision(contracts.VerificationError, j.integrity)
+	case !exp.Build.Passed:
+		return decision(contracts.NotSatisfied, buildReasons(exp.Build))
+	case len(j.failed) > 0:
+		return decision(contracts.NotSatisfied, j.failed)
+	case len(j.incomplete) > 0:
+		return decision(contracts.VerificationError, j.incomplete)
+	case len(j.runtime) > 0:
+		return decision(contracts.NotSatisfied, j.runtime)
+	}
+	return Decision{Verdict: contracts.Satisfied, Reasons: []contracts.Reason{}}
+}
+
+func decision(v string, rs []contracts.Reason) Decision { return Decision{Verdict: v, Reasons: rs} }
+
+func buildReasons(b contracts.BuildResult) []contracts.Reason {
+	var failed []string
+	for _, s := range b.Steps {
+		if !s.Passed {
+			failed = append(failed, s.Name)
+		}
+	}
+	msg := "the build failed"
+	if len(failed) > 0 {
+		msg = "the build failed at: " + strings.Join(failed, ", ")
+	}
+	return []contracts.Reason{{Rule: RuleBuild, Code: CodeBuildFailed, Message: msg}}
+}
+
+// judgement collects reasons per rule; Decide picks the first non-empty rule.
+type judgement struct {
+	integrity, failed, incomplete, runtime []contracts.Reason
+}
+
+func (j *judgement) add(rule int, code, criterion, format string, args ...any) *contracts.Reason {
+	r := contracts.Reason{Rule: rule, Code: code, Criterion: criterion, Message: fmt.Sprintf(format, args...)}
+	var list *[]contracts.Reason
+	switch rule {
+	case RuleIntegrity:
+		list = &j.integrity
+	case RuleCriteria:
+		list = &j.failed
+	case RuleIncomplete:
+		list = &j.incomplete
+	default:
+		list = &j.runtime
+	}
+	*list = append(*list, r)
+	return &(*list)[len(*list)-1]
+}
+
+func judge(c contracts.Contract, exp Expectation, ev *contracts.Evidence) *judgement {
+	j := &judgement{}
+	checkIntegrity(j, c, exp, ev)
+
+	results := map[string][]int{}
+	for i, r := range ev.Results {
+		results[r.CriterionID] = append(results[r.CriterionID], i)
+	}
+	known := map[string]bool{}
+	artifactKinds := map[string]string{}
+	for _, a := range ev.Artifacts {
+		artifactKinds[a.Name] = a.Kind
+	}
+	for n, cr := range c.Criteria {
+		known[cr.ID] = true
+		idx := results[cr.ID]
+		switch len(idx) {
+		case 0:
+			j.add(RuleIntegrity, CodeResultMissing, cr.ID, "%s: the evidence has no result for this criterion", label(n, cr))
+			continue
+		case 1:
+		default:
+			j.add(RuleIntegrity, CodeResultDuplicate, cr.ID, "%s: the evidence has %d results for this criterion", label(n, cr), len(idx))
+			continue
+		}
+		judgeCriterion(j, c, n, cr, ev.Results[idx[0]], artifactKinds)
+	}
+	for _, r := range ev.Results {
+		if !known[r.CriterionID] {
+			j.add(RuleIntegrity, CodeResultUnknown, r.CriterionID, "the evidence has a result for %q, which is not in the contract", r.CriterionID)
+		}
+	}
+
+	var pageErrors []string
+	for _, r := range ev.Results {
+		pageErrors = append(pageErrors, r.PageErrors...)
+	}
+	if len(pageErrors) > 0 {
+		j.add(RuleRuntimeGate, CodeRuntimeErrors, "", "the app threw %d page error(s) during verification, first: %s", len(pageErrors), pageErrors[0])
+	}
+	if len(exp.Gate.Errors) > 0 {
+		j.add(RuleRuntimeGate, CodeRuntimeErrors, "", "the runtime gate (%s) reported %d error(s), first: %s", exp.Gate.Source, len(exp.Gate.Errors), exp.Gate.Errors[0])
+	}
+	return j
+}
+
+func checkIntegrity(j *judgement, c contracts.Contract, exp Expectation, ev *contracts.Evidence) {
+	if err := contracts.ValidateEvidence(*ev); err != nil {
+		j.add(RuleIntegrity, CodeSchema, "", "the evidence is not valid against its schema: %v", oneLine(err))
+	}
+	if err := ev.VerifySignature(exp.VerifierPublicKey); err != nil {
+		j.add(RuleIntegrity, CodeSignature, "", "the verifier signature does not verify with the verifier key: %v", err)
+	}
+	if h, err := contracts.Hash(c); err != nil || h != exp.ContractHash {
+		j.add(RuleIntegrity, CodeContractHash, "", "the contract being judged is not the approved one (hash %s, approved %s)", short(h), short(exp.ContractHash))
+	}
+	if ev.ContractHash != exp.ContractHash {
+		j.add(RuleIntegrity, CodeContractHash, "", "the evidence is for contract hash %s, not the approved %s", short(ev.ContractHash), short(exp.ContractHash))
+	}
+	if ev.ContractID != c.ContractID {
+		j.add(RuleIntegrity, CodeContractID, "", "the evidence is for contract %q, not %q", ev.ContractID, c.ContractID)
+	}
+	if ev.Verifier.Digest != c.Verifier.Digest || ev.Verifier.Digest != exp.VerifierDigest {
+		j.add(RuleIntegrity, CodeVerifierDigest, "", "verifier digest %s differs from the contract's %s", short(ev.Verifier.Digest), short(c.Verifier.Digest))
+	}
+	switch {
+	case ev.RuntimeSHA == "":
+		j.add(RuleIntegrity, CodeRuntimeSHAMissing, "", "the preview did not report the commit it runs (/__verification)")
+	case ev.RuntimeSHA != exp.ImplementationSHA:
+		j.add(RuleIntegrity, CodeRuntimeSHA, "", "the preview runs commit %s, not the implementation commit %s", short(ev.RuntimeSHA), short(exp.ImplementationSHA))
+	}
+	if ev.ExpectedSHA != exp.ImplementationSHA {
+		j.add(RuleIntegrity, CodeExpectedSHA, "", "the verifier was told to expect %s, not the implementation commit %s", short(ev.ExpectedSHA), short(exp.ImplementationSHA))
+	}
+	for _, p := range exp.ArtifactProblems {
+		j.add(RuleIntegrity, CodeArtifactDigest, "", "artifact check: %s", p)
+	}
+	listed := map[string]bool{}
+	for _, a := range ev.Artifacts {
+		listed[a.Name] = true
+	}
+	for _, r := range ev.Results {
+		for _, name := range r.Artifacts {
+			if !listed[name] {
+				j.add(RuleIntegrity, CodeArtifactUnlisted, r.CriterionID, "criterion %s names artifact %q, which the evidence does not list with a digest", r.CriterionID, name)
+			}
+		}
+	}
+	if len(exp.Timeline) > 0 {
+		if _, err := contracts.VerifyChain(exp.Timeline); err != nil {
+			j.add(RuleIntegrity, CodeTimeline, "", "the contract timeline is broken: %v", err)
+		}
+	}
+}
+
+func judgeCriterion(j *judgement, c contracts.Contract, n int, cr contracts.Criterion, r contracts.CriterionResult, artifactKinds map[string]string) {
+	name := label(n, cr)
+	if r.Status == contracts.StatusError || r.Status == contracts.StatusTimeout {
+		msg := r.Error
+		if msg == "" {
+			msg = "no detail given"
+		}
+		j.add(RuleIncomplete, CodeCriterionErrored, cr.ID, "%s: the check could not run (%s): %s", name, r.Status, msg)
+		return
+	}
+	have := map[string]bool{}
+	for _, a := range r.Artifacts {
+		have[artifactKinds[a]] = true
+	}
+	for _, kind := range contracts.RequiredArtifacts(c, cr) {
+		if kind != contracts.ArtifactObserved && !have[kind] {
+			j.add(RuleIncomplete, CodeArtifactMissing, cr.ID, "%s: the required %s is missing", name, kind)
+		}
+	}
+	checks, err := contracts.ChecksFor(cr)
+	if err != nil {
+		j.add(RuleIncomplete, CodeObservedMissing, cr.ID, "%s: %v", name, err)
+		return
+	}
+	var failures []contracts.Reason
+	complete := true
+	for _, ch := range checks {
+		obs, ok := r.Observed[ch.Key]
+		want := ch.Expected
+		if ok && ch.ExpectedKey != "" {
+			want, ok = r.Observed[ch.ExpectedKey]
+		}
+		if !ok {
+			complete = false
+			j.add(RuleIncomplete, CodeObservedMissing, cr.ID, "%s: no observed value for %s", name, ch.Label)
+			continue
+		}
+		pass, err := contracts.Compare(ch.Op, obs, want)
+		if err != nil {
+			complete = false
+			j.add(RuleIncomplete, CodeObservedMissing, cr.ID, "%s: observed value for %s is unusable: %v", name, ch.Label, err)
+			continue
+		}
+		if !pass {
+			failures = append(failures, contracts.Reason{Rule: RuleCriteria, Code: CodeCriterionFailed, Criterion: cr.ID,
+				Check: ch.Key, Observed: obs, Expected: want, Message: failureMessage(name, ch, obs, want)})
+		}
+	}
+	if !complete {
+		return
+	}
+	recomputed := contracts.StatusPass
+	if len(failures) > 0 {
+		recomputed = contracts.StatusFail
+	}
+	if r.Status != recomputed {
+		j.add(RuleIntegrity, CodeStatusMismatch, cr.ID, "%s: the verifier reported %s but its observed values give %s", name, r.Status, recomputed)
+		return
+	}
+	j.failed = append(j.failed, failures...)
+}
+
+func label(n int, cr contracts.Criterion) string {
+	return fmt.Sprintf("criterion %d (%s)", n+1, cr.ID)
+}
+
+// displayNames turns observed keys into the words a developer would use.
+var displayNames = map[string]string{
+	contracts.ObsScrollWidth:   "scrollWidth",
+	contracts.ObsInnerWidth:    "innerWidth",
+	contracts.ObsInnerHeight:   "innerHeight",
+	contracts.ObsClipped:       "elements cut off at the right edge",
+	contracts.ObsStatus:        "HTTP status",
+	contracts.ObsPageErrors:    "page errors",
+	contracts.ObsConsoleErrors: "console errors",
+	contracts.ObsCount:         "matching elements",
+	contracts.ObsValue:         "value",
+	contracts.ObsExpectedValue: "expected value",
+}
+
+func display(key string) string {
+	leaf := key
+	if i := strings.LastIndex(key, "/"); i >= 0 {
+		leaf = key[i+1:]
+	}
+	// Drop all_of member indexes ("1.count" -> "count").
+	for {
+		i := strings.Index(leaf, ".")
+		if i <= 0 || strings.Trim(leaf[:i], "0123456789") != "" {
+			break
+		}
+		leaf = leaf[i+1:]
+	}
+	if d, ok := displayNames[leaf]; ok {
+		return d
+	}
+	return leaf
+}
+
+func failureMessage(name string, ch contracts.Check, obs, want any) string {
+	vp := ""
+	if i := strings.Index(ch.Key, "/"); i >= 0 {
+		vp = " at " + ch.Key[:i]
+	}
+	if ch.ExpectedKey != "" {
+		return fmt.Sprintf("%s%s: %s = %s, %s = %s (want %s)", name, vp, display(ch.Key), fmtValue(obs), display(ch.ExpectedKey), fmtValue(want), ch.Label)
+	}
+	return fmt.Sprintf("%s%s: %s: observed %s, expected %s %s", name, vp, ch.Label, fmtValue(obs), ch.Op, fmtValue(want))
+}
+
+func fmtValue(v any) string {
+	if f, ok := v.(float64); ok {
+		return contracts.FormatES6Number(f)
+	}
+	b, err := contracts.CanonicalJSON(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	if h == "" {
+		return "(none)"
+	}
+	return h
+}
+
+func oneLine(err error) string {
+	return strings.ReplaceAll(err.Error(), "\n", "; ")
+}
