@@ -21,7 +21,6 @@ type Event struct {
 
 // ComputeHash returns the hash of the event's content (everything but Hash).
 func (e Event) ComputeHash() (string, error) {
-	e.Hash = ""
 	c, err := CanonicalJSON(struct {
 		Seq      int               `json:"seq"`
 		Type     string            `json:"type"`

@@ -1,0 +1,54 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/signoff/signoff/contracts"
+)
+
+// Verifier drives a browser against a preview and returns signed evidence. It sees only the
+// criteria, the contract hash, the expected SHA and the preview URL.
+type Verifier interface {
+	Verify(ctx context.Context, req VerifyRequest) (VerifyResult, error)
+}
+
+// Gate is the runtime gate beyond page errors (an error tracker when configured).
+type Gate interface {
+	Check(ctx context.Context, req GateRequest) (contracts.GateResult, error)
+}
+
+// Verify holds the verify queue's clients: the verifier signing key and read-only browser or
+// error-tracker keys; never a write credential.
+type Verify struct {
+	Verifier Verifier
+	Gate     Gate
+}
+
+// Activity names registered for Verify's methods.
+const (
+	VerifyName      = "Verify"
+	RuntimeGateName = "RuntimeGate"
+)
+
+// Verify runs every criterion against the preview.
+func (v *Verify) Verify(ctx context.Context, req VerifyRequest) (VerifyResult, error) {
+	if v.Verifier == nil {
+		return VerifyResult{}, NotConfigured("verifier")
+	}
+	stop := heartbeatEvery(ctx, "verifying")
+	defer stop()
+	res, err := v.Verifier.Verify(ctx, req)
+	if err != nil {
+		return VerifyResult{}, fmt.Errorf("verify attempt %d: %w", req.Attempt, err)
+	}
+	return res, nil
+}
+
+// RuntimeGate asks the error tracker; without one, page errors in the evidence are the gate.
+func (v *Verify) RuntimeGate(ctx context.Context, req GateRequest) (contracts.GateResult, error) {
+	if v.Gate == nil {
+		return contracts.GateResult{Source: "page-errors", Errors: []string{}}, nil
+	}
+	return v.Gate.Check(ctx, req)
+}

@@ -1,0 +1,135 @@
+package workflows
+
+import (
+	"time"
+
+	"github.com/signoff/signoff/activities"
+	"github.com/signoff/signoff/contracts"
+)
+
+// ContractInput starts a contract workflow: the quote, who may approve it, and what the
+// workflow trusts independently of the verifier.
+type ContractInput struct {
+	Quote    contracts.Quote `json:"quote"`
+	Channel  string          `json:"channel"`
+	Trust    Trust           `json:"trust"`
+	Timeouts Timeouts        `json:"timeouts"`
+	// ReverifyLimit bounds re-verifications of one commit before pausing for an operator.
+	ReverifyLimit int `json:"reverify_limit"`
+}
+
+// Trust is what the policy checks evidence against: the verifier's public key and the
+// verifier digest this deployment runs.
+type Trust struct {
+	VerifierPublicKey []byte `json:"verifier_public_key"`
+	VerifierDigest    string `json:"verifier_digest"`
+}
+
+// Timeouts bound every wait on a person or a provider. Zero means the default.
+type Timeouts struct {
+	Approval    time.Duration `json:"approval"`
+	Payment     time.Duration `json:"payment"`
+	PaymentPoll time.Duration `json:"payment_poll"`
+	Operator    time.Duration `json:"operator"`
+	// WatchPR keeps watching the PR head after a satisfied verdict; zero ends the workflow
+	// once payment is settled.
+	WatchPR time.Duration `json:"watch_pr"`
+}
+
+// Defaults for zero timeouts.
+const (
+	DefaultApprovalTimeout = 72 * time.Hour
+	DefaultPaymentTimeout  = 24 * time.Hour
+	DefaultPaymentPoll     = 30 * time.Second
+	DefaultOperatorTimeout = 24 * time.Hour
+	DefaultReverifyLimit   = 1
+	lockLease              = 7 * 24 * time.Hour
+)
+
+func (t Timeouts) withDefaults() Timeouts {
+	if t.Approval <= 0 {
+		t.Approval = DefaultApprovalTimeout
+	}
+	if t.Payment <= 0 {
+		t.Payment = DefaultPaymentTimeout
+	}
+	if t.PaymentPoll <= 0 {
+		t.PaymentPoll = DefaultPaymentPoll
+	}
+	if t.Operator <= 0 {
+		t.Operator = DefaultOperatorTimeout
+	}
+	return t
+}
+
+// Approve is the approval signal: the hash the approver was shown, who, where, which message.
+type Approve = contracts.Approval
+
+// Cancel is the cancel signal.
+type Cancel struct {
+	By     string `json:"by"`
+	Reason string `json:"reason"`
+}
+
+// PaymentAuthorized tells the workflow the checkout completed (a webhook, or the local CLI).
+// The workflow confirms with the provider before it acts.
+type PaymentAuthorized struct {
+	SessionID       string `json:"checkout_session_id"`
+	PaymentIntentID string `json:"payment_intent_id"`
+	Source          string `json:"source"`
+}
+
+// PRHeadChanged reports a new head on the contract's PR.
+type PRHeadChanged struct {
+	SHA    string `json:"sha"`
+	Source string `json:"source"`
+}
+
+// Operator is the retry_verification or abandon signal.
+type Operator struct {
+	By     string `json:"by"`
+	Reason string `json:"reason"`
+}
+
+// AttemptRecord is one verification of one attempt's commit.
+type AttemptRecord struct {
+	Attempt        int                `json:"attempt"`
+	Try            int                `json:"try"`
+	CommitSHA      string             `json:"commit_sha"`
+	Verdict        string             `json:"verdict"`
+	Reasons        []contracts.Reason `json:"reasons"`
+	EvidenceDigest string             `json:"evidence_digest,omitempty"`
+	BundleDigest   string             `json:"bundle_digest,omitempty"`
+	ProofDir       string             `json:"proof_dir,omitempty"`
+	DiffSummary    string             `json:"diff_summary,omitempty"`
+}
+
+// Status is the status query's answer and the workflow's result.
+type Status struct {
+	ContractID    string                  `json:"contract_id"`
+	ContractHash  string                  `json:"contract_hash"`
+	Goal          string                  `json:"goal"`
+	Repo          string                  `json:"repo"`
+	Requester     string                  `json:"requester"`
+	State         string                  `json:"state"`
+	Phase         string                  `json:"phase"`
+	Attempt       int                     `json:"attempt"`
+	MaxAttempts   int                     `json:"max_attempts"`
+	Executions    int                     `json:"executions"`
+	Verdict       string                  `json:"verdict,omitempty"`
+	Attempts      []AttemptRecord         `json:"attempts"`
+	Payment       activities.PaymentState `json:"payment"`
+	PR            contracts.PRRef         `json:"pr"`
+	MergeEligible bool                    `json:"merge_eligible"`
+	Refusals      []string                `json:"refusals"`
+	Timeline      []contracts.Event       `json:"timeline"`
+	Final         bool                    `json:"final"`
+}
+
+// Proof is the proof query's answer: where the bundles are and what they say.
+type Proof struct {
+	ContractHash string          `json:"contract_hash"`
+	Verdict      string          `json:"verdict,omitempty"`
+	TimelineHead string          `json:"timeline_head"`
+	Attempts     []AttemptRecord `json:"attempts"`
+}
