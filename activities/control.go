@@ -54,6 +54,14 @@ type Control struct {
 	BundleKey ed25519.PrivateKey
 	// Temporal reaches the per-repo lock workflow.
 	Temporal client.Client
+	// Hook, when set, is called at named points (tests use it as a barrier).
+	Hook func(point string)
+}
+
+func (c *Control) hook(point string) {
+	if c.Hook != nil {
+		c.Hook(point)
+	}
 }
 
 // Activity names registered for Control's methods.
@@ -95,7 +103,12 @@ func (c *Control) CapturePayment(ctx context.Context, a PaymentAction) (PaymentS
 	if c.Payments == nil {
 		return PaymentState{}, NotConfigured("payment")
 	}
-	return c.Payments.Capture(ctx, a)
+	c.hook("CapturePayment:start")
+	st, err := c.Payments.Capture(ctx, a)
+	if err == nil {
+		c.hook("CapturePayment:applied")
+	}
+	return st, err
 }
 
 // CancelPayment cancels the authorization on every other ending.

@@ -26,6 +26,14 @@ type Previews interface {
 type Execute struct {
 	Executor Executor
 	Previews Previews
+	// Hook, when set, is called at named points (tests use it as a barrier).
+	Hook func(point string)
+}
+
+func (e *Execute) hook(point string) {
+	if e.Hook != nil {
+		e.Hook(point)
+	}
 }
 
 // Activity names registered for Execute's methods.
@@ -42,6 +50,7 @@ func (e *Execute) RunExecutor(ctx context.Context, req ExecRequest) (ExecResult,
 	}
 	stop := heartbeatEvery(ctx, "executor running")
 	defer stop()
+	e.hook("RunExecutor:start")
 	res, err := e.Executor.Run(ctx, req)
 	if err != nil {
 		return ExecResult{}, fmt.Errorf("executor, attempt %d: %w", req.Attempt, err)
@@ -56,6 +65,7 @@ func (e *Execute) StartPreview(ctx context.Context, req PreviewRequest) (Preview
 	}
 	stop := heartbeatEvery(ctx, "building preview")
 	defer stop()
+	e.hook("StartPreview:start")
 	res, err := e.Previews.Start(ctx, req)
 	if err != nil {
 		return PreviewResult{}, fmt.Errorf("preview of %s: %w", req.CommitSHA, err)

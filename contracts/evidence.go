@@ -100,6 +100,7 @@ type Bundle struct {
 	ContractHash      string      `json:"contract_hash"`
 	Goal              string      `json:"goal"`
 	Attempt           int         `json:"attempt"`
+	Try               int         `json:"try"`
 	BaseSHA           string      `json:"base_sha"`
 	ImplementationSHA string      `json:"implementation_sha"`
 	EvidenceDigest    string      `json:"evidence_digest"`

@@ -155,7 +155,7 @@ func (w *contractRun) refuseApproval(sig Approve) string {
 // (webhook or CLI), confirmed with the provider, or by polling when no signal comes.
 func (w *contractRun) authorize() bool {
 	var ps activities.PaymentState
-	err := workflow.ExecuteActivity(controlCtx(w.work), activities.AuthorizePaymentName, activities.AuthorizeRequest{
+	err := workflow.ExecuteActivity(controlCtx(w.work, w.timeouts), activities.AuthorizePaymentName, activities.AuthorizeRequest{
 		ContractID: w.contract.ContractID, ContractHash: w.st.ContractHash, Goal: w.contract.Goal, Price: w.contract.Price,
 	}).Get(w.work, &ps)
 	if err != nil {
@@ -194,7 +194,7 @@ func (w *contractRun) authorize() bool {
 			return false
 		}
 		var now activities.PaymentState
-		if err := workflow.ExecuteActivity(controlCtx(w.work), activities.PaymentStatusName, w.st.ContractHash, ps.CheckoutSessionID).Get(w.work, &now); err != nil {
+		if err := workflow.ExecuteActivity(controlCtx(w.work, w.timeouts), activities.PaymentStatusName, w.st.ContractHash, ps.CheckoutSessionID).Get(w.work, &now); err != nil {
 			if w.cancel != nil {
 				return false
 			}
@@ -219,7 +219,7 @@ func (w *contractRun) acquireLock() bool {
 		LockWorkflowID: LockWorkflowID(w.st.Repo), LockWorkflowType: RepoLockWorkflowName, TaskQueue: ControlQueue,
 		Signal: SignalLockRequest, RepoKey: w.st.Repo, RequesterWorkflowID: info.WorkflowExecution.ID,
 	}
-	if err := workflow.ExecuteActivity(controlCtx(w.work), activities.RequestLockName, req).Get(w.work, nil); err != nil {
+	if err := workflow.ExecuteActivity(controlCtx(w.work, w.timeouts), activities.RequestLockName, req).Get(w.work, nil); err != nil {
 		if w.cancel == nil {
 			w.event("lock_error", map[string]string{"error": errText(err)})
 			w.st.Verdict = contracts.VerificationError
@@ -270,7 +270,7 @@ func (w *contractRun) attempts() string {
 		w.to(state, "attempt_started", map[string]string{"attempt": fmt.Sprint(attempt), "parent": parent})
 		w.phase(phase)
 		var exec activities.ExecResult
-		err := workflow.ExecuteActivity(executeCtx(w.work, 30*time.Minute), activities.RunExecutorName, activities.ExecRequest{
+		err := workflow.ExecuteActivity(executeCtx(w.work, w.timeouts, 30*time.Minute), activities.RunExecutorName, activities.ExecRequest{
 			ContractID: w.contract.ContractID, ContractHash: w.st.ContractHash, Attempt: attempt, Goal: w.contract.Goal,
 			Repo: w.contract.Repo, Criteria: w.contract.Criteria, TestHooks: w.contract.TestHooks, Feedback: feedback, ParentSHA: parent,
 		}).Get(w.work, &exec)
@@ -295,7 +295,7 @@ func (w *contractRun) attempts() string {
 		w.notify("executed", fmt.Sprintf("Attempt %d: executor committed %s (%s).", attempt, short(exec.CommitSHA), exec.DiffSummary))
 
 		var pr contracts.PRRef
-		err = workflow.ExecuteActivity(controlCtx(w.work), activities.PublishName, activities.PublishRequest{
+		err = workflow.ExecuteActivity(controlCtx(w.work, w.timeouts), activities.PublishName, activities.PublishRequest{
 			ContractID: w.contract.ContractID, ContractHash: w.st.ContractHash, Goal: w.contract.Goal, Repo: w.contract.Repo,
 			Criteria: w.contract.Criteria, Branch: exec.Branch, CommitSHA: exec.CommitSHA, Attempt: attempt,
 		}).Get(w.work, &pr)
@@ -402,7 +402,7 @@ func (w *contractRun) verifyOnce(attempt, try int, exec activities.ExecResult) o
 	o := outcome{commit: exec.CommitSHA, diff: exec.DiffSummary, gate: contracts.GateResult{Source: "page-errors", Errors: []string{}}}
 	w.phase("building preview")
 	var prev activities.PreviewResult
-	err := workflow.ExecuteActivity(executeCtx(w.work, 20*time.Minute), activities.StartPreviewName, activities.PreviewRequest{
+	err := workflow.ExecuteActivity(executeCtx(w.work, w.timeouts, 20*time.Minute), activities.StartPreviewName, activities.PreviewRequest{
 		ContractID: w.contract.ContractID, Attempt: attempt, Try: try, Repo: w.contract.Repo, CommitSHA: exec.CommitSHA, Stack: w.contract.Stack,
 	}).Get(w.work, &prev)
 	defer w.stopPreview(prev.PreviewID)
@@ -425,7 +425,7 @@ func (w *contractRun) verifyOnce(attempt, try int, exec activities.ExecResult) o
 	w.phase("verifying")
 	started := workflow.Now(w.root).UTC()
 	var vr activities.VerifyResult
-	err = workflow.ExecuteActivity(verifyCtx(w.work), activities.VerifyName, activities.VerifyRequest{
+	err = workflow.ExecuteActivity(verifyCtx(w.work, w.timeouts), activities.VerifyName, activities.VerifyRequest{
 		ContractID: w.contract.ContractID, ContractHash: w.st.ContractHash, Attempt: attempt, Try: try,
 		Criteria: w.contract.Criteria, EvidencePolicy: w.contract.EvidencePolicy.Required, Verifier: w.contract.Verifier,
 		ExpectedSHA: exec.CommitSHA, PreviewURL: prev.URL,
@@ -439,7 +439,7 @@ func (w *contractRun) verifyOnce(attempt, try int, exec activities.ExecResult) o
 		o.artifacts = vr.Evidence.Artifacts
 	}
 	var gate contracts.GateResult
-	err = workflow.ExecuteActivity(verifyCtx(w.work), activities.RuntimeGateName, activities.GateRequest{
+	err = workflow.ExecuteActivity(verifyCtx(w.work, w.timeouts), activities.RuntimeGateName, activities.GateRequest{
 		ContractID: w.contract.ContractID, Attempt: attempt,
 		From: started.Format(time.RFC3339), To: workflow.Now(w.root).UTC().Format(time.RFC3339),
 	}).Get(w.work, &gate)
@@ -460,7 +460,7 @@ func (w *contractRun) stopPreview(id string) {
 		return
 	}
 	ctx, _ := workflow.NewDisconnectedContext(w.root)
-	if err := workflow.ExecuteActivity(executeCtx(ctx, 2*time.Minute), activities.StopPreviewName, id).Get(ctx, nil); err != nil {
+	if err := workflow.ExecuteActivity(executeCtx(ctx, w.timeouts, 2*time.Minute), activities.StopPreviewName, id).Get(ctx, nil); err != nil {
 		w.event("preview_stop_error", map[string]string{"preview": id, "error": errText(err)})
 	}
 }
@@ -483,14 +483,15 @@ func (w *contractRun) recordVerdict(attempt, try int, o outcome) {
 	}
 	b := contracts.Bundle{
 		SchemaVersion: contracts.BundleSchemaVersion, ContractID: w.contract.ContractID, ContractHash: w.st.ContractHash,
-		Goal: w.contract.Goal, Attempt: attempt, BaseSHA: w.contract.Repo.BaseCommitSHA, ImplementationSHA: o.commit, EvidenceDigest: o.evidenceDigest,
+		Goal: w.contract.Goal, Attempt: attempt, Try: try, BaseSHA: w.contract.Repo.BaseCommitSHA, ImplementationSHA: o.commit, EvidenceDigest: o.evidenceDigest,
 		Verdict: d.Verdict, Reasons: d.Reasons, Timeline: w.chain.Events, TimelineHead: w.chain.Head(),
 		Payment: contracts.PaymentRef{Provider: w.st.Payment.Provider, CheckoutSessionID: w.st.Payment.CheckoutSessionID,
 			PaymentIntentID: w.st.Payment.PaymentIntentID, State: w.st.Payment.State, Local: w.st.Payment.Local},
 		PR: w.st.PR, Build: o.build, Gate: o.gate, Artifacts: o.artifacts,
 	}
 	var res activities.RecordResult
-	err := workflow.ExecuteActivity(controlCtx(w.root), activities.RecordAttemptName, activities.RecordRequest{Bundle: b}).Get(w.root, &res)
+	err := workflow.ExecuteActivity(controlCtx(w.root, w.timeouts), activities.RecordAttemptName, activities.RecordRequest{Bundle: b,
+		Final: d.Verdict != contracts.NotSatisfied || attempt == w.contract.MaxAttempts}).Get(w.root, &res)
 	if err != nil {
 		w.event("record_error", map[string]string{"error": errText(err)})
 	} else {
@@ -515,7 +516,7 @@ func (w *contractRun) settle(verdict string) {
 	} else if verdict == contracts.Satisfied {
 		w.capturing = true
 		var ps activities.PaymentState
-		err := workflow.ExecuteActivity(controlCtx(ctx), activities.CapturePaymentName, action).Get(ctx, &ps)
+		err := workflow.ExecuteActivity(controlCtx(ctx, w.timeouts), activities.CapturePaymentName, action).Get(ctx, &ps)
 		if err == nil {
 			w.st.Payment = ps
 			w.to(StatePaymentCaptured, "payment_captured", map[string]string{"payment_intent": ps.PaymentIntentID})
@@ -533,7 +534,7 @@ func (w *contractRun) settle(verdict string) {
 	}
 	if w.st.Payment.CheckoutSessionID != "" || w.st.Payment.PaymentIntentID != "" {
 		var ps activities.PaymentState
-		if err := workflow.ExecuteActivity(controlCtx(ctx), activities.CancelPaymentName, action).Get(ctx, &ps); err != nil {
+		if err := workflow.ExecuteActivity(controlCtx(ctx, w.timeouts), activities.CancelPaymentName, action).Get(ctx, &ps); err != nil {
 			w.event("payment_cancel_error", map[string]string{"error": errText(err)})
 		} else {
 			w.st.Payment = ps
@@ -552,7 +553,7 @@ func (w *contractRun) settle(verdict string) {
 func (w *contractRun) checkMergeEligible(ctx workflow.Context) {
 	verified := w.lastCommit()
 	var head string
-	err := workflow.ExecuteActivity(controlCtx(ctx), activities.PRHeadName, activities.HeadRequest{
+	err := workflow.ExecuteActivity(controlCtx(ctx, w.timeouts), activities.PRHeadName, activities.HeadRequest{
 		ContractID: w.contract.ContractID, Repo: w.contract.Repo, Branch: w.st.PR.Branch,
 	}).Get(ctx, &head)
 	switch {
@@ -586,7 +587,7 @@ func (w *contractRun) watchPR() {
 		}
 		// Re-read the head rather than trusting the signal's payload.
 		var head string
-		err := workflow.ExecuteActivity(controlCtx(w.root), activities.PRHeadName, activities.HeadRequest{
+		err := workflow.ExecuteActivity(controlCtx(w.root, w.timeouts), activities.PRHeadName, activities.HeadRequest{
 			ContractID: w.contract.ContractID, Repo: w.contract.Repo, Branch: w.st.PR.Branch,
 		}).Get(w.root, &head)
 		if err == nil && head != w.lastCommit() {
@@ -640,7 +641,7 @@ func (w *contractRun) index() {
 		WorkflowID: workflow.GetInfo(w.root).WorkflowExecution.ID, Repo: w.st.Repo, Goal: w.contract.Goal,
 		State: w.st.State, Verdict: w.st.Verdict, Attempts: w.st.Attempt, ProofDir: proof, PR: w.st.PR.URL,
 		UpdatedAt: workflow.Now(w.root).UTC().Format(time.RFC3339)}
-	if err := workflow.ExecuteActivity(controlCtx(ctx), activities.UpdateIndexName, e).Get(ctx, nil); err != nil {
+	if err := workflow.ExecuteActivity(controlCtx(ctx, w.timeouts), activities.UpdateIndexName, e).Get(ctx, nil); err != nil {
 		w.event("index_error", map[string]string{"error": errText(err)})
 	}
 }
@@ -648,7 +649,7 @@ func (w *contractRun) index() {
 func (w *contractRun) notify(kind, text string) {
 	ctx, _ := workflow.NewDisconnectedContext(w.root)
 	n := activities.Notice{ContractID: w.contract.ContractID, Requester: w.in.Quote.Requester, Channel: w.in.Channel, Kind: kind, Text: text}
-	_ = workflow.ExecuteActivity(controlCtx(ctx), activities.NotifyName, n).Get(ctx, nil)
+	_ = workflow.ExecuteActivity(controlCtx(ctx, w.timeouts), activities.NotifyName, n).Get(ctx, nil)
 }
 
 // capabilityFailure turns an activity that could not do its job into verification_error: a

@@ -14,10 +14,10 @@ var nonRetryable = []string{activities.ErrTypeNotConfigured, activities.ErrTypeP
 
 // controlCtx: short calls to payment, deliverable, proof store and index; retried with
 // backoff, since each is idempotent by key.
-func controlCtx(ctx workflow.Context) workflow.Context {
+func controlCtx(ctx workflow.Context, t Timeouts) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           ControlQueue,
-		StartToCloseTimeout: 2 * time.Minute,
+		StartToCloseTimeout: t.ControlActivity,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
 			MaximumInterval: time.Minute, MaximumAttempts: 8, NonRetryableErrorTypes: nonRetryable},
 	})
@@ -25,22 +25,22 @@ func controlCtx(ctx workflow.Context) workflow.Context {
 
 // executeCtx: long work on the repo's code; heartbeats show the worker is alive, and one
 // retry covers a worker lost mid-build (every job starts in a fresh directory).
-func executeCtx(ctx workflow.Context, limit time.Duration) workflow.Context {
+func executeCtx(ctx workflow.Context, t Timeouts, limit time.Duration) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           ExecuteQueue,
 		StartToCloseTimeout: limit,
-		HeartbeatTimeout:    time.Minute,
+		HeartbeatTimeout:    t.Heartbeat,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: 2 * time.Second, BackoffCoefficient: 2,
 			MaximumAttempts: 2, NonRetryableErrorTypes: nonRetryable},
 	})
 }
 
 // verifyCtx: a browser run over every criterion; a lost worker is retried once.
-func verifyCtx(ctx workflow.Context) workflow.Context {
+func verifyCtx(ctx workflow.Context, t Timeouts) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           VerifyQueue,
 		StartToCloseTimeout: 15 * time.Minute,
-		HeartbeatTimeout:    time.Minute,
+		HeartbeatTimeout:    t.Heartbeat,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: 2 * time.Second, BackoffCoefficient: 2,
 			MaximumAttempts: 2, NonRetryableErrorTypes: nonRetryable},
 	})

@@ -34,6 +34,11 @@ type Timeouts struct {
 	// WatchPR keeps watching the PR head after a satisfied verdict; zero ends the workflow
 	// once payment is settled.
 	WatchPR time.Duration `json:"watch_pr"`
+	// ControlActivity bounds one control activity (default 2 m) and Heartbeat the silence
+	// after which a long activity's worker counts as lost (default 1 m). Tests that kill
+	// workers shorten both.
+	ControlActivity time.Duration `json:"control_activity"`
+	Heartbeat       time.Duration `json:"heartbeat"`
 }
 
 // Defaults for zero timeouts.
@@ -58,6 +63,12 @@ func (t Timeouts) withDefaults() Timeouts {
 	}
 	if t.Operator <= 0 {
 		t.Operator = DefaultOperatorTimeout
+	}
+	if t.ControlActivity <= 0 {
+		t.ControlActivity = 2 * time.Minute
+	}
+	if t.Heartbeat <= 0 {
+		t.Heartbeat = time.Minute
 	}
 	return t
 }

@@ -6,16 +6,13 @@ package ledger
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
-	"syscall"
 	"time"
 
 	"github.com/signoff/signoff/activities"
+	"github.com/signoff/signoff/activities/jsonfile"
 )
 
 // Label is shown wherever the ledger's state is shown.
@@ -67,38 +64,13 @@ type file struct {
 
 // update runs fn on the ledger's contents under an exclusive lock and writes them back.
 func (l *Ledger) update(fn func(f *file) error) error {
-	if err := os.MkdirAll(filepath.Dir(l.path), 0o700); err != nil {
-		return err
-	}
-	lk, err := os.OpenFile(l.path+".lock", os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return err
-	}
-	defer lk.Close()
-	if err := syscall.Flock(int(lk.Fd()), syscall.LOCK_EX); err != nil {
-		return fmt.Errorf("lock ledger: %w", err)
-	}
-	defer syscall.Flock(int(lk.Fd()), syscall.LOCK_UN) //nolint:errcheck
-	f := &file{Label: Label, Entries: map[string]*Entry{}}
-	if b, err := os.ReadFile(l.path); err == nil {
-		if err := json.Unmarshal(b, f); err != nil {
-			return fmt.Errorf("ledger %s is corrupt: %w", l.path, err)
+	return jsonfile.Update(l.path, func(f *file) (bool, error) {
+		f.Label = Label
+		if f.Entries == nil {
+			f.Entries = map[string]*Entry{}
 		}
-	} else if !os.IsNotExist(err) {
-		return err
-	}
-	if err := fn(f); err != nil {
-		return err
-	}
-	b, err := json.MarshalIndent(f, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := l.path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, l.path)
+		return true, fn(f)
+	})
 }
 
 func sessionID(hash string) string { return "cs_local_" + hash[:24] }

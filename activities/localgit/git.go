@@ -1,0 +1,84 @@
+// Package localgit is the no-account deliverable: a bare git remote per repository on this
+// machine, with the pull-request record (head, comments, commit status) kept in Signoff's
+// store and shown the way a GitHub PR would be. It also resolves a contract's repository to
+// that remote for the execute queue's clones.
+package localgit
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// Git runs git with a machine-independent configuration (no user or system config, no hooks,
+// no signing), so what it does here it does everywhere.
+func Git(ctx context.Context, dir string, args ...string) (string, error) {
+	fixed := []string{"-c", "core.hooksPath=/dev/null", "-c", "commit.gpgSign=false", "-c", "safe.directory=*",
+		"-c", "init.defaultBranch=main", "-c", "advice.detachedHead=false"}
+	cmd := exec.CommandContext(ctx, "git", append(fixed, args...)...)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.TempDir(), "GIT_CONFIG_NOSYSTEM=1",
+		"GIT_CONFIG_GLOBAL=/dev/null", "GIT_TERMINAL_PROMPT=0", "LANG=C"}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
+	}
+	return out.String(), nil
+}
+
+var repoPart = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
+
+// Remotes maps "owner/name" to a bare repository under Root.
+type Remotes struct {
+	Root string
+}
+
+// Path is the bare remote of owner/name, refusing names that could leave Root.
+func (r Remotes) Path(owner, name string) (string, error) {
+	if !repoPart.MatchString(owner) || !repoPart.MatchString(name) || strings.Contains(owner+name, "..") {
+		return "", fmt.Errorf("repository %q/%q is not a safe name", owner, name)
+	}
+	return filepath.Join(r.Root, owner, name+".git"), nil
+}
+
+// Ensure creates the bare remote of owner/name from a local repository if it does not exist
+// yet, and returns its path. An existing remote is left as it is.
+func (r Remotes) Ensure(ctx context.Context, owner, name, source string) (string, error) {
+	p, err := r.Path(owner, name)
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(filepath.Join(p, "HEAD")); err == nil {
+		return p, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return "", err
+	}
+	tmp := p + ".tmp"
+	_ = os.RemoveAll(tmp)
+	if _, err := Git(ctx, filepath.Dir(p), "clone", "--quiet", "--bare", source, tmp); err != nil {
+		return "", err
+	}
+	return p, os.Rename(tmp, p)
+}
+
+// Has reports whether the remote holds commit sha.
+func Has(ctx context.Context, remote, sha string) bool {
+	_, err := Git(ctx, remote, "cat-file", "-e", sha+"^{commit}")
+	return err == nil
+}
+
+// Head reads a branch head of a remote.
+func Head(ctx context.Context, remote, branch string) (string, error) {
+	out, err := Git(ctx, remote, "rev-parse", "--verify", "refs/heads/"+branch)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(out), nil
+}
