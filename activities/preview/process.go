@@ -1,0 +1,201 @@
+package preview
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// pidRecord is what a pid file holds: enough to recognise the same process
+// later (the start time survives exec, a recycled PID gets a new one).
+type pidRecord struct {
+	PID        int       `json:"pid"`
+	StartTicks uint64    `json:"start_ticks"`
+	Cmdline    string    `json:"cmdline"`
+	Job        string    `json:"job"`
+	Step       string    `json:"step"`
+	Dir        string    `json:"dir"`
+	Started    time.Time `json:"started"`
+}
+
+// proc is a process we started in its own process group (pgid == pid).
+type proc struct {
+	cmd     *exec.Cmd
+	pidFile string
+	done    chan struct{} // closed once the leader has been reaped
+	err     error         // the leader's exit error, valid after done
+}
+
+// spawn starts cmd as leader of a new process group, with the credential
+// cred (nil: this process's own), and records it in a pid file under
+// pidDir so Sweep can find it after a crash.
+func spawn(cmd *exec.Cmd, cred *syscall.Credential, pidDir, job, step string) (*proc, error) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: cred}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("preview: start %s: %w", step, err)
+	}
+	p := &proc{cmd: cmd, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	rec := pidRecord{
+		PID:     cmd.Process.Pid,
+		Cmdline: strings.Join(cmd.Args, " "),
+		Job:     job,
+		Step:    step,
+		Dir:     cmd.Dir,
+		Started: time.Now().UTC(),
+	}
+	ticks, err := startTicks(rec.PID)
+	if err == nil {
+		rec.StartTicks = ticks
+	}
+	p.pidFile = filepath.Join(pidDir, fmt.Sprintf("%s-%s-%d.json", job, step, rec.PID))
+	if err := writePidFile(p.pidFile, rec); err != nil {
+		killGroup(rec.PID, 5*time.Second)
+		<-p.done
+		return nil, err
+	}
+	return p, nil
+}
+
+// stop ends the whole group (SIGTERM, then SIGKILL after grace) and removes
+// the pid file. It is safe to call more than once.
+func (p *proc) stop(grace time.Duration) {
+	// Even when the leader has exited, children may still hold the group.
+	killGroup(p.cmd.Process.Pid, grace)
+	<-p.done
+	os.Remove(p.pidFile)
+}
+
+func (p *proc) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func writePidFile(path string, rec pidRecord) error {
+	data, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("preview: encode pid file: %w", err)
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return fmt.Errorf("preview: write pid file: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("preview: write pid file: %w", err)
+	}
+	return nil
+}
+
+// killGroup sends SIGTERM to the process group, waits up to grace for every
+// live member to go, then sends SIGKILL and waits again.
+func killGroup(pgid int, grace time.Duration) {
+	if pgid <= 1 {
+		return // never signal "all processes" or init
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	if waitGroupGone(pgid, grace) {
+		return
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	waitGroupGone(pgid, 5*time.Second)
+}
+
+func waitGroupGone(pgid int, limit time.Duration) bool {
+	deadline := time.Now().Add(limit)
+	for {
+		if !groupAlive(pgid) {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// groupAlive reports whether any non-zombie process is in group pgid.
+// Zombies count as gone: they run nothing, and in a container whose init
+// does not reap, orphans may stay zombies for good.
+func groupAlive(pgid int) bool {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		// Without /proc fall back to kill(0), which also counts zombies.
+		return syscall.Kill(-pgid, 0) == nil
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		st, err := readStat(pid)
+		if err != nil {
+			continue
+		}
+		if st.pgrp == pgid && st.state != "Z" && st.state != "X" {
+			return true
+		}
+	}
+	return false
+}
+
+// processAlive reports whether pid runs (and is not a zombie).
+func processAlive(pid int) bool {
+	st, err := readStat(pid)
+	return err == nil && st.state != "Z" && st.state != "X"
+}
+
+type procStat struct {
+	state      string
+	pgrp       int
+	startTicks uint64
+}
+
+// readStat parses /proc/<pid>/stat. The command name (field 2) may hold
+// spaces and parentheses, so fields are counted after its last ')'.
+func readStat(pid int) (procStat, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return procStat{}, err
+	}
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return procStat{}, errors.New("preview: malformed stat")
+	}
+	f := strings.Fields(s[i+1:])
+	// f[0] is field 3 (state); field n is f[n-3].
+	if len(f) < 20 {
+		return procStat{}, errors.New("preview: short stat")
+	}
+	pgrp, err := strconv.Atoi(f[2])
+	if err != nil {
+		return procStat{}, fmt.Errorf("preview: stat pgrp: %w", err)
+	}
+	ticks, err := strconv.ParseUint(f[19], 10, 64)
+	if err != nil {
+		return procStat{}, fmt.Errorf("preview: stat starttime: %w", err)
+	}
+	return procStat{state: f[0], pgrp: pgrp, startTicks: ticks}, nil
+}
+
+func startTicks(pid int) (uint64, error) {
+	st, err := readStat(pid)
+	if err != nil {
+		return 0, err
+	}
+	return st.startTicks, nil
+}
