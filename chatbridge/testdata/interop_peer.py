@@ -1,0 +1,149 @@
+"""uAgents reference peer for chatbridge's interop test (uagents 0.26.1, uagents-core 0.4.12).
+
+Started by interop_test.go with every Agentverse/Almanac URL pointed at a loopback stub (the Go
+almanac.Registry). It registers itself there, publishes the chat manifest, sends one
+ChatMessage to the Go bridge, checks the acknowledgement and the reply, and acknowledges every
+ChatMessage it receives. Results are printed as lines "PEER {json}" on stdout.
+
+A socket guard refuses any connection or name lookup that is not loopback, and reports it, so
+the test fails if the reference library tries to reach the internet. Native clients (gRPC) do
+not use Python sockets; the test points their proxy variables at a loopback trap instead.
+"""
+
+import argparse
+import json
+import socket
+import sys
+from datetime import datetime, timezone
+
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+
+
+def emit(event, **fields):
+    print("PEER " + json.dumps({"event": event, **fields}), flush=True)
+
+
+_getaddrinfo = socket.getaddrinfo
+_connect = socket.socket.connect
+_connect_ex = socket.socket.connect_ex
+
+
+def _host(h):
+    return h.decode() if isinstance(h, bytes) else h
+
+
+def guarded_getaddrinfo(host, *args, **kwargs):
+    if host is not None and _host(host) not in LOOPBACK:
+        emit("blocked", kind="getaddrinfo", host=_host(host))
+        raise OSError(f"interop guard: {_host(host)} is not loopback")
+    return _getaddrinfo(host, *args, **kwargs)
+
+
+def _check(addr):
+    if isinstance(addr, tuple) and addr and _host(addr[0]) not in LOOPBACK:
+        emit("blocked", kind="connect", host=str(addr[0]))
+        raise OSError(f"interop guard: {addr[0]} is not loopback")
+
+
+def guarded_connect(self, addr):
+    _check(addr)
+    return _connect(self, addr)
+
+
+def guarded_connect_ex(self, addr):
+    _check(addr)
+    return _connect_ex(self, addr)
+
+
+socket.getaddrinfo = guarded_getaddrinfo
+socket.socket.connect = guarded_connect
+socket.socket.connect_ex = guarded_connect_ex
+
+# Imported after the guard so nothing slips past it at import time.
+import uagents.agent  # noqa: E402
+from uagents import Agent, Context, Protocol  # noqa: E402
+from uagents.registration import AlmanacApiRegistrationPolicy  # noqa: E402
+from uagents.resolver import AlmanacApiResolver  # noqa: E402
+from uagents_core.contrib.protocols.chat import (  # noqa: E402
+    ChatAcknowledgement,
+    ChatMessage,
+    TextContent,
+    chat_protocol_spec,
+)
+
+
+# Agent() looks up the on-chain Almanac contract over gRPC (grpc-fetchhub.fetch.ai), which
+# bypasses Python sockets. The test peer needs no contract: registration and resolution go
+# through the Almanac API stub.
+uagents.agent.get_almanac_contract = lambda *args, **kwargs: None
+
+
+class LoopbackAlmanacResolver(AlmanacApiResolver):
+    """The Almanac API resolver without its on-chain (internet) fallback."""
+
+    async def resolve(self, destination):
+        return await self._api_resolve(destination)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--stub", required=True, help="loopback Agentverse/Almanac stub base URL")
+    p.add_argument("--bridge", required=True, help="address of the Go bridge")
+    p.add_argument("--port", type=int, required=True)
+    p.add_argument("--seed", required=True)
+    p.add_argument("--text", default="hello from the python reference")
+    args = p.parse_args()
+    almanac = args.stub.rstrip("/") + "/v1/almanac"
+
+    agent = Agent(
+        name="interop-peer",
+        seed=args.seed,
+        port=args.port,
+        endpoint=[f"http://127.0.0.1:{args.port}/submit"],
+        agentverse=args.stub,
+        resolve=LoopbackAlmanacResolver(almanac_api_url=almanac),
+        registration_policy=AlmanacApiRegistrationPolicy(almanac_api=almanac),
+        enable_agent_inspector=False,
+        report_events=False,
+        log_level="WARNING",
+    )
+    state = {"sent_id": None, "session": None}
+    proto = Protocol(spec=chat_protocol_spec)
+
+    @agent.on_event("startup")
+    async def start(ctx: Context):
+        emit("started", address=agent.address)
+        # Register before talking so the bridge can resolve where to answer.
+        await agent.register()
+        msg = ChatMessage(content=[TextContent(text=args.text)])
+        state["sent_id"] = str(msg.msg_id)
+        state["session"] = str(ctx.session)
+        status = await ctx.send(args.bridge, msg)
+        emit("sent", msg_id=state["sent_id"], session=state["session"], status=str(status.status.value), detail=status.detail)
+
+    @proto.on_message(ChatAcknowledgement)
+    async def on_ack(ctx: Context, sender: str, msg: ChatAcknowledgement):
+        emit(
+            "ack",
+            sender=sender,
+            acknowledged=str(msg.acknowledged_msg_id),
+            session=str(ctx.session),
+            matches=str(msg.acknowledged_msg_id) == state["sent_id"] and str(ctx.session) == state["session"],
+        )
+
+    @proto.on_message(ChatMessage)
+    async def on_chat(ctx: Context, sender: str, msg: ChatMessage):
+        emit("chat", sender=sender, msg_id=str(msg.msg_id), text=msg.text(), session=str(ctx.session),
+             in_session=str(ctx.session) == state["session"])
+        await ctx.send(sender, ChatAcknowledgement(acknowledged_msg_id=msg.msg_id, timestamp=datetime.now(timezone.utc)))
+        emit("acked", msg_id=str(msg.msg_id))
+
+    agent.include(proto, publish_manifest=True)
+    agent.run()
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except KeyboardInterrupt:
+        sys.exit(0)
