@@ -1,0 +1,750 @@
+package verify
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mxschmitt/playwright-go"
+
+	"github.com/signoff/signoff/contracts"
+)
+
+// artifactTimeout bounds the screenshot and trace of a viewport. They are taken after the
+// assertion was read, outside the criterion's max_runtime_ms, so a slow page still leaves
+// evidence of what it looked like.
+const artifactTimeout = 20 * time.Second
+
+// defaultBudget applies when a criterion gives no max_runtime_ms.
+const defaultBudget = 30 * time.Second
+
+// run is one Verify call.
+type run struct {
+	v       *Verifier
+	req     *Request
+	base    *url.URL
+	browser *BrowserSession
+	log     *slog.Logger
+}
+
+// errDeadline means the criterion's max_runtime_ms ran out.
+var errDeadline = errors.New("max_runtime_ms exceeded")
+
+// browserCriterion runs a criterion at each of its viewports, each in a fresh browser context,
+// and judges it from the observed values.
+func (r *run) browserCriterion(ctx context.Context, idx int, c contracts.Criterion) (contracts.CriterionResult, []contracts.Artifact) {
+	start := time.Now()
+	budget := time.Duration(c.MaxRuntimeMS) * time.Millisecond
+	if budget <= 0 {
+		budget = defaultBudget
+	}
+	deadline := start.Add(budget)
+	res := contracts.CriterionResult{
+		CriterionID:   c.ID,
+		Observed:      map[string]any{},
+		Artifacts:     []string{},
+		PageErrors:    []string{},
+		ConsoleErrors: []string{},
+	}
+	var arts []contracts.Artifact
+	var traces []tracePart
+	status, msg := "", ""
+	wantTrace := r.requires(c, contracts.ArtifactTrace)
+
+	vps := c.Viewports()
+	if len(vps) == 0 {
+		status, msg = contracts.StatusError, "a browser criterion needs a viewport"
+	}
+	for _, vp := range vps {
+		name := vpName(vp)
+		r.req.progress(Progress{Index: idx, Total: len(r.req.Criteria), Criterion: c.ID, Viewport: name, Phase: "viewport"})
+		out := r.viewport(ctx, c, vp, deadline, wantTrace)
+		for k, v := range out.observed {
+			res.Observed[k] = v
+		}
+		for _, e := range out.pageErrors {
+			res.PageErrors = append(res.PageErrors, "["+name+"] "+e)
+		}
+		for _, e := range out.consoleErrors {
+			res.ConsoleErrors = append(res.ConsoleErrors, "["+name+"] "+e)
+		}
+		if out.shot != "" {
+			if a, err := r.artifact(out.shot, "screenshot", c.ID); err == nil {
+				arts = append(arts, a)
+				res.Artifacts = append(res.Artifacts, a.Name)
+			} else if out.err == nil {
+				out.err = err
+			}
+		}
+		if out.trace != "" {
+			traces = append(traces, tracePart{ordinal: name, path: out.trace})
+		}
+		if out.err != nil && status == "" {
+			status = contracts.StatusError
+			if errors.Is(out.err, errDeadline) {
+				status = contracts.StatusTimeout
+			}
+			msg = name + ": " + firstLine(out.err.Error())
+		}
+		r.log.Debug("viewport done", "criterion", c.ID, "viewport", name, "ms", out.ms, "setup_ms", out.setupMS, "nav_ms", out.navMS,
+			"settle_ms", out.settleMS, "artifacts_ms", out.artifactMS, "error", out.err)
+	}
+	if len(traces) > 0 {
+		name := "trace-" + c.ID + ".zip"
+		err := mergeTraces(filepath.Join(r.req.OutDir, name), traces)
+		for _, t := range traces {
+			_ = os.Remove(t.path)
+		}
+		if err == nil {
+			if a, err2 := r.artifact(name, "trace", c.ID); err2 == nil {
+				arts = append(arts, a)
+				res.Artifacts = append(res.Artifacts, a.Name)
+			} else {
+				err = err2
+			}
+		}
+		if err != nil && status == "" {
+			status, msg = contracts.StatusError, "trace: "+err.Error()
+		}
+	}
+	if status == "" {
+		status, msg = judge(c, res.Observed)
+	}
+	res.Status, res.Error = status, msg
+	res.DurationMS = time.Since(start).Milliseconds()
+	return res, arts
+}
+
+// requires reports whether the evidence policy or the criterion asks for an artifact kind.
+func (r *run) requires(c contracts.Criterion, kind string) bool {
+	return slices.Contains(r.req.EvidencePolicy.Required, kind) || slices.Contains(c.RequiredArtifacts, kind)
+}
+
+func vpName(vp contracts.Viewport) string { return fmt.Sprintf("%dx%d", vp.Width, vp.Height) }
+
+// vpOutcome is one viewport of one criterion.
+type vpOutcome struct {
+	observed                  map[string]any
+	pageErrors, consoleErrors []string
+	shot                      string // artifact name in OutDir
+	trace                     string // path of this viewport's trace, merged later
+	err                       error
+	tracing                   bool
+	// timings, for the debug log
+	ms, setupMS, navMS, settleMS, artifactMS int64
+}
+
+// leaf is one non-all_of assertion and the key prefix its observations go under.
+type leaf struct {
+	prefix string
+	a      contracts.Assertion
+}
+
+func leaves(a contracts.Assertion, prefix string) []leaf {
+	if a.Kind != contracts.KindAllOf {
+		return []leaf{{prefix: prefix, a: a}}
+	}
+	var out []leaf
+	for i, sub := range a.AllOf {
+		out = append(out, leaves(sub, fmt.Sprintf("%s%d.", prefix, i))...)
+	}
+	return out
+}
+
+// probeRead is one measurement the isolated-world probe makes.
+type probeRead struct {
+	Kind     string   `json:"kind"`
+	Selector string   `json:"selector,omitempty"`
+	State    string   `json:"state,omitempty"`
+	Texts    []string `json:"texts,omitempty"`
+	Within   string   `json:"within,omitempty"`
+}
+
+// errSink collects console and page errors from listener goroutines.
+type errSink struct {
+	mu            sync.Mutex
+	console, page []string
+}
+
+func (s *errSink) snapshot() (console, page []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.console), slices.Clone(s.page)
+}
+
+func (r *run) viewport(ctx context.Context, c contracts.Criterion, vp contracts.Viewport, deadline time.Time, wantTrace bool) (out vpOutcome) {
+	start := time.Now()
+	defer func() { out.ms = time.Since(start).Milliseconds() }()
+	prefix := contracts.ViewportPrefix(vp)
+	out.observed = map[string]any{}
+	p, err := loadParams()
+	if err != nil {
+		out.err = err
+		return out
+	}
+
+	opts := playwright.BrowserNewContextOptions{
+		Viewport:       &playwright.Size{Width: vp.Width, Height: vp.Height},
+		ServiceWorkers: playwright.ServiceWorkerPolicyBlock,
+	}
+	if st, err := r.storageState(c.Seed); err != nil {
+		out.err = err
+		return out
+	} else if st != nil {
+		opts.StorageState = st
+	}
+	bctx, err := r.browser.Browser.NewContext(opts)
+	if err != nil {
+		out.err = fmt.Errorf("new browser context: %w", err)
+		return out
+	}
+	closing := make(chan struct{}) // releases held delay_route requests
+	defer func() {
+		close(closing)
+		_ = bctx.Close()
+	}()
+	if wantTrace {
+		if err := bctx.Tracing().Start(playwright.TracingStartOptions{
+			Screenshots: playwright.Bool(true),
+			Snapshots:   playwright.Bool(true),
+			Title:       playwright.String(c.ID + " " + vpName(vp)),
+		}); err != nil {
+			out.err = fmt.Errorf("start tracing: %w", err)
+			return out
+		}
+		out.tracing = true
+	}
+	page, err := bctx.NewPage()
+	if err != nil {
+		out.err = fmt.Errorf("new page: %w", err)
+		return out
+	}
+	sink := &errSink{}
+	page.OnConsole(func(m playwright.ConsoleMessage) {
+		if m.Type() != "error" {
+			return
+		}
+		sink.mu.Lock()
+		defer sink.mu.Unlock()
+		if ignoredConsole(p, m) {
+			return
+		}
+		sink.console = append(sink.console, consoleText(m))
+	})
+	page.OnPageError(func(err error) {
+		sink.mu.Lock()
+		defer sink.mu.Unlock()
+		sink.page = append(sink.page, pageErrorText(err))
+	})
+
+	out.setupMS = time.Since(start).Milliseconds()
+
+	// Measure, then always try to leave a screenshot and a trace.
+	out.err = r.drive(ctx, c, prefix, bctx, page, sink, deadline, closing, &out)
+	console, pageErrs := sink.snapshot()
+	out.consoleErrors, out.pageErrors = console, pageErrs
+
+	t := time.Now()
+	shot := fmt.Sprintf("shot-%s-%s.png", c.ID, vpName(vp))
+	_, serr := page.Screenshot(playwright.PageScreenshotOptions{
+		Path:     playwright.String(filepath.Join(r.req.OutDir, shot)),
+		FullPage: playwright.Bool(true),
+		Timeout:  playwright.Float(float64(artifactTimeout.Milliseconds())),
+	})
+	if serr == nil {
+		out.shot = shot
+	} else if out.err == nil {
+		out.err = fmt.Errorf("screenshot: %w", serr)
+	}
+	if out.tracing {
+		part := filepath.Join(r.req.OutDir, fmt.Sprintf(".trace-%s-%s.zip", c.ID, vpName(vp)))
+		terr := guard(ctx, time.Now().Add(artifactTimeout), func() error { return bctx.Tracing().Stop(part) })
+		if terr == nil {
+			out.trace = part
+		} else if out.err == nil {
+			out.err = fmt.Errorf("stop tracing: %w", terr)
+		}
+	}
+	out.artifactMS = time.Since(t).Milliseconds()
+	return out
+}
+
+// drive navigates, performs the actions, waits for the page to settle and reads every
+// observation of the criterion into out.observed.
+func (r *run) drive(ctx context.Context, c contracts.Criterion, prefix string, bctx playwright.BrowserContext, page playwright.Page, sink *errSink, deadline time.Time, closing <-chan struct{}, out *vpOutcome) error {
+	navStart := time.Now()
+	for _, a := range c.Actions {
+		if a.Type != contracts.ActionDelayRoute {
+			continue
+		}
+		if err := r.delayRoute(ctx, bctx, a, closing); err != nil {
+			return err
+		}
+	}
+	navStatus := -1
+	nav := func(route string) error {
+		ms, err := budgetMS(deadline, 0)
+		if err != nil {
+			return err
+		}
+		resp, err := page.Goto(joinRoute(r.base, route), playwright.PageGotoOptions{
+			Timeout:   playwright.Float(ms),
+			WaitUntil: playwright.WaitUntilStateLoad,
+		})
+		if err != nil {
+			return classify(fmt.Errorf("goto %s: %w", route, err), deadline)
+		}
+		if resp == nil {
+			return fmt.Errorf("goto %s: no response for the main navigation", route)
+		}
+		navStatus = resp.Status()
+		return nil
+	}
+	if err := nav(c.Route); err != nil {
+		return err
+	}
+	for i, a := range c.Actions {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var err error
+		switch a.Type {
+		case contracts.ActionDelayRoute:
+			continue
+		case contracts.ActionGoto:
+			route := a.Route
+			if route == "" {
+				route = c.Route
+			}
+			err = nav(route)
+		case contracts.ActionClick, contracts.ActionFill, contracts.ActionWaitFor:
+			err = r.locatorAction(page, a, deadline)
+		default:
+			err = fmt.Errorf("unknown action type %q", a.Type)
+		}
+		if err != nil {
+			return fmt.Errorf("action %d (%s %s): %w", i+1, a.Type, a.Selector, err)
+		}
+	}
+
+	out.navMS = time.Since(navStart).Milliseconds()
+
+	lv := leaves(c.Assert, "")
+	var reads []probeRead
+	readOf := make([]int, len(lv)) // index into reads, -1 when the probe is not involved
+	geometry := false
+	for i, l := range lv {
+		readOf[i] = -1
+		var pr *probeRead
+		switch l.a.Kind {
+		case contracts.KindNoHorizontalOverflow:
+			pr, geometry = &probeRead{Kind: "overflow"}, true
+		case contracts.KindInViewport:
+			pr, geometry = &probeRead{Kind: "box", Selector: l.a.Selector}, true
+		case contracts.KindVisibleText:
+			pr = &probeRead{Kind: "texts", Texts: l.a.Texts, Within: l.a.Within}
+		case contracts.KindElementPresent, contracts.KindElementAbsent:
+			state := l.a.State
+			if state == "" {
+				state = contracts.StateVisible
+			}
+			pr = &probeRead{Kind: "count", Selector: l.a.Selector, State: state}
+		case contracts.KindLoads, contracts.KindNoConsoleErrors, contracts.KindNoPageErrors, contracts.KindMeasure:
+		default:
+			return fmt.Errorf("assertion kind %q cannot run in a browser", l.a.Kind)
+		}
+		if pr != nil {
+			readOf[i] = len(reads)
+			reads = append(reads, *pr)
+		}
+	}
+
+	t := time.Now()
+	// With a delayed route the check is about what the app shows while its data is slow, so
+	// the network is not waited for; the DOM-quiet rule still applies.
+	waitIdle := !slices.ContainsFunc(c.Actions, func(a contracts.Action) bool { return a.Type == contracts.ActionDelayRoute })
+	if out.tracing {
+		// Marks in the trace where the verifier waited and read (its CDP reads are not
+		// Playwright actions, so they would not show otherwise).
+		_ = bctx.Tracing().Group("signoff: wait for the page to settle, read the assertion in an isolated world")
+	}
+	results, err := r.settle(ctx, bctx, page, reads, geometry, waitIdle, deadline)
+	if out.tracing {
+		_ = bctx.Tracing().GroupEnd()
+	}
+	out.settleMS = time.Since(t).Milliseconds()
+	if err != nil {
+		return err
+	}
+	console, pageErrs := sink.snapshot()
+	for i, l := range lv {
+		key := func(k string) string { return prefix + l.prefix + k }
+		if readOf[i] >= 0 {
+			m, _ := results[readOf[i]].(map[string]any)
+			for k, v := range m {
+				out.observed[key(k)] = v
+			}
+		}
+		switch l.a.Kind {
+		case contracts.KindLoads:
+			out.observed[key(contracts.ObsStatus)] = float64(navStatus)
+			out.observed[key(contracts.ObsPageErrors)] = float64(len(pageErrs))
+		case contracts.KindNoPageErrors:
+			out.observed[key(contracts.ObsPageErrors)] = float64(len(pageErrs))
+		case contracts.KindNoConsoleErrors:
+			out.observed[key(contracts.ObsConsoleErrors)] = float64(len(console))
+		case contracts.KindMeasure:
+			v, err := r.mainWorld(ctx, page, l.a.Expression, deadline)
+			if err != nil {
+				return fmt.Errorf("measure %s: %w", l.a.Expression, err)
+			}
+			out.observed[key(contracts.ObsValue)] = v
+			if l.a.ExpectedFrom != "" {
+				v, err := r.mainWorld(ctx, page, l.a.ExpectedFrom, deadline)
+				if err != nil {
+					return fmt.Errorf("measure expected_from %s: %w", l.a.ExpectedFrom, err)
+				}
+				out.observed[key(contracts.ObsExpectedValue)] = v
+			}
+		}
+	}
+	for k, v := range out.observed {
+		jv, err := jsonValue(v)
+		if err != nil {
+			return fmt.Errorf("observed %s is not JSON: %w", k, err)
+		}
+		out.observed[k] = jv
+	}
+	return nil
+}
+
+// settle waits until the page has settled and returns the probe's reads of that state. Settled
+// means: the load event fired, the network was idle (bounded; not when the criterion delays a route), no DOM mutation for quiet_ms
+// seen from the isolated world, and stable_reads consecutive reads identical. A page that
+// never stops mutating is accepted after busy_fallback_ms once busy_stable_reads reads agree.
+// Geometry assertions also need something rendered: a first paint of an empty page is no pass.
+func (r *run) settle(ctx context.Context, bctx playwright.BrowserContext, page playwright.Page, reads []probeRead, needContent, waitIdle bool, deadline time.Time) ([]any, error) {
+	p, err := loadParams()
+	if err != nil {
+		return nil, err
+	}
+	if ms, err := budgetMS(deadline, 0); err != nil {
+		return nil, err
+	} else if err := page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{State: playwright.LoadStateLoad, Timeout: playwright.Float(ms)}); err != nil {
+		return nil, classify(fmt.Errorf("wait for load: %w", err), deadline)
+	}
+	var w *world
+	if err := guard(ctx, deadline, func() (err error) { w, err = newWorld(bctx, page); return err }); err != nil {
+		return nil, classify(err, deadline)
+	}
+	defer w.close()
+	install := func() error {
+		return guard(ctx, deadline, func() error {
+			_, err := w.call(map[string]any{"op": "install", "params": p.raw})
+			return err
+		})
+	}
+	if err := install(); err != nil {
+		return nil, classify(err, deadline)
+	}
+	// Network idle is awaited while the reads run. It is best effort: long-polling apps never
+	// go idle, and the DOM-quiet rule still applies.
+	idle := make(chan struct{})
+	if ms, err := budgetMS(deadline, p.NetworkIdleCapMS); err == nil && waitIdle {
+		go func() {
+			defer close(idle)
+			_ = page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{State: playwright.LoadStateNetworkidle, Timeout: playwright.Float(ms)})
+		}()
+	} else {
+		close(idle)
+	}
+	idleDone := func() bool {
+		select {
+		case <-idle:
+			return true
+		default:
+			return false
+		}
+	}
+
+	req := map[string]any{"op": "read", "params": p.raw, "reads": reads, "content": needContent}
+	var history []string
+	begin := time.Now()
+	var last map[string]any
+	// why says what the page was doing when the budget ran out.
+	why := func(err error) error {
+		err = classify(err, deadline)
+		if !errors.Is(err, errDeadline) || last == nil {
+			return err
+		}
+		quiet, _ := last["quiet_ms"].(float64)
+		if needContent && dig(last, "signature", "content") != true {
+			return fmt.Errorf("%w: the page rendered no visible content", errDeadline)
+		}
+		return fmt.Errorf("%w: the page did not settle (last DOM mutation %.0f ms before, %d reads)", errDeadline, quiet, len(history))
+	}
+	for {
+		var res map[string]any
+		err := guard(ctx, deadline, func() (err error) { res, err = w.call(req); return err })
+		if errors.Is(err, errWorldGone) {
+			// The page navigated on its own: start over in the new document.
+			r.log.Debug("the page navigated while settling; measuring the new document")
+			history = nil
+			if err := guard(ctx, deadline, func() error {
+				if ms, err := budgetMS(deadline, 0); err != nil {
+					return err
+				} else if err := page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{State: playwright.LoadStateLoad, Timeout: playwright.Float(ms)}); err != nil {
+					return err
+				}
+				return w.create()
+			}); err != nil {
+				return nil, why(err)
+			}
+			if err := install(); err != nil {
+				return nil, why(err)
+			}
+			continue
+		}
+		if err != nil {
+			return nil, why(err)
+		}
+		last = res
+		quiet, _ := res["quiet_ms"].(float64)
+		if quiet < 0 { // the observer is gone with its document
+			r.log.Debug("the quiet observer is gone; installing it again")
+			if err := install(); err != nil {
+				return nil, why(err)
+			}
+			history = nil
+			continue
+		}
+		sig, _ := json.Marshal(map[string]any{"s": res["signature"], "r": res["results"]})
+		history = append(history, string(sig))
+		content := !needContent || dig(res, "signature", "content") == true
+		if content && idleDone() && quiet >= p.QuietMS && sameTail(history, p.StableReads) {
+			break
+		}
+		if content && idleDone() && time.Since(begin) >= time.Duration(p.BusyFallbackMS)*time.Millisecond && sameTail(history, p.BusyStableReads) {
+			r.log.Debug("settled by stable reads on a busy page", "quiet_ms", quiet, "mutations", res["mutations"])
+			break
+		}
+		if !time.Now().Before(deadline) {
+			return nil, why(errDeadline)
+		}
+		if err := sleepCtx(ctx, time.Duration(p.PollMS)*time.Millisecond); err != nil {
+			return nil, err
+		}
+	}
+	results, _ := last["results"].([]any)
+	if len(results) != len(reads) {
+		return nil, fmt.Errorf("probe returned %d reads, asked %d", len(results), len(reads))
+	}
+	return results, nil
+}
+
+func sameTail(h []string, n int) bool {
+	if len(h) < n {
+		return false
+	}
+	for _, s := range h[len(h)-n:] {
+		if s != h[len(h)-1] {
+			return false
+		}
+	}
+	return true
+}
+
+// mainWorld evaluates a measure expression in the page's own world, on purpose: it measures the
+// app as the app sees itself.
+func (r *run) mainWorld(ctx context.Context, page playwright.Page, expr string, deadline time.Time) (any, error) {
+	var v any
+	err := guard(ctx, deadline, func() (err error) { v, err = page.Evaluate(expr); return err })
+	if err != nil {
+		return nil, classify(err, deadline)
+	}
+	return v, nil
+}
+
+func (r *run) locatorAction(page playwright.Page, a contracts.Action, deadline time.Time) error {
+	ms, err := budgetMS(deadline, a.TimeoutMS)
+	if err != nil {
+		return err
+	}
+	// The first visible match: a selector may match both a desktop and a mobile rendering of
+	// the same thing, only one of which is shown.
+	loc := page.Locator(a.Selector).Filter(playwright.LocatorFilterOptions{Visible: playwright.Bool(true)}).First()
+	switch a.Type {
+	case contracts.ActionClick:
+		err = loc.Click(playwright.LocatorClickOptions{Timeout: playwright.Float(ms)})
+		if err == nil {
+			// A click may navigate: let the new document load before anything is read.
+			if ms2, berr := budgetMS(deadline, 0); berr == nil {
+				err = page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{State: playwright.LoadStateLoad, Timeout: playwright.Float(ms2)})
+			}
+		}
+	case contracts.ActionFill:
+		err = loc.Fill(a.Value, playwright.LocatorFillOptions{Timeout: playwright.Float(ms)})
+	case contracts.ActionWaitFor:
+		err = loc.WaitFor(playwright.LocatorWaitForOptions{State: playwright.WaitForSelectorStateVisible, Timeout: playwright.Float(ms)})
+	}
+	return classify(err, deadline)
+}
+
+// delayRoute holds matching requests for DelayMS before letting them through, so a contract
+// can check what the app shows while its data is slow (the loading state).
+func (r *run) delayRoute(ctx context.Context, bctx playwright.BrowserContext, a contracts.Action, closing <-chan struct{}) error {
+	delay := time.Duration(a.DelayMS) * time.Millisecond
+	pattern := joinRoute(r.base, a.Route)
+	err := bctx.Route(pattern, func(route playwright.Route) {
+		t := time.NewTimer(delay)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return
+		case <-closing:
+			return
+		}
+		_ = route.Continue()
+	})
+	if err != nil {
+		return fmt.Errorf("delay_route %s: %w", a.Route, err)
+	}
+	return nil
+}
+
+// storageState seeds localStorage for the preview's origin; the browser applies it before
+// any of the app's scripts run, and only once, so the app's own writes are not clobbered.
+// A JSON string value is stored as the string itself; anything else as its compact JSON text.
+func (r *run) storageState(seed *contracts.Seed) (*playwright.OptionalStorageState, error) {
+	if seed == nil || len(seed.LocalStorage) == 0 {
+		return nil, nil
+	}
+	keys := make([]string, 0, len(seed.LocalStorage))
+	for k := range seed.LocalStorage {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var items []playwright.NameValue
+	for _, k := range keys {
+		raw := seed.LocalStorage[k]
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			var buf bytes.Buffer
+			if err := json.Compact(&buf, raw); err != nil {
+				return nil, fmt.Errorf("seed %q: %w", k, err)
+			}
+			s = buf.String()
+		}
+		items = append(items, playwright.NameValue{Name: k, Value: s})
+	}
+	origin := r.base.Scheme + "://" + r.base.Host
+	return &playwright.OptionalStorageState{Origins: []playwright.Origin{{Origin: origin, LocalStorage: items}}}, nil
+}
+
+func ignoredConsole(p *params, m playwright.ConsoleMessage) bool {
+	loc := m.Location()
+	if loc == nil {
+		return false
+	}
+	u, err := url.Parse(loc.URL)
+	if err != nil {
+		return false
+	}
+	for _, f := range p.IgnoreConsole {
+		if strings.HasPrefix(m.Text(), f.TextPrefix) && u.Path == f.Path {
+			return true
+		}
+	}
+	return false
+}
+
+func consoleText(m playwright.ConsoleMessage) string {
+	s := m.Text()
+	if loc := m.Location(); loc != nil && loc.URL != "" {
+		s += fmt.Sprintf(" (%s:%d)", loc.URL, loc.Line+1)
+	}
+	return s
+}
+
+func pageErrorText(err error) string {
+	var pe *playwright.Error
+	if errors.As(err, &pe) {
+		if pe.Name != "" {
+			return pe.Name + ": " + pe.Message
+		}
+		return pe.Message
+	}
+	return err.Error()
+}
+
+// budgetMS is the time left before the deadline in milliseconds, capped by capMS when > 0.
+func budgetMS(deadline time.Time, capMS int) (float64, error) {
+	left := time.Until(deadline)
+	if left <= 0 {
+		return 0, errDeadline
+	}
+	ms := float64(left.Milliseconds())
+	if ms < 1 {
+		ms = 1
+	}
+	if capMS > 0 && float64(capMS) < ms {
+		ms = float64(capMS)
+	}
+	return ms, nil
+}
+
+// classify marks an error that happened because the criterion's budget ran out. A Playwright
+// timeout given the remaining budget can fire a little before the deadline by Go's clock, hence
+// the slack.
+func classify(err error, deadline time.Time) error {
+	const slack = 250 * time.Millisecond
+	if err == nil || errors.Is(err, errDeadline) {
+		return err
+	}
+	left := time.Until(deadline)
+	if left <= 0 || (left < slack && errors.Is(err, playwright.ErrTimeout)) {
+		return fmt.Errorf("%w: %w", errDeadline, err)
+	}
+	return err
+}
+
+// guard runs fn but gives up at the deadline or on cancellation: CDP calls and evaluations
+// have no timeout of their own, and a page stuck in a loop would otherwise hang the run. The
+// abandoned call ends when its browser context closes.
+func guard(ctx context.Context, deadline time.Time, fn func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- fn() }()
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		return errDeadline
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
