@@ -29,7 +29,7 @@ type Deliverer interface {
 
 // ProofStore keeps bundles and artifacts on disk, addressed by contract and attempt.
 type ProofStore interface {
-	WriteBundle(b contracts.Bundle) (RecordResult, error)
+	WriteBundle(c contracts.Contract, b contracts.Bundle) (RecordResult, error)
 }
 
 // Index is the contract index that outlives workflow retention.
@@ -136,7 +136,7 @@ func (c *Control) RecordAttempt(ctx context.Context, req RecordRequest) (RecordR
 	if err := b.Sign(c.BundleKey); err != nil {
 		return RecordResult{}, fmt.Errorf("sign bundle: %w", err)
 	}
-	res, err := c.Proofs.WriteBundle(b)
+	res, err := c.Proofs.WriteBundle(req.Contract, b)
 	if err != nil {
 		return RecordResult{}, fmt.Errorf("write bundle: %w", err)
 	}

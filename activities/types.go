@@ -141,6 +141,8 @@ type PublishRequest struct {
 // RecordRequest writes the attempt's signed bundle and reports it on the deliverable.
 type RecordRequest struct {
 	Bundle contracts.Bundle `json:"bundle"`
+	// Contract is written beside the bundle so the proof can be re-judged offline.
+	Contract contracts.Contract `json:"contract"`
 	// Final marks the last verdict of the contract; the commit status is set then.
 	Final bool `json:"final"`
 }

@@ -490,7 +490,7 @@ func (w *contractRun) recordVerdict(attempt, try int, o outcome) {
 		PR: w.st.PR, Build: o.build, Gate: o.gate, Artifacts: o.artifacts,
 	}
 	var res activities.RecordResult
-	err := workflow.ExecuteActivity(controlCtx(w.root, w.timeouts), activities.RecordAttemptName, activities.RecordRequest{Bundle: b,
+	err := workflow.ExecuteActivity(controlCtx(w.root, w.timeouts), activities.RecordAttemptName, activities.RecordRequest{Bundle: b, Contract: w.contract,
 		Final: d.Verdict != contracts.NotSatisfied || attempt == w.contract.MaxAttempts}).Get(w.root, &res)
 	if err != nil {
 		w.event("record_error", map[string]string{"error": errText(err)})

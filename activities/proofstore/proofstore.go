@@ -20,6 +20,7 @@ import (
 
 // File names inside a proof directory.
 const (
+	ContractFile = "contract.json"
 	EvidenceFile = "evidence.json"
 	BundleFile   = "bundle.json"
 )
@@ -43,14 +44,22 @@ func (s Store) Dir(contractID string, attempt, try int) (string, error) {
 	return filepath.Join(s.Root, contractID, fmt.Sprintf("attempt-%d", attempt), fmt.Sprintf("try-%d", try)), nil
 }
 
-// WriteBundle writes bundle.json into the verification's directory.
-func (s Store) WriteBundle(b contracts.Bundle) (activities.RecordResult, error) {
+// WriteBundle writes bundle.json, and the contract it judges, into the verification's
+// directory.
+func (s Store) WriteBundle(c contracts.Contract, b contracts.Bundle) (activities.RecordResult, error) {
 	try := b.Try
 	if try == 0 {
 		try = 1
 	}
 	dir, err := s.Dir(b.ContractID, b.Attempt, try)
 	if err != nil {
+		return activities.RecordResult{}, err
+	}
+	cdata, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return activities.RecordResult{}, err
+	}
+	if err := writeFile(dir, ContractFile, cdata); err != nil {
 		return activities.RecordResult{}, err
 	}
 	data, err := json.MarshalIndent(b, "", "  ")

@@ -5,7 +5,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/signoff/signoff/cmd/signoff/internal/cmd/contract"
+	"github.com/signoff/signoff/cmd/signoff/internal/cmd/dev"
+	"github.com/signoff/signoff/cmd/signoff/internal/cmd/payment"
 	"github.com/signoff/signoff/cmd/signoff/internal/cmd/policy"
+	"github.com/signoff/signoff/cmd/signoff/internal/cmd/replay"
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
 )
 
@@ -22,6 +25,7 @@ func NewCmdRoot(io *iostreams.IO) *cobra.Command {
 	}
 	cmd.SetOut(io.Out)
 	cmd.SetErr(io.ErrOut)
-	cmd.AddCommand(contract.NewCmdContract(io), policy.NewCmdPolicy(io))
+	cmd.AddCommand(contract.NewCmdContract(io), policy.NewCmdPolicy(io), dev.NewCmdDev(io, nil), dev.NewCmdWorker(io, nil),
+		payment.NewCmdPayment(io), replay.NewCmdReplay(io, nil))
 	return cmd
 }

@@ -1,0 +1,131 @@
+// Package dev holds `signoff dev` (one process: Temporal, Web UI, every worker, both
+// listeners) and `signoff worker` (one queue against any cluster).
+package dev
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/signoff/signoff/activities"
+	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
+	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
+	"github.com/signoff/signoff/fixtures/runs"
+	"github.com/signoff/signoff/temporal"
+	"github.com/signoff/signoff/workers"
+	"github.com/signoff/signoff/workers/devstack"
+)
+
+// Options are the inputs of `dev`.
+type Options struct {
+	IO           *iostreams.IO
+	Conn         cmdutil.Conn
+	DataDir      string
+	TemporalPort int
+	UIPort       int
+	Retention    int
+	Loopback     string
+	Public       string
+	RunsDir      string
+	Preview      string
+	SharedDeps   string
+	RunAs        string
+	Allow        []string
+	// Ready, when set, is called once everything is up (tests).
+	Ready func(*devstack.Stack)
+}
+
+// NewCmdDev builds `dev`.
+func NewCmdDev(io *iostreams.IO, runF func(*Options) error) *cobra.Command {
+	o := &Options{IO: io}
+	cmd := &cobra.Command{
+		Use:   "dev",
+		Short: "Run everything in one process: Temporal + Web UI, all workers, the listeners",
+		Long: "Starts the embedded Temporal server (SQLite under the data dir, history survives a restart) and\n" +
+			"its Web UI, workers for the control, execute and verify queues, a loopback listener (contract index,\n" +
+			"local checkout, proof pages) and a public listener (webhooks, chat). Ctrl-C stops cleanly.\n" +
+			"With --temporal-address no embedded server starts.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(o)
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			return Run(ctx, o)
+		},
+	}
+	f := cmd.Flags()
+	o.Conn.AddFlags(cmd, "")
+	f.StringVar(&o.DataDir, "data-dir", cmdutil.DefaultDataDir(), "Signoff data dir")
+	f.IntVar(&o.TemporalPort, "temporal-port", temporal.DefaultFrontendPort, "embedded Temporal frontend port")
+	f.IntVar(&o.UIPort, "ui-port", temporal.DefaultUIPort, "Temporal Web UI port (0 turns the UI off)")
+	f.IntVar(&o.Retention, "retention-days", temporal.DefaultRetentionDays, "workflow history retention of the embedded namespace")
+	f.StringVar(&o.Loopback, "loopback", "127.0.0.1:8480", "loopback listener (index, checkout, proof pages)")
+	f.StringVar(&o.Public, "public", "127.0.0.1:8481", "public listener (webhooks, chat /submit)")
+	f.StringVar(&o.RunsDir, "runs-dir", filepath.Join("fixtures", "runs"), "prepared runs for the prepared executor")
+	f.StringVar(&o.Preview, "preview", workers.PreviewNext, "preview kind: next or static")
+	f.StringVar(&o.SharedDeps, "shared-deps", filepath.Join(".cache", "finance-deps"), "installed node_modules to hardlink from")
+	f.StringVar(&o.RunAs, "run-as", "", "user the app runs as (default signoff-preview; - for this user)")
+	f.StringSliceVar(&o.Allow, "allow", []string{"signoff-fixtures/*"}, "owner/name patterns contracts may touch")
+	return cmd
+}
+
+// Run starts the stack and blocks until ctx ends.
+func Run(ctx context.Context, o *Options) error {
+	dataDir, err := filepath.Abs(o.DataDir)
+	if err != nil {
+		return iostreams.BadInput(err)
+	}
+	runsDir, _ := filepath.Abs(o.RunsDir)
+	shared, _ := filepath.Abs(o.SharedDeps)
+	faults := &activities.FaultPlan{}
+	st, err := devstack.Start(ctx, devstack.Options{
+		DataDir: dataDir, Dial: o.Conn.DialConfig(), TemporalPort: o.TemporalPort, UIPort: o.UIPort, RetentionDays: o.Retention,
+		LoopbackAddr: o.Loopback, PublicAddr: o.Public, RunsDir: runsDir, Allow: o.Allow, Control: true, Execute: true, Verify: true,
+		Hooks: barrier(os.Getenv(EnvTestBarrier)),
+		BuildExecute: func(cfg workers.Config) (*activities.Execute, error) {
+			return workers.NewExecute(cfg, workers.ExecuteOptions{Executor: workers.NewPreparedExecutor(cfg), Preview: o.Preview,
+				SharedDeps: shared, RunAs: o.RunAs, Faults: faults})
+		},
+		BuildVerify: func(cfg workers.Config) (*activities.Verify, func(), error) { return workers.NewVerify(cfg, nil) },
+		Log:         o.IO.ErrOut,
+	})
+	if err != nil {
+		return iostreams.Failed(err)
+	}
+	defer st.Close()
+	// The prepared runs' repository (the finance fixture) gets its bare remote once.
+	for _, name := range runs.List(runsDir) {
+		if r, err := runs.Load(runsDir, name); err == nil {
+			if err := runs.Materialize(ctx, st.Local.Deliverer.Remotes, dataDir, r.Contract); err != nil {
+				fmt.Fprintf(o.IO.ErrOut, "prepared run %s: %v\n", name, err)
+			}
+		}
+	}
+	if st.Server != nil {
+		o.IO.Printf("Temporal (embedded, SQLite %s): %s, namespace %s, retention %d days\n",
+			st.Server.DBPath(), st.Server.FrontendAddress(), st.Namespace, st.Server.RetentionDays())
+		if st.Server.UIURL() != "" {
+			o.IO.Printf("Temporal Web UI:  %s\n", st.Server.UIURL())
+		}
+	} else {
+		o.IO.Printf("Temporal (external): %s, namespace %s\n", o.Conn.Address, st.Namespace)
+	}
+	o.IO.Printf("Loopback:         %s  (contract index, local checkout, proof pages)\n", st.LoopbackURL)
+	o.IO.Printf("Public:           %s  (webhooks, chat /submit)\n", st.PublicURL)
+	o.IO.Printf("Workers:          control, execute, verify\n")
+	o.IO.Printf("Payment:          local ledger (no money moves)\nDeliverable:      local bare remotes in %s\n", st.Config.Layout().Remotes)
+	o.IO.Printf("Data dir:         %s\nCtrl-C stops.\n", dataDir)
+	if o.Ready != nil {
+		o.Ready(st)
+	}
+	<-ctx.Done()
+	o.IO.Printf("stopping...\n")
+	return nil
+}

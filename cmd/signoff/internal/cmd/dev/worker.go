@@ -1,0 +1,128 @@
+package dev
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/signoff/signoff/activities"
+	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
+	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
+	"github.com/signoff/signoff/workers"
+)
+
+// EnvTestBarrier names a folder a test uses to stop a worker at an exact point: at each
+// hook point the worker writes <point>.reached and waits for <point>.release. Unset in
+// production.
+const EnvTestBarrier = "SIGNOFF_TEST_BARRIER_DIR"
+
+// WorkerOptions are the inputs of `worker`.
+type WorkerOptions struct {
+	IO         *iostreams.IO
+	Conn       cmdutil.Conn
+	Queue      string
+	DataDir    string
+	RunsDir    string
+	Preview    string
+	SharedDeps string
+	RunAs      string
+	Allow      []string
+}
+
+// NewCmdWorker builds `worker --queue control|execute|verify`.
+func NewCmdWorker(io *iostreams.IO, runF func(*WorkerOptions) error) *cobra.Command {
+	o := &WorkerOptions{IO: io}
+	cmd := &cobra.Command{
+		Use:   "worker --queue control|execute|verify",
+		Short: "Run one queue's worker against any Temporal cluster",
+		Long: "Each queue carries its own authority: control holds the payment and deliverable credentials and\n" +
+			"the bundle key; execute runs repository code and holds nothing secret; verify holds the verifier key.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(o)
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			return RunWorker(ctx, o)
+		},
+	}
+	f := cmd.Flags()
+	o.Conn.AddFlags(cmd, "127.0.0.1:7233")
+	f.StringVar(&o.Queue, "queue", "", "control, execute or verify")
+	f.StringVar(&o.DataDir, "data-dir", cmdutil.DefaultDataDir(), "Signoff data dir")
+	f.StringVar(&o.RunsDir, "runs-dir", filepath.Join("fixtures", "runs"), "prepared runs for the prepared executor")
+	f.StringVar(&o.Preview, "preview", workers.PreviewNext, "preview kind: next or static")
+	f.StringVar(&o.SharedDeps, "shared-deps", filepath.Join(".cache", "finance-deps"), "installed node_modules to hardlink from")
+	f.StringVar(&o.RunAs, "run-as", "", "user the app runs as (default signoff-preview; - for this user)")
+	f.StringSliceVar(&o.Allow, "allow", []string{"signoff-fixtures/*"}, "owner/name patterns contracts may touch")
+	return cmd
+}
+
+// RunWorker runs the queue until ctx ends.
+func RunWorker(ctx context.Context, o *WorkerOptions) error {
+	if _, ok := workers.Queues[o.Queue]; !ok {
+		names := make([]string, 0, len(workers.Queues))
+		for n := range workers.Queues {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return iostreams.BadInput(fmt.Errorf("--queue %q: want one of %s", o.Queue, strings.Join(names, ", ")))
+	}
+	dataDir, err := filepath.Abs(o.DataDir)
+	if err != nil {
+		return iostreams.BadInput(err)
+	}
+	runsDir, _ := filepath.Abs(o.RunsDir)
+	c, err := o.Conn.Dial(ctx)
+	if err != nil {
+		return iostreams.Failed(err)
+	}
+	defer c.Close()
+	cfg := workers.Config{DataDir: dataDir, RunsDir: runsDir, Allow: o.Allow, Hooks: barrier(os.Getenv(EnvTestBarrier))}
+	var set workers.Set
+	switch o.Queue {
+	case "control":
+		set.Control, err = workers.NewControl(cfg, c, workers.NewLocal(cfg), nil)
+	case "execute":
+		shared, _ := filepath.Abs(o.SharedDeps)
+		set.Execute, err = workers.NewExecute(cfg, workers.ExecuteOptions{Executor: workers.NewPreparedExecutor(cfg),
+			Preview: o.Preview, SharedDeps: shared, RunAs: o.RunAs, Faults: &activities.FaultPlan{}})
+	case "verify":
+		var stop func()
+		set.Verify, stop, err = workers.NewVerify(cfg, nil)
+		if stop != nil {
+			defer stop()
+		}
+	}
+	if err != nil {
+		return iostreams.Failed(err)
+	}
+	fmt.Fprintf(o.IO.ErrOut, "worker for the %s queue (%s) on %s, pid %d\n", o.Queue, workers.Queues[o.Queue], o.Conn.Address, os.Getpid())
+	return workers.Run(ctx, c, set)
+}
+
+// barrier returns the test hook for dir, or nil.
+func barrier(dir string) func(string) {
+	if dir == "" {
+		return nil
+	}
+	return func(point string) {
+		name := strings.ReplaceAll(point, ":", "_")
+		_ = os.WriteFile(filepath.Join(dir, name+".reached"), []byte(fmt.Sprint(os.Getpid())), 0o644)
+		for {
+			if _, err := os.Stat(filepath.Join(dir, name+".release")); err == nil {
+				return
+			}
+			time.Sleep(20 * time.Millisecond) // waiting for a file the test writes
+		}
+	}
+}

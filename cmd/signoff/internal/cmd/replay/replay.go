@@ -1,0 +1,177 @@
+// Package replay holds `signoff replay RUN`: a prepared run through the real workflow.
+package replay
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/signoff/signoff/activities"
+	"github.com/signoff/signoff/cmd/signoff/internal/cmd/contract"
+	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
+	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
+	"github.com/signoff/signoff/cmd/signoff/internal/progress"
+	"github.com/signoff/signoff/fixtures/runs"
+	"github.com/signoff/signoff/temporal"
+	"github.com/signoff/signoff/web"
+	"github.com/signoff/signoff/workers"
+	"github.com/signoff/signoff/workers/devstack"
+	"github.com/signoff/signoff/workflows"
+)
+
+// Options are the inputs of `replay`.
+type Options struct {
+	IO         *iostreams.IO
+	Conn       cmdutil.Conn
+	Runs       []string
+	RunsDir    string
+	DataDir    string
+	ProofDir   string
+	Preview    string
+	SharedDeps string
+	RunAs      string
+	JSON       bool
+}
+
+// NewCmdReplay builds `replay RUN...`.
+func NewCmdReplay(io *iostreams.IO, runF func(*Options) error) *cobra.Command {
+	o := &Options{IO: io}
+	cmd := &cobra.Command{
+		Use:   "replay RUN [RUN...]",
+		Short: "Re-run prepared runs (W1-W5, P1, P2) for real and check their verdicts",
+		Long: "Runs each prepared contract through the real workflow on the embedded Temporal server (or\n" +
+			"--temporal-address): the prepared executor's patches, a real build, a real Chromium, the policy,\n" +
+			"the local payment ledger (no money moves). Prints live progress, the verdict per attempt, the\n" +
+			"payment state and the proof directory, and exits 1 when the outcome differs from run.json.",
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Runs = args
+			if runF != nil {
+				return runF(o)
+			}
+			return Run(cmd.Context(), o)
+		},
+	}
+	f := cmd.Flags()
+	o.Conn.AddFlags(cmd, "")
+	f.StringVar(&o.RunsDir, "runs-dir", filepath.Join("fixtures", "runs"), "folder of prepared runs")
+	f.StringVar(&o.DataDir, "data-dir", "", "data dir (default: a new folder under .signoff/replays)")
+	f.StringVar(&o.ProofDir, "proof-dir", "", "write proofs here instead of the data dir")
+	f.StringVar(&o.Preview, "preview", workers.PreviewNext, "preview kind: next (build and start the app) or static")
+	f.StringVar(&o.SharedDeps, "shared-deps", filepath.Join(".cache", "finance-deps"), "installed node_modules to hardlink from")
+	f.StringVar(&o.RunAs, "run-as", "", "user the app runs as (default signoff-preview; - for this user)")
+	f.BoolVar(&o.JSON, "json", false, "JSON lines for progress and a JSON summary")
+	return cmd
+}
+
+// Run replays each run in one process, one after another.
+func Run(ctx context.Context, o *Options) error {
+	var loaded []*runs.Run
+	for _, name := range o.Runs {
+		r, err := runs.Load(o.RunsDir, name)
+		if err != nil {
+			return iostreams.BadInput(err)
+		}
+		loaded = append(loaded, r)
+	}
+	if o.DataDir == "" {
+		o.DataDir = filepath.Join(cmdutil.DefaultDataDir(), "replays", time.Now().UTC().Format("20060102-150405"))
+	}
+	dataDir, err := filepath.Abs(o.DataDir)
+	if err != nil {
+		return iostreams.BadInput(err)
+	}
+	shared := o.SharedDeps
+	if shared != "" {
+		if shared, err = filepath.Abs(shared); err != nil {
+			return iostreams.BadInput(err)
+		}
+	}
+	runsDir, err := filepath.Abs(o.RunsDir)
+	if err != nil {
+		return iostreams.BadInput(err)
+	}
+	faults := &activities.FaultPlan{}
+	st, err := devstack.Start(ctx, devstack.Options{
+		DataDir: dataDir, Dial: o.Conn.DialConfig(), ProofDir: o.ProofDir, TemporalPort: temporal.AnyPort,
+		RunsDir: runsDir, Allow: []string{"signoff-fixtures/*"}, Control: true, Execute: true, Verify: true,
+		BuildExecute: func(cfg workers.Config) (*activities.Execute, error) {
+			return workers.NewExecute(cfg, workers.ExecuteOptions{Executor: workers.NewPreparedExecutor(cfg),
+				Preview: o.Preview, SharedDeps: shared, RunAs: o.RunAs, Faults: faults})
+		},
+		BuildVerify: func(cfg workers.Config) (*activities.Verify, func(), error) { return workers.NewVerify(cfg, nil) },
+		Log:         nil,
+	})
+	if err != nil {
+		return iostreams.Failed(err)
+	}
+	defer st.Close()
+	trust, err := contract.Trust(dataDir)
+	if err != nil {
+		return iostreams.Failed(err)
+	}
+	failed := 0
+	var summaries []map[string]any
+	for _, r := range loaded {
+		if !o.JSON {
+			o.IO.Printf("== %s: %s\n", r.Name, r.Spec.Description)
+		}
+		p := &progress.Printer{Out: o.IO.Out, TTY: o.IO.IsTTY, JSON: o.JSON}
+		final, mismatches, err := r.Replay(ctx, runs.Env{Client: st.Client, Remotes: st.Local.Deliverer.Remotes, DataDir: dataDir,
+			Trust: trust, Faults: faults, OnStatus: p.Update,
+			Pay: func(ctx context.Context, id string) error {
+				return web.AuthorizeLocal(ctx, st.Local.Ledger, st.Client, id)
+			}})
+		if err != nil {
+			return iostreams.Failed(fmt.Errorf("run %s: %w", r.Name, err))
+		}
+		if len(mismatches) > 0 {
+			failed++
+		}
+		if o.JSON {
+			summaries = append(summaries, map[string]any{"run": r.Name, "status": final, "mismatches": mismatches, "ok": len(mismatches) == 0})
+			continue
+		}
+		printSummary(o.IO, r, final, mismatches)
+	}
+	if o.JSON {
+		_ = o.IO.WriteJSON(summaries)
+	} else {
+		o.IO.Printf("data dir: %s\n", dataDir)
+	}
+	if failed > 0 {
+		return iostreams.SilentExit(iostreams.ExitFailure)
+	}
+	return nil
+}
+
+func printSummary(io *iostreams.IO, r *runs.Run, st workflows.Status, mismatches []string) {
+	io.Printf("-- %s result\n", r.Name)
+	for _, a := range st.Attempts {
+		io.Printf("   attempt %d (try %d): %s", a.Attempt, a.Try, a.Verdict)
+		if len(a.Reasons) > 0 {
+			io.Printf(" — %s", a.Reasons[0].Message)
+		}
+		io.Printf("\n")
+		if a.ProofDir != "" {
+			io.Printf("     proof: %s\n", a.ProofDir)
+		}
+	}
+	label := ""
+	if st.Payment.Local {
+		label = " (local: no money moves)"
+	}
+	io.Printf("   payment: %s%s; final state: %s\n", st.Payment.State, label, st.State)
+	if len(mismatches) == 0 {
+		io.Printf("   matches run.json: %s\n", strings.Join(r.Spec.Expected.Verdicts, ", "))
+		return
+	}
+	fmt.Fprintf(io.ErrOut, "   MISMATCH with run.json:\n")
+	for _, m := range mismatches {
+		fmt.Fprintf(io.ErrOut, "     - %s\n", m)
+	}
+}

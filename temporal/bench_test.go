@@ -1,0 +1,160 @@
+package temporal_test
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/signoff/signoff/activities"
+	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/contracts/contractstest"
+	"github.com/signoff/signoff/policy/policytest"
+	"github.com/signoff/signoff/workflows"
+)
+
+// instant implements every activity with no work, so the benchmark measures the workflow
+// and the embedded server: scheduling, history, signals, timers.
+type instant struct {
+	c         client.Client
+	contracts sync.Map // contract id -> contracts.Contract
+}
+
+func (i *instant) register(r worker.Registry) {
+	reg := func(fn any, name string) { r.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name}) }
+	reg(func(ctx context.Context, a activities.AuthorizeRequest) (activities.PaymentState, error) {
+		return activities.PaymentState{Provider: "bench", CheckoutSessionID: "cs_" + a.ContractID, State: activities.PaymentAuthorized, PaymentIntentID: "pi"}, nil
+	}, activities.AuthorizePaymentName)
+	reg(func(ctx context.Context, h, s string) (activities.PaymentState, error) {
+		return activities.PaymentState{State: activities.PaymentAuthorized}, nil
+	}, activities.PaymentStatusName)
+	reg(func(ctx context.Context, a activities.PaymentAction) (activities.PaymentState, error) {
+		return activities.PaymentState{State: activities.PaymentCaptured}, nil
+	}, activities.CapturePaymentName)
+	reg(func(ctx context.Context, a activities.PaymentAction) (activities.PaymentState, error) {
+		return activities.PaymentState{State: activities.PaymentCanceled}, nil
+	}, activities.CancelPaymentName)
+	reg(func(ctx context.Context, p activities.PublishRequest) (contracts.PRRef, error) {
+		return contracts.PRRef{Branch: p.Branch}, nil
+	}, activities.PublishName)
+	reg(func(ctx context.Context, r activities.RecordRequest) (activities.RecordResult, error) {
+		return activities.RecordResult{}, nil
+	}, activities.RecordAttemptName)
+	reg(func(ctx context.Context, r activities.HeadRequest) (string, error) { return "", nil }, activities.PRHeadName)
+	reg(func(ctx context.Context, e activities.IndexEntry) error { return nil }, activities.UpdateIndexName)
+	reg(func(ctx context.Context, n activities.Notice) error { return nil }, activities.NotifyName)
+	control := &activities.Control{Temporal: i.c}
+	reg(control.RequestLock, activities.RequestLockName)
+	reg(func(ctx context.Context, r activities.ExecRequest) (activities.ExecResult, error) {
+		return activities.ExecResult{CommitSHA: fmt.Sprintf("%040d", r.Attempt), Branch: "signoff/b"}, nil
+	}, activities.RunExecutorName)
+	reg(func(ctx context.Context, r activities.PreviewRequest) (activities.PreviewResult, error) {
+		return activities.PreviewResult{PreviewID: "p", URL: "http://127.0.0.1:1", Build: contracts.BuildResult{Passed: true}}, nil
+	}, activities.StartPreviewName)
+	reg(func(ctx context.Context, id string) error { return nil }, activities.StopPreviewName)
+	reg(func(ctx context.Context, r activities.VerifyRequest) (activities.VerifyResult, error) {
+		c, _ := i.contracts.Load(r.ContractID)
+		ev, err := policytest.Evidence(c.(contracts.Contract), r.ExpectedSHA, policytest.Options{Attempt: r.Attempt})
+		return activities.VerifyResult{Evidence: ev}, err
+	}, activities.VerifyName)
+	reg(func(ctx context.Context, r activities.GateRequest) (contracts.GateResult, error) {
+		return contracts.GateResult{Source: "page-errors", Errors: []string{}}, nil
+	}, activities.RuntimeGateName)
+}
+
+// BenchmarkContracts runs contracts with instant activities on the embedded server, 1 and 20
+// in flight on 20 different repositories, and reports p50/p95 end-to-end latency and
+// contracts per minute (go tool task bench).
+func BenchmarkContracts(b *testing.B) {
+	srv := startTestServer(b)
+	c := dialTest(b, srv)
+	base, err := contracts.Load(contractstest.ReadW1(b), contracts.LoadOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	inst := &instant{c: c}
+	for _, q := range []string{workflows.ControlQueue, workflows.ExecuteQueue, workflows.VerifyQueue} {
+		startTestWorker(b, c, q, func(r worker.Registry) {
+			if q == workflows.ControlQueue {
+				r.RegisterWorkflowWithOptions(workflows.ContractWorkflow, workflow.RegisterOptions{Name: workflows.ContractWorkflowName})
+				r.RegisterWorkflowWithOptions(workflows.RepoLockWorkflow, workflow.RegisterOptions{Name: workflows.RepoLockWorkflowName})
+			}
+			inst.register(r)
+		})
+	}
+	for _, inflight := range []int{1, 20} {
+		b.Run(fmt.Sprintf("inflight-%d", inflight), func(b *testing.B) {
+			const total = 20
+			var mu sync.Mutex
+			var lat []time.Duration
+			sem := make(chan struct{}, inflight)
+			var wg sync.WaitGroup
+			start := time.Now()
+			for n := 0; n < total; n++ {
+				wg.Add(1)
+				sem <- struct{}{}
+				go func(n int) {
+					defer wg.Done()
+					defer func() { <-sem }()
+					d, err := runInstant(c, inst, *base, fmt.Sprintf("bench-%d-%d-%d", inflight, n, b.N), fmt.Sprintf("repo%d", n))
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					mu.Lock()
+					lat = append(lat, d)
+					mu.Unlock()
+				}(n)
+			}
+			wg.Wait()
+			wall := time.Since(start)
+			sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+			if len(lat) == 0 {
+				return
+			}
+			b.ReportMetric(float64(lat[len(lat)/2].Milliseconds()), "p50-ms")
+			b.ReportMetric(float64(lat[len(lat)*95/100].Milliseconds()), "p95-ms")
+			b.ReportMetric(float64(len(lat))/wall.Minutes(), "contracts/min")
+		})
+	}
+}
+
+func runInstant(c client.Client, inst *instant, base contracts.Contract, id, repo string) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	ct := base
+	ct.ContractID = id
+	ct.Repo.Name = repo
+	inst.contracts.Store(id, ct)
+	q, err := contracts.NewQuote(ct, "bench")
+	if err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	wid := workflows.WorkflowID(id)
+	// A wrong verdict must fail fast, not pause for an operator for a day.
+	timeouts := workflows.Timeouts{Operator: time.Second}
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: wid, TaskQueue: workflows.ControlQueue}, workflows.ContractWorkflowName,
+		workflows.ContractInput{Quote: q, Timeouts: timeouts, Trust: workflows.Trust{VerifierPublicKey: policytest.VerifierPublicKey(), VerifierDigest: ct.Verifier.Digest}})
+	if err != nil {
+		return 0, err
+	}
+	if err := c.SignalWorkflow(ctx, wid, "", workflows.SignalApprove, workflows.Approve{Hash: q.Hash, Approver: "bench"}); err != nil {
+		return 0, err
+	}
+	var st workflows.Status
+	if err := run.Get(ctx, &st); err != nil {
+		return 0, err
+	}
+	if st.Verdict != contracts.Satisfied {
+		return 0, fmt.Errorf("%s: verdict %s", id, st.Verdict)
+	}
+	return time.Since(start), nil
+}

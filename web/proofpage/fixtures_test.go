@@ -1,0 +1,76 @@
+package proofpage
+
+import (
+	"image/color"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/signoff/signoff/activities/proofstore/prooftest"
+	"github.com/signoff/signoff/contracts"
+)
+
+// runs are a W1-like and a W2-like contract's proof folders under one store root.
+type runs struct {
+	root   string
+	w1, w2 *prooftest.Proof
+}
+
+const w2ID = "w2-watchlist-header"
+
+// buildRuns writes W1 (satisfied on attempt 1, with base screenshots) and W2 (the header-only
+// change, three attempts) from signed test data. trace, when set, is every trace's content.
+func buildRuns(t testing.TB, trace []byte) runs {
+	t.Helper()
+	root := t.TempDir()
+	w1c := prooftest.W1(t)
+	w1 := prooftest.Build(t, root, prooftest.Spec{Contract: w1c, BaseAll: true,
+		Attempts: []prooftest.Attempt{{Trace: trace, Diff: "3 file(s), +64 -5"}}})
+	w2c := prooftest.W1(t)
+	w2c.ContractID = w2ID
+	w2c.Goal = "Make the Watchlist page mobile optimized."
+	var attempts []prooftest.Attempt
+	for i := 0; i < w2c.MaxAttempts; i++ {
+		attempts = append(attempts, prooftest.Attempt{Override: prooftest.W2Override(), Trace: trace, Diff: "1 file(s), +2 -1",
+			Shade: color.RGBA{uint8(90 + 40*i), 40, 90, 255}})
+	}
+	w2 := prooftest.Build(t, root, prooftest.Spec{Contract: w2c, Base: []string{"mobile-no-overflow", "desktop-table"}, Attempts: attempts})
+	if w1.Bundles[0].Verdict != contracts.Satisfied {
+		t.Fatalf("W1 fixture: policy gives %s", w1.Bundles[0].Verdict)
+	}
+	for _, b := range w2.Bundles {
+		if b.Verdict != contracts.NotSatisfied {
+			t.Fatalf("W2 fixture: policy gives %s", b.Verdict)
+		}
+	}
+	return runs{root: root, w1: w1, w2: w2}
+}
+
+func keys() Options {
+	return Options{VerifierKey: prooftest.VerifierPublicKey(), ControlKey: prooftest.ControlPublicKey()}
+}
+
+// outDir is where tests leave pages and screenshots for people to look at: the repository's
+// gitignored testdata-out/proofpage.
+func outDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the test")
+		}
+		dir = parent
+	}
+	out := filepath.Join(dir, "testdata-out", "proofpage")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

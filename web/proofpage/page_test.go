@@ -1,0 +1,487 @@
+package proofpage
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/signoff/signoff/activities/ledger"
+	"github.com/signoff/signoff/activities/proofstore"
+	"github.com/signoff/signoff/activities/proofstore/prooftest"
+)
+
+func render(t *testing.T, root, slug string, o Options, links Links) string {
+	t.Helper()
+	p, err := Build(root, slug, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := RenderPage(&b, p, links); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// text strips tags and unescapes the few entities html/template writes, for substring checks.
+func text(html string) string {
+	s := regexp.MustCompile(`<[^>]*>`).ReplaceAllString(html, "")
+	return strings.NewReplacer("&lt;", "<", "&gt;", ">", "&#34;", `"`, "&#39;", "'", "&amp;", "&", "&#43;", "+").Replace(s)
+}
+
+func TestPageW1AndW2(t *testing.T) {
+	r := buildRuns(t, nil)
+	w1 := text(render(t, r.root, r.w1.Contract.ContractID, keys(), Links{}))
+	for _, want := range []string{"Satisfied", r.w1.Hash, r.w1.Contract.Repo.BaseCommitSHA, r.w1.Bundles[0].ImplementationSHA,
+		r.w1.Evidence[0].RuntimeSHA, "3 file(s), +64 -5", ledger.Label, "6 of 6 criteria passed", "checks hold"} {
+		if !strings.Contains(w1, want) {
+			t.Errorf("W1 page lacks %q", want)
+		}
+	}
+	w2html := render(t, r.root, w2ID, keys(), Links{})
+	w2 := text(w2html)
+	for _, want := range []string{"Not satisfied", "after attempt 3 of 3", "scrollWidth = 927, innerWidth = 390",
+		"scroll_width = 927", "inner_width = 390", "No base screenshot", "checks hold"} {
+		if !strings.Contains(w2, want) {
+			t.Errorf("W2 page lacks %q", want)
+		}
+	}
+	// The failed criterion is marked failed in every attempt's table.
+	if n := strings.Count(w2html, `data-criterion="mobile-no-overflow" data-result="fail"`); n != 3 {
+		t.Errorf("mobile-no-overflow marked failed in %d attempt tables, want 3", n)
+	}
+	if err := os.WriteFile(filepath.Join(outDir(t), "w2-unit.html"), []byte(w2html), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A failed build has no evidence: the page says the verifier did not run, and still verifies.
+func TestPageBuildFailed(t *testing.T) {
+	root := t.TempDir()
+	c := prooftest.W1(t)
+	c.ContractID = "w9-build-fails"
+	prooftest.Build(t, root, prooftest.Spec{Contract: c, Attempts: []prooftest.Attempt{{BuildFailed: true}}})
+	page := text(render(t, root, c.ContractID, keys(), Links{}))
+	for _, want := range []string{"Not satisfied", "the build failed at: build", "No screenshots: the verifier did not run",
+		"none: the verifier did not run", "checks hold", "not run"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("build-failed page lacks %q", want)
+		}
+	}
+}
+
+// A tampered artifact turns the page's verification section into a failure notice.
+func TestPageShowsFailedVerification(t *testing.T) {
+	r := buildRuns(t, nil)
+	name := r.w1.Evidence[0].Artifacts[0].Name
+	path := filepath.Join(r.w1.Dirs[0], name)
+	data, _ := os.ReadFile(path)
+	data[len(data)/2] ^= 1
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	page := text(render(t, r.root, r.w1.Contract.ContractID, keys(), Links{}))
+	if !strings.Contains(page, "checks failed") || !strings.Contains(page, "Do not rely on this proof") || !strings.Contains(page, "artifact "+name) {
+		t.Fatalf("tampered artifact not reported on the page")
+	}
+}
+
+// notShown declares bundle and evidence leaves the page does not show. Every other leaf must
+// change the page when it changes.
+var notShown = map[string][]string{
+	proofstore.BundleFile:   {},
+	proofstore.EvidenceFile: {},
+}
+
+// TestEveryLeafChangesThePage changes each leaf of bundle.json and evidence.json in turn (W1
+// satisfied and W2 not_satisfied) and checks the rendered page differs. The page is built
+// without keys, so a difference comes from the leaf itself, not from a failed signature.
+func TestEveryLeafChangesThePage(t *testing.T) {
+	r := buildRuns(t, nil)
+	// A one-attempt W2 proof: its bundle carries failure reasons with observed values.
+	root := t.TempDir()
+	src := filepath.Join(r.root, w2ID, "attempt-1")
+	if err := os.CopyFS(filepath.Join(root, w2ID, "attempt-1"), os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct{ root, slug, dir string }{
+		{r.root, r.w1.Contract.ContractID, r.w1.Dirs[0]},
+		{root, w2ID, filepath.Join(root, w2ID, "attempt-1", "try-1")},
+	}
+	counts := map[string]int{}
+	for _, c := range cases {
+		base := render(t, c.root, c.slug, Options{}, Links{})
+		for _, file := range []string{proofstore.BundleFile, proofstore.EvidenceFile} {
+			path := filepath.Join(c.dir, file)
+			orig, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var doc any
+			if err := json.Unmarshal(orig, &doc); err != nil {
+				t.Fatal(err)
+			}
+			for _, l := range leavesOf(doc, "") {
+				var fresh any
+				_ = json.Unmarshal(orig, &fresh)
+				setAt(fresh, l.ptr, changed(l.val))
+				data, _ := json.MarshalIndent(fresh, "", "  ")
+				if err := os.WriteFile(path, data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				counts[file]++
+				p, err := Build(c.root, c.slug, Options{})
+				if err != nil {
+					t.Fatalf("%s %s: %v", file, l.ptr, err)
+				}
+				var b bytes.Buffer
+				if err := RenderPage(&b, p, Links{}); err != nil {
+					t.Fatalf("%s %s: page does not render: %v", file, l.ptr, err)
+				}
+				if b.String() == base && !declared(file, l.ptr) {
+					t.Errorf("%s %s%s: changing it leaves the page unchanged and it is not declared not-shown", c.slug, file, l.ptr)
+				}
+			}
+			if err := os.WriteFile(path, orig, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	t.Logf("leaves changed, each changing the page: bundle.json %d, evidence.json %d; declared not shown: %v",
+		counts[proofstore.BundleFile], counts[proofstore.EvidenceFile], notShown)
+}
+
+func declared(file, ptr string) bool {
+	for _, p := range notShown[file] {
+		if p == ptr {
+			return true
+		}
+	}
+	return false
+}
+
+type jsonLeaf struct {
+	ptr string
+	val any
+}
+
+func leavesOf(v any, ptr string) []jsonLeaf {
+	switch x := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var out []jsonLeaf
+		for _, k := range keys {
+			out = append(out, leavesOf(x[k], ptr+"/"+strings.NewReplacer("~", "~0", "/", "~1").Replace(k))...)
+		}
+		return out
+	case []any:
+		var out []jsonLeaf
+		for i, e := range x {
+			out = append(out, leavesOf(e, fmt.Sprintf("%s/%d", ptr, i))...)
+		}
+		return out
+	}
+	return []jsonLeaf{{ptr, v}}
+}
+
+func changed(v any) any {
+	switch x := v.(type) {
+	case string:
+		return x + "Z"
+	case float64:
+		return x + 1
+	case bool:
+		return !x
+	}
+	return "Z"
+}
+
+func setAt(doc any, ptr string, val any) {
+	parts := strings.Split(ptr, "/")[1:]
+	cur := doc
+	for i, p := range parts {
+		p = strings.NewReplacer("~1", "/", "~0", "~").Replace(p)
+		last := i == len(parts)-1
+		switch n := cur.(type) {
+		case map[string]any:
+			if last {
+				n[p] = val
+				return
+			}
+			cur = n[p]
+		case []any:
+			idx, _ := strconv.Atoi(p)
+			if last {
+				n[idx] = val
+				return
+			}
+			cur = n[idx]
+		}
+	}
+}
+
+func TestPRCommentAndChatSummary(t *testing.T) {
+	r := buildRuns(t, nil)
+	w1 := LoadAttempt(r.w1.Dirs[0])
+	w2 := LoadAttempt(r.w2.Dirs[2])
+	pr1, err := PRComment(w1, "http://127.0.0.1:7233/proofs/w1-watchlist-mobile/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr2, err := PRComment(w2, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	chat1, _ := ChatSummary(w1, "http://127.0.0.1:7233/proofs/w1-watchlist-mobile/")
+	chat2, _ := ChatSummary(w2, "")
+	for name, c := range map[string]struct {
+		got  string
+		want []string
+	}{
+		"W1 comment": {pr1, []string{"## Signoff: Satisfied (attempt 1 of 3)", "Criteria: 6 of 6 passed", "`" + r.w1.Hash + "`", ledger.Label, "[Proof page](http://127.0.0.1:7233/proofs/w1-watchlist-mobile/)", "signoff proof verify"}},
+		"W2 comment": {pr2, []string{"## Signoff: Not satisfied (attempt 3 of 3)", "scrollWidth = 927, innerWidth = 390", "`scroll_width = 927`", "(`<= inner_width = 390`)", "**fail**"}},
+		"W1 chat":    {chat1, []string{"w1-watchlist-mobile: satisfied on attempt 1 of 3", "6 of 6 criteria passed", "Payment authorized (" + ledger.Label + ")", "Proof: http://127.0.0.1:7233/proofs/w1-watchlist-mobile/"}},
+		"W2 chat":    {chat2, []string{"not satisfied on attempt 3 of 3", "4 of 6 criteria passed", "scrollWidth = 927, innerWidth = 390", "more)"}},
+	} {
+		for _, w := range c.want {
+			if !strings.Contains(c.got, w) {
+				t.Errorf("%s lacks %q:\n%s", name, w, c.got)
+			}
+		}
+		for _, bad := range []string{"escrow", "refund"} {
+			if strings.Contains(strings.ToLower(c.got), bad) {
+				t.Errorf("%s says %q", name, bad)
+			}
+		}
+	}
+	if strings.Contains(chat2, "\n") || len(chat2) > 600 {
+		t.Errorf("chat summary is not short and on one line (%d bytes): %q", len(chat2), chat2)
+	}
+	// The Markdown table keeps its shape: every criteria row has the header's six pipes.
+	for _, line := range strings.Split(pr2, "\n") {
+		if strings.HasPrefix(line, "| ") && strings.Contains(line, "**") {
+			if n := strings.Count(line, "|") - strings.Count(line, `\|`); n != 6 {
+				t.Errorf("table row has %d cell separators: %s", n, line)
+			}
+		}
+	}
+	// A bundle alone (the control worker's view) still renders.
+	if s, err := ChatSummaryOf(r.w2.Bundles[0], ""); err != nil || !strings.Contains(s, "not satisfied on attempt 1") {
+		t.Errorf("ChatSummaryOf: %q, %v", s, err)
+	}
+	_ = os.WriteFile(filepath.Join(outDir(t), "w2-pr-comment.md"), []byte(pr2), 0o644)
+	t.Logf("W2 chat summary (%d chars): %s", len(chat2), chat2)
+}
+
+func TestMarkdownEscaping(t *testing.T) {
+	if got := mdText("a|b `c` *d* [e](f) <g>\nh"); got != "a\\|b \\`c\\` \\*d\\* \\[e\\](f) \\<g\\> h" {
+		t.Errorf("mdText: %q", got)
+	}
+	if got := mdCode("x`y|z"); got != "``x`y\\|z``" {
+		t.Errorf("mdCode: %q", got)
+	}
+}
+
+func TestHandler(t *testing.T) {
+	r := buildRuns(t, nil)
+	h, err := NewHandler(Config{Root: r.root, Options: keys()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A secret beside the store and a symlink pointing at it.
+	secret := filepath.Join(filepath.Dir(r.root), "secret.key")
+	_ = os.WriteFile(secret, []byte("s"), 0o600)
+	t.Cleanup(func() { os.Remove(secret) })
+	_ = os.Symlink(secret, filepath.Join(r.w1.Dirs[0], "leak.png"))
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	get := func(path string) (int, string, http.Header) {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+path, nil)
+		req.URL.Opaque = path // send the path as written, dot segments included
+		client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var b bytes.Buffer
+		_, _ = b.ReadFrom(resp.Body)
+		return resp.StatusCode, b.String(), resp.Header
+	}
+	w1 := r.w1.Contract.ContractID
+	shot := r.w1.Evidence[0].Artifacts[0].Name
+	for _, c := range []struct {
+		path string
+		code int
+		ct   string
+	}{
+		{"/proofs/", 200, "text/html; charset=utf-8"},
+		{"/proofs/" + w1 + "/", 200, "text/html; charset=utf-8"},
+		{"/proofs/" + w1, 301, ""},
+		{"/proofs/" + w1 + "/attempt-1/try-1/" + shot, 200, "image/png"},
+		{"/proofs/" + w1 + "/attempt-1/try-1/trace-loads-mobile.zip", 200, "application/zip"},
+		{"/proofs/" + w1 + "/attempt-1/try-1/bundle.json", 200, "application/json"},
+		{"/proofs/" + w1 + "/base/" + shot, 200, "image/png"},
+		{"/proofs/" + w1 + "/attempt-1/try-1/leak.png", 404, ""},
+		{"/proofs/" + w1 + "/attempt-1/try-1/../../../secret.key", 404, ""},
+		{"/proofs/" + w1 + "/attempt-1/try-1/.bundle.json.tmp", 404, ""},
+		{"/proofs/" + w1 + "/attempt-1/", 404, ""},
+		{"/proofs/" + w1 + "/jobs/x.png", 404, ""},
+		{"/proofs/nope/", 404, ""},
+		{"/proofs/..%2f/", 404, ""},
+		{"/proofs/_trace/index.html", 404, ""},
+	} {
+		code, _, hdr := get(c.path)
+		if code != c.code {
+			t.Errorf("GET %s: %d, want %d", c.path, code, c.code)
+		}
+		if c.ct != "" && hdr.Get("Content-Type") != c.ct {
+			t.Errorf("GET %s: content type %q, want %q", c.path, hdr.Get("Content-Type"), c.ct)
+		}
+	}
+	_, list, _ := get("/proofs/")
+	if !strings.Contains(list, `href="`+w1+`/"`) || !strings.Contains(list, `href="`+w2ID+`/"`) {
+		t.Errorf("proof list does not link both contracts")
+	}
+	resp, err := http.Post(srv.URL+"/proofs/", "text/plain", nil)
+	if err == nil {
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusMethodNotAllowed {
+			t.Errorf("POST: %d", resp.StatusCode)
+		}
+	}
+	// Limited to one contract, the other is not served.
+	h2, _ := NewHandler(Config{Root: r.root, Contracts: []string{w1}})
+	rec := httptest.NewRecorder()
+	h2.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/proofs/"+w2ID+"/", nil))
+	if rec.Code != 404 {
+		t.Errorf("a contract outside the allow-list is served: %d", rec.Code)
+	}
+}
+
+// TestStaticSite renders the static folder and checks that every link and image on every page
+// resolves to a file in it.
+func TestStaticSite(t *testing.T) {
+	r := buildRuns(t, nil)
+	out := filepath.Join(t.TempDir(), "site")
+	res, err := RenderSite(r.root, []string{r.w1.Contract.ContractID, w2ID}, out, keys())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Verified == nil || !*res.Verified {
+		t.Fatalf("static render of intact proofs not verified: %+v", res)
+	}
+	ref := regexp.MustCompile(`(?:src|href)="([^"#:]+)"`)
+	checked := 0
+	for _, page := range res.Pages {
+		html, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range ref.FindAllStringSubmatch(string(html), -1) {
+			target := filepath.Join(filepath.Dir(page), filepath.FromSlash(strings.ReplaceAll(m[1], "&#43;", "+")))
+			if _, err := os.Stat(target); err != nil {
+				t.Errorf("%s links %s, which the site does not hold", page, m[1])
+			}
+			checked++
+		}
+		if strings.Contains(string(html), "_trace/") {
+			t.Errorf("%s links the trace viewer, which a static folder cannot serve", page)
+		}
+	}
+	if checked < 30 {
+		t.Fatalf("only %d links checked", checked)
+	}
+	// The copied proof verifies on its own.
+	cr, err := proofstore.VerifyContractDir(filepath.Join(out, w2ID), keys().VerifierKey, keys().ControlKey)
+	if err != nil || !cr.OK {
+		t.Fatalf("the static site's copy does not verify: %v %+v", err, cr.Checks)
+	}
+	t.Logf("static site: %d pages, %d files copied, %d links resolved", len(res.Pages), res.Files, checked)
+}
+
+func TestResolve(t *testing.T) {
+	r := buildRuns(t, nil)
+	w1 := r.w1.Contract.ContractID
+	for _, c := range []struct {
+		dir   string
+		slugs []string
+	}{
+		{r.root, []string{w1, w2ID}},
+		{filepath.Join(r.root, w1), []string{w1}},
+		{r.w2.Dirs[1], []string{w2ID}},
+	} {
+		root, slugs, err := Resolve(c.dir)
+		if err != nil {
+			t.Fatalf("%s: %v", c.dir, err)
+		}
+		if root != r.root || strings.Join(slugs, ",") != strings.Join(c.slugs, ",") {
+			t.Errorf("%s: root %s slugs %v", c.dir, root, slugs)
+		}
+	}
+	if _, _, err := Resolve(t.TempDir()); err == nil {
+		t.Error("an empty folder resolved")
+	}
+}
+
+// TestNoForbiddenWords scans this package's templates and Go string literals: Signoff
+// authorizes, captures, or cancels an authorization; it holds no funds and returns none.
+func TestNoForbiddenWords(t *testing.T) {
+	scanned := 0
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		var texts []string
+		if strings.HasSuffix(path, ".go") {
+			f, err := parser.ParseFile(token.NewFileSet(), path, data, 0)
+			if err != nil {
+				return err
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+					texts = append(texts, lit.Value)
+				}
+				return true
+			})
+		} else {
+			texts = []string{string(data)}
+		}
+		scanned++
+		for _, s := range texts {
+			for _, w := range []string{"escrow", "refund"} {
+				if strings.Contains(strings.ToLower(s), w) {
+					t.Errorf("%s says %q", path, w)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if scanned < 5 {
+		t.Fatalf("scanned %d files", scanned)
+	}
+}

@@ -1,0 +1,132 @@
+package proofpage
+
+import (
+	"fmt"
+	"strings"
+	"text/template"
+
+	"github.com/signoff/signoff/contracts"
+)
+
+// summaries is the one template set for the short forms of a proof.
+var summaries = template.Must(template.New("").Funcs(template.FuncMap{
+	"md":    mdText,
+	"code":  mdCode,
+	"lower": strings.ToLower,
+	"short": short,
+	"clip":  clip,
+}).ParseFS(templateFS, "templates/*.tmpl"))
+
+// summaryData is what the PR comment and the chat summary read: the same attempt view the
+// HTML page shows.
+type summaryData struct {
+	ContractID  string
+	Goal        string
+	Hash        string
+	MaxAttempts int
+	Dir         string // relative to the data dir
+	ProofURL    string
+	A           *attemptView
+	First       string // the first reason, for the chat summary
+	More        int    // how many reasons follow it
+}
+
+func newSummary(a *Attempt, proofURL string) (*summaryData, error) {
+	if a == nil || a.Bundle == nil {
+		return nil, fmt.Errorf("proof summary: no readable bundle.json")
+	}
+	c := a.Contract
+	// The folder as the proof store names it, not this machine's absolute path.
+	dir := fmt.Sprintf("proofs/%s/attempt-%d/try-%d", a.Bundle.ContractID, a.Bundle.Attempt, a.Bundle.Try)
+	d := &summaryData{ContractID: a.Bundle.ContractID, Goal: a.Bundle.Goal, Hash: a.Bundle.ContractHash, Dir: dir, ProofURL: proofURL,
+		A: newAttemptView(a, c, nil, Links{})}
+	if c != nil {
+		d.MaxAttempts = c.MaxAttempts
+	}
+	if n := len(a.Bundle.Reasons); n > 0 {
+		d.First, d.More = a.Bundle.Reasons[0].Message, n-1
+	}
+	return d, nil
+}
+
+// PRComment renders the proof comment for the pull request (Markdown) from one verification
+// folder: verdict, commits, change, payment, reasons and the criteria table. proofURL, when
+// set, links the proof page.
+func PRComment(a *Attempt, proofURL string) (string, error) {
+	d, err := newSummary(a, proofURL)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	if err := summaries.ExecuteTemplate(&b, "pr_comment", d); err != nil {
+		return "", fmt.Errorf("proof summary: %w", err)
+	}
+	return strings.TrimSpace(b.String()) + "\n", nil
+}
+
+// ChatSummary renders the short plain-text message for chat: the verdict, the count of
+// criteria passed, the first reason, the payment state and the proof link, on one line.
+func ChatSummary(a *Attempt, proofURL string) (string, error) {
+	d, err := newSummary(a, proofURL)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	if err := summaries.ExecuteTemplate(&b, "chat_summary", d); err != nil {
+		return "", fmt.Errorf("proof summary: %w", err)
+	}
+	return strings.Join(strings.Fields(b.String()), " "), nil
+}
+
+// ChatSummaryOf is ChatSummary for a bundle alone (the control worker has it in hand): no
+// criteria count, the rest as ChatSummary.
+func ChatSummaryOf(b contracts.Bundle, proofURL string) (string, error) {
+	return ChatSummary(&Attempt{Bundle: &b}, proofURL)
+}
+
+// PRCommentOf is PRComment for a bundle and, when at hand, its contract and evidence.
+func PRCommentOf(b contracts.Bundle, c *contracts.Contract, ev *contracts.Evidence, proofURL string) (string, error) {
+	a := &Attempt{Bundle: &b, Contract: c, Evidence: ev}
+	a.Rel, a.Attempt, a.Try = ".", b.Attempt, b.Try
+	return PRComment(a, proofURL)
+}
+
+// mdText escapes text for a Markdown table cell or list item.
+func mdText(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch r {
+		case '\\', '`', '*', '_', '[', ']', '<', '>', '|', '#', '!', '~':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case '\n', '\r':
+			b.WriteByte(' ')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// mdCode puts s in a code span that no backtick inside can close; pipes are escaped for
+// tables (GitHub honours \| inside code spans in tables).
+func mdCode(s string) string {
+	s = strings.NewReplacer("\n", " ", "\r", " ", "|", `\|`).Replace(s)
+	fence := "`"
+	for strings.Contains(s, fence) {
+		fence += "`"
+	}
+	pad := ""
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		pad = " "
+	}
+	return fence + pad + s + pad + fence
+}
+
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}

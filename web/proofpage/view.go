@@ -1,0 +1,747 @@
+package proofpage
+
+import (
+	"fmt"
+	"net/url"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/signoff/signoff/activities/ledger"
+	"github.com/signoff/signoff/activities/proofstore"
+	"github.com/signoff/signoff/contracts"
+)
+
+// Links says where the page's links go. The zero value suits a static render: every file is
+// linked relative to the contract page, traces as raw zip files.
+type Links struct {
+	// TraceViewer is the URL path of the trace viewer's index.html; empty: raw trace links.
+	TraceViewer string
+	// Origin (scheme://host:port) and FileBase (the contract folder's URL path, ending in "/")
+	// make the absolute trace URL the viewer fetches.
+	Origin   string
+	FileBase string
+	// Index is the URL of the proof list; empty: no link.
+	Index string
+}
+
+// pageView is what the HTML template reads. Display strings are computed here so that the
+// template, the PR comment and the chat summary say the same thing.
+type pageView struct {
+	Title       string
+	Slug        string
+	Goal        string
+	ContractID  string
+	Hash        string
+	Repo        string
+	Price       string
+	MaxAttempts int
+	Criteria    int
+	Latest      *attemptView
+	Attempts    []*attemptView
+	Timeline    []eventView
+	Head        string
+	Verified    *verifyView
+	VerifyNote  string
+	Status      *statusView
+	Links       Links
+	NoContract  bool
+}
+
+type statusView struct {
+	State, Verdict, UpdatedAt, WorkflowID string
+	Attempts                              int
+}
+
+type verifyView struct {
+	OK       bool
+	Total    int
+	Failed   []proofstore.Check
+	Sections []verifySection
+}
+
+type verifySection struct {
+	Title     string
+	OK        bool
+	Rederived string
+	Checks    []proofstore.Check
+}
+
+type attemptView struct {
+	Anchor      string
+	Attempt     int
+	Try         int
+	Rel         string
+	Problems    []string
+	HasBundle   bool
+	B           bundleFields
+	E           *evidenceFields
+	Verdict     string
+	VerdictWord string
+	VerdictCSS  string
+	Summary     string
+	Reasons     []reasonView
+	Rows        []rowView
+	Unknown     []resultView // results for criteria the contract does not have
+	Passed      int
+	Total       int
+	Shots       []shotView
+	Traces      []traceView
+	Files       []fileView
+	EvFiles     []fileView // the evidence's list, shown when it differs from the bundle's
+	Diff        string
+	DiffEvent   int
+	Payment     paymentView
+	PR          prView
+	OwnTimeline []eventView // shown only when it is not a prefix of the page's timeline
+	HeadSeq     int         // the timeline_head's event in the page's timeline (0: not found)
+	GoalDiffers bool
+	Signature   string
+}
+
+// bundleFields are the bundle's plain values.
+type bundleFields struct {
+	SchemaVersion, ContractID, ContractHash, Goal, BaseSHA, ImplementationSHA string
+	EvidenceDigest, TimelineHead                                              string
+	Attempt, Try                                                              int
+	BuildPassed                                                               bool
+	Steps                                                                     []stepView
+	GateSource                                                                string
+	GateErrors                                                                []string
+}
+
+type stepView struct {
+	Name       string
+	Passed     bool
+	DurationMS int64
+	Log        string
+}
+
+type evidenceFields struct {
+	SchemaVersion, ContractID, ContractHash   string
+	Attempt                                   int
+	VerifierName, VerifierVersion, VerifierID string
+	ExpectedSHA, RuntimeSHA, PreviewURL       string
+	Browser, BrowserVersion, Mode, ReplayURL  string
+	ReplayLink                                string // ReplayURL when it is http(s)
+	StartedAt, FinishedAt                     string
+	Signature                                 string
+}
+
+type reasonView struct {
+	Rule      int
+	Code      string
+	Criterion string
+	Check     string
+	Observed  string
+	Expected  string
+	HasValues bool
+	Message   string
+}
+
+type rowView struct {
+	N           int
+	ID          string
+	Description string
+	Route       string
+	Viewports   string
+	Checks      []checkView
+	Result      string
+	ResultCSS   string
+	Reported    string // the verifier's status
+	Error       string
+	Other       []kv // observed values no check reads (context such as offending elements)
+	HasResult   bool
+	DurationMS  int64
+	Artifacts   []string
+	PageErrors  []string
+	ConsoleErrs []string
+	Failures    []string // the policy's messages for this criterion
+}
+
+type resultView struct {
+	ID          string
+	Status      string
+	Error       string
+	Observed    []kv
+	DurationMS  int64
+	Artifacts   []string
+	PageErrors  []string
+	ConsoleErrs []string
+}
+
+type checkView struct {
+	Ref      bool // compared with another observed value, not a literal
+	Label    string
+	Viewport string
+	Expected string
+	Observed string
+	Result   string
+	CSS      string
+}
+
+type kv struct{ K, V string }
+
+type shotView struct {
+	Criterion string
+	Viewport  string
+	Label     string // mobile / desktop
+	Impl      string // relative path
+	ImplAlt   string
+	Base      string // relative path, "" when there is no base screenshot
+	BaseAlt   string
+}
+
+type traceView struct {
+	Criterion string
+	Name      string
+	Raw       string
+	Viewer    string // "" in a static render
+}
+
+type fileView struct {
+	Name, Kind, Criterion, SHA256 string
+	Size                          int64
+	Href                          string
+}
+
+type paymentView struct {
+	Provider, State, Session, Intent string
+	Local                            bool
+	LocalLabel                       string
+}
+
+type prView struct {
+	URL, Link, Branch, Status string
+	Number                    int
+}
+
+type eventView struct {
+	Seq      int
+	Type     string
+	At       string
+	Data     []kv
+	PrevHash string
+	Hash     string
+}
+
+// verdictWord is the verdict for people; an unknown value is shown as it is.
+func verdictWord(v string) string {
+	switch v {
+	case contracts.Satisfied:
+		return "Satisfied"
+	case contracts.NotSatisfied:
+		return "Not satisfied"
+	case contracts.VerificationError:
+		return "Verification error"
+	case "":
+		return "No verdict"
+	}
+	return v
+}
+
+func verdictCSS(v string) string {
+	switch v {
+	case contracts.Satisfied:
+		return "ok"
+	case contracts.NotSatisfied:
+		return "bad"
+	}
+	return "warn"
+}
+
+func buildPageView(p *Page, links Links) *pageView {
+	v := &pageView{Slug: p.Slug, Links: links, VerifyNote: p.VerifyNote}
+	c := p.Contract
+	if c != nil {
+		v.Goal, v.ContractID, v.MaxAttempts, v.Criteria = c.Goal, c.ContractID, c.MaxAttempts, len(c.Criteria)
+		v.Repo = fmt.Sprintf("%s/%s at %s", c.Repo.Owner, c.Repo.Name, c.Repo.BaseCommitSHA)
+		v.Price = formatPrice(c.Price)
+		if h, err := contracts.Hash(*c); err == nil {
+			v.Hash = h
+		}
+	} else {
+		v.NoContract = true
+	}
+	// The page's timeline is the longest one: the latest bundle's, normally.
+	var timeline []contracts.Event
+	for _, a := range p.Attempts {
+		if a.Bundle != nil && len(a.Bundle.Timeline) >= len(timeline) {
+			timeline = a.Bundle.Timeline
+		}
+	}
+	for _, e := range timeline {
+		v.Timeline = append(v.Timeline, eventOf(e))
+	}
+	if n := len(timeline); n > 0 {
+		v.Head = timeline[n-1].Hash
+	}
+	for _, a := range p.Attempts {
+		av := newAttemptView(a, c, p.BaseShots, links)
+		if a.Bundle != nil {
+			if isPrefix(a.Bundle.Timeline, timeline) {
+				av.HeadSeq = headSeq(a.Bundle.TimelineHead, timeline)
+			} else {
+				for _, e := range a.Bundle.Timeline {
+					av.OwnTimeline = append(av.OwnTimeline, eventOf(e))
+				}
+			}
+			av.GoalDiffers = c == nil || a.Bundle.Goal != c.Goal
+		}
+		v.Attempts = append(v.Attempts, av)
+	}
+	v.Latest = v.Attempts[len(v.Attempts)-1]
+	if v.Goal == "" && v.Latest.HasBundle {
+		v.Goal = v.Latest.B.Goal
+	}
+	if v.ContractID == "" {
+		v.ContractID = v.Latest.B.ContractID
+	}
+	v.Title = v.ContractID
+	if p.Verified != nil {
+		v.Verified = newVerifyView(p.Verified)
+	}
+	if s := p.Status; s != nil {
+		v.Status = &statusView{State: s.State, Verdict: s.Verdict, UpdatedAt: s.UpdatedAt, WorkflowID: s.WorkflowID, Attempts: s.Attempts}
+	}
+	return v
+}
+
+func newVerifyView(cr *proofstore.ContractReport) *verifyView {
+	vv := &verifyView{OK: cr.OK}
+	for _, t := range cr.Tries {
+		title := fmt.Sprintf("attempt %d, try %d", t.Attempt, t.Try)
+		if t.Attempt == 0 {
+			title = "this folder"
+		}
+		vv.Sections = append(vv.Sections, verifySection{Title: title, OK: t.OK, Rederived: t.Rederived, Checks: t.Checks})
+		vv.Total += len(t.Checks)
+		vv.Failed = append(vv.Failed, t.Failed()...)
+	}
+	if len(cr.Checks) > 0 {
+		ok := true
+		for _, c := range cr.Checks {
+			ok = ok && c.OK
+			if !c.OK {
+				vv.Failed = append(vv.Failed, c)
+			}
+		}
+		vv.Sections = append(vv.Sections, verifySection{Title: "across attempts", OK: ok, Checks: cr.Checks})
+		vv.Total += len(cr.Checks)
+	}
+	return vv
+}
+
+func newAttemptView(a *Attempt, c *contracts.Contract, baseShots map[string]string, links Links) *attemptView {
+	av := &attemptView{Attempt: a.Attempt, Try: a.Try, Rel: a.Rel, Problems: a.Problems}
+	av.Anchor = fmt.Sprintf("attempt-%d-try-%d", a.Attempt, a.Try)
+	if b := a.Bundle; b != nil {
+		av.HasBundle = true
+		if a.Attempt == 0 {
+			av.Attempt, av.Try = b.Attempt, b.Try
+		}
+		av.B = bundleFields{SchemaVersion: b.SchemaVersion, ContractID: b.ContractID, ContractHash: b.ContractHash, Goal: b.Goal,
+			BaseSHA: b.BaseSHA, ImplementationSHA: b.ImplementationSHA, EvidenceDigest: b.EvidenceDigest, TimelineHead: b.TimelineHead,
+			Attempt: b.Attempt, Try: b.Try, BuildPassed: b.Build.Passed, GateSource: b.Gate.Source, GateErrors: b.Gate.Errors}
+		for _, s := range b.Build.Steps {
+			av.B.Steps = append(av.B.Steps, stepView(s))
+		}
+		av.Verdict, av.VerdictWord, av.VerdictCSS = b.Verdict, verdictWord(b.Verdict), verdictCSS(b.Verdict)
+		for _, r := range b.Reasons {
+			rv := reasonView{Rule: r.Rule, Code: r.Code, Criterion: r.Criterion, Check: r.Check, Message: r.Message}
+			if r.Observed != nil || r.Expected != nil {
+				rv.HasValues, rv.Observed, rv.Expected = true, fmtValue(r.Observed), fmtValue(r.Expected)
+			}
+			av.Reasons = append(av.Reasons, rv)
+		}
+		if len(b.Reasons) > 0 {
+			av.Summary = b.Reasons[0].Message
+		}
+		av.Payment = paymentView{Provider: b.Payment.Provider, State: b.Payment.State, Session: b.Payment.CheckoutSessionID,
+			Intent: b.Payment.PaymentIntentID, Local: b.Payment.Local}
+		if b.Payment.Local {
+			av.Payment.LocalLabel = ledger.Label
+		}
+		av.PR = prView{URL: b.PR.URL, Branch: b.PR.Branch, Status: b.PR.Status, Number: b.PR.Number}
+		if u, err := url.Parse(b.PR.URL); err == nil && (u.Scheme == "https" || u.Scheme == "http") {
+			av.PR.Link = b.PR.URL
+		}
+		for _, e := range b.Timeline {
+			if e.Type == "executed" && e.Data["attempt"] == strconv.Itoa(b.Attempt) {
+				av.Diff, av.DiffEvent = e.Data["diff"], e.Seq
+			}
+		}
+		av.Files = fileViews(b.Artifacts, a.Rel)
+		av.Signature = b.Signature
+	}
+	if e := a.Evidence; e != nil {
+		av.E = &evidenceFields{SchemaVersion: e.SchemaVersion, ContractID: e.ContractID, ContractHash: e.ContractHash, Attempt: e.Attempt,
+			VerifierName: e.Verifier.Name, VerifierVersion: e.Verifier.Version, VerifierID: e.Verifier.Digest,
+			ExpectedSHA: e.ExpectedSHA, RuntimeSHA: e.RuntimeSHA, PreviewURL: e.PreviewURL,
+			Browser: e.Browser.Name, BrowserVersion: e.Browser.Version, Mode: e.Browser.Mode, ReplayURL: e.Browser.ReplayURL,
+			StartedAt: e.StartedAt, FinishedAt: e.FinishedAt, Signature: e.Signature}
+		if u, err := url.Parse(e.Browser.ReplayURL); err == nil && u.Scheme == "https" {
+			av.E.ReplayLink = e.Browser.ReplayURL
+		}
+		ev := fileViews(e.Artifacts, a.Rel)
+		if a.Bundle == nil || !sameFiles(ev, av.Files) {
+			av.EvFiles = ev
+		}
+	}
+	av.Rows, av.Unknown = criteriaRows(a, c)
+	for _, r := range av.Rows {
+		av.Total++
+		if r.Result == "pass" {
+			av.Passed++
+		}
+	}
+	av.Shots = shotViews(a, c, baseShots)
+	av.Traces = traceViews(a, links)
+	return av
+}
+
+// criteriaRows recomputes every check of every criterion from the observed values, as the
+// policy does, so the table shows expected, observed and pass/fail per check.
+func criteriaRows(a *Attempt, c *contracts.Contract) ([]rowView, []resultView) {
+	ev := a.Evidence
+	results := map[string]*contracts.CriterionResult{}
+	if ev != nil {
+		for i := range ev.Results {
+			if _, dup := results[ev.Results[i].CriterionID]; !dup {
+				results[ev.Results[i].CriterionID] = &ev.Results[i]
+			}
+		}
+	}
+	failures := map[string][]string{}
+	if a.Bundle != nil {
+		for _, r := range a.Bundle.Reasons {
+			if r.Criterion != "" {
+				failures[r.Criterion] = append(failures[r.Criterion], r.Message)
+			}
+		}
+	}
+	var rows []rowView
+	known := map[string]bool{}
+	if c != nil {
+		for i, cr := range c.Criteria {
+			known[cr.ID] = true
+			row := rowView{N: i + 1, ID: cr.ID, Description: cr.Description, Route: cr.Route, Failures: failures[cr.ID]}
+			var vps []string
+			for _, vp := range cr.Viewports() {
+				vps = append(vps, fmt.Sprintf("%d×%d", vp.Width, vp.Height))
+			}
+			row.Viewports = strings.Join(vps, ", ")
+			checks, err := contracts.ChecksFor(cr)
+			res := results[cr.ID]
+			switch {
+			case ev == nil:
+				row.Result = "not run"
+			case res == nil:
+				row.Result = "no result"
+			}
+			used := map[string]bool{}
+			if err != nil {
+				row.Error = err.Error()
+			}
+			anyFail, anyMissing := false, false
+			for _, ch := range checks {
+				cv := checkView{Label: ch.Label, Viewport: viewportOf(ch.Key)}
+				want, haveWant := ch.Expected, true
+				if ch.ExpectedKey != "" {
+					cv.Ref = true
+					cv.Expected = fmt.Sprintf("%s %s", ch.Op, display(ch.ExpectedKey))
+					if res != nil {
+						want, haveWant = res.Observed[ch.ExpectedKey]
+						used[ch.ExpectedKey] = true
+						if haveWant {
+							cv.Expected += " = " + fmtValue(want)
+						}
+					}
+				} else {
+					cv.Expected = fmt.Sprintf("%s %s", ch.Op, fmtValue(ch.Expected))
+				}
+				if res != nil {
+					obs, ok := res.Observed[ch.Key]
+					used[ch.Key] = true
+					switch {
+					case !ok || !haveWant:
+						cv.Observed, cv.Result = "(not observed)", "missing"
+						anyMissing = true
+					default:
+						cv.Observed = display(ch.Key) + " = " + fmtValue(obs)
+						pass, err := contracts.Compare(ch.Op, obs, want)
+						switch {
+						case err != nil:
+							cv.Result = "unusable"
+							anyMissing = true
+						case pass:
+							cv.Result = "pass"
+						default:
+							cv.Result = "fail"
+							anyFail = true
+						}
+					}
+				}
+				cv.CSS = resultCSS(cv.Result)
+				row.Checks = append(row.Checks, cv)
+			}
+			if res != nil {
+				row.HasResult = true
+				row.Reported, row.DurationMS = res.Status, res.DurationMS
+				row.Artifacts, row.PageErrors, row.ConsoleErrs = res.Artifacts, res.PageErrors, res.ConsoleErrors
+				if res.Error != "" {
+					row.Error = res.Error
+				}
+				row.Other = otherObserved(res.Observed, used)
+				switch {
+				case res.Status == contracts.StatusError || res.Status == contracts.StatusTimeout:
+					row.Result = res.Status
+				case anyFail:
+					row.Result = "fail"
+				case anyMissing:
+					row.Result = "incomplete"
+				default:
+					row.Result = "pass"
+				}
+			}
+			row.ResultCSS = resultCSS(row.Result)
+			rows = append(rows, row)
+		}
+	}
+	var unknown []resultView
+	if ev != nil {
+		for _, r := range ev.Results {
+			if known[r.CriterionID] {
+				continue
+			}
+			unknown = append(unknown, resultView{ID: r.CriterionID, Status: r.Status, Error: r.Error, Observed: otherObserved(r.Observed, nil),
+				DurationMS: r.DurationMS, Artifacts: r.Artifacts, PageErrors: r.PageErrors, ConsoleErrs: r.ConsoleErrors})
+		}
+		// A criterion reported twice: the first result is in the table, the rest are listed.
+		seen := map[string]bool{}
+		for _, r := range ev.Results {
+			if known[r.CriterionID] && seen[r.CriterionID] {
+				unknown = append(unknown, resultView{ID: r.CriterionID + " (repeated)", Status: r.Status, Error: r.Error, Observed: otherObserved(r.Observed, nil),
+					DurationMS: r.DurationMS, Artifacts: r.Artifacts, PageErrors: r.PageErrors, ConsoleErrs: r.ConsoleErrors})
+			}
+			seen[r.CriterionID] = true
+		}
+	}
+	return rows, unknown
+}
+
+func resultCSS(r string) string {
+	switch r {
+	case "pass":
+		return "ok"
+	case "fail":
+		return "bad"
+	case "":
+		return ""
+	}
+	return "warn"
+}
+
+func otherObserved(obs map[string]any, used map[string]bool) []kv {
+	var keys []string
+	for k := range obs {
+		if !used[k] {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	out := make([]kv, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, kv{k, fmtValue(obs[k])})
+	}
+	return out
+}
+
+var shotRe = regexp.MustCompile(`-(\d+)x(\d+)\.png$`)
+
+func shotViews(a *Attempt, c *contracts.Contract, base map[string]string) []shotView {
+	var arts []contracts.Artifact
+	switch {
+	case a.Evidence != nil:
+		arts = a.Evidence.Artifacts
+	case a.Bundle != nil:
+		arts = a.Bundle.Artifacts
+	}
+	commit := ""
+	if a.Bundle != nil {
+		commit = short(a.Bundle.ImplementationSHA)
+	}
+	baseSHA := ""
+	if c != nil {
+		baseSHA = short(c.Repo.BaseCommitSHA)
+	}
+	var out []shotView
+	for _, art := range arts {
+		if art.Kind != contracts.ArtifactScreenshot {
+			continue
+		}
+		sv := shotView{Criterion: art.Criterion, Impl: join(a.Rel, art.Name)}
+		if m := shotRe.FindStringSubmatch(art.Name); m != nil {
+			sv.Viewport = m[1] + "×" + m[2]
+			if w, _ := strconv.Atoi(m[1]); w < 768 {
+				sv.Label = "mobile"
+			} else {
+				sv.Label = "desktop"
+			}
+		}
+		where := fmt.Sprintf("criterion %s", art.Criterion)
+		if sv.Viewport != "" {
+			where += " at " + sv.Viewport
+		}
+		sv.ImplAlt = fmt.Sprintf("Screenshot of the implementation commit %s, %s", commit, where)
+		if p, ok := base[art.Name]; ok {
+			sv.Base = p
+			sv.BaseAlt = fmt.Sprintf("Screenshot of the base commit %s, %s", baseSHA, where)
+		}
+		out = append(out, sv)
+	}
+	// Mobile first, then desktop; criteria in evidence order within each.
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Label == "mobile" && out[j].Label != "mobile" })
+	return out
+}
+
+func traceViews(a *Attempt, links Links) []traceView {
+	var arts []contracts.Artifact
+	switch {
+	case a.Evidence != nil:
+		arts = a.Evidence.Artifacts
+	case a.Bundle != nil:
+		arts = a.Bundle.Artifacts
+	}
+	var out []traceView
+	for _, art := range arts {
+		if art.Kind != contracts.ArtifactTrace {
+			continue
+		}
+		tv := traceView{Criterion: art.Criterion, Name: art.Name, Raw: join(a.Rel, art.Name)}
+		if links.TraceViewer != "" && links.Origin != "" && fileNameRe.MatchString(art.Name) {
+			abs := links.Origin + links.FileBase + join(a.Rel, art.Name)
+			tv.Viewer = links.TraceViewer + "?trace=" + url.QueryEscape(abs)
+		}
+		out = append(out, tv)
+	}
+	return out
+}
+
+func fileViews(arts []contracts.Artifact, rel string) []fileView {
+	out := make([]fileView, 0, len(arts))
+	for _, a := range arts {
+		fv := fileView{Name: a.Name, Kind: a.Kind, Criterion: a.Criterion, SHA256: a.SHA256, Size: a.Size}
+		if fileNameRe.MatchString(a.Name) {
+			fv.Href = join(rel, a.Name)
+		}
+		out = append(out, fv)
+	}
+	return out
+}
+
+func sameFiles(a, b []fileView) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func eventOf(e contracts.Event) eventView {
+	ev := eventView{Seq: e.Seq, Type: e.Type, At: e.At, PrevHash: e.PrevHash, Hash: e.Hash}
+	keys := make([]string, 0, len(e.Data))
+	for k := range e.Data {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		ev.Data = append(ev.Data, kv{k, e.Data[k]})
+	}
+	return ev
+}
+
+func isPrefix(a, b []contracts.Event) bool {
+	if len(a) > len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Hash != b[i].Hash || a[i].Seq != b[i].Seq || a[i].Type != b[i].Type || a[i].At != b[i].At ||
+			a[i].PrevHash != b[i].PrevHash || !sameData(a[i].Data, b[i].Data) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameData(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+func headSeq(head string, events []contracts.Event) int {
+	for _, e := range events {
+		if e.Hash == head {
+			return e.Seq
+		}
+	}
+	return 0
+}
+
+func join(rel, name string) string {
+	if rel == "" || rel == "." {
+		return name
+	}
+	return rel + "/" + name
+}
+
+// viewportOf returns "390×844" for a key prefixed with a viewport.
+func viewportOf(key string) string {
+	vp, _, ok := strings.Cut(key, "/")
+	if !ok {
+		return ""
+	}
+	return strings.Replace(vp, "x", "×", 1)
+}
+
+// display drops the viewport prefix of an observed key.
+func display(key string) string {
+	if i := strings.Index(key, "/"); i >= 0 {
+		return key[i+1:]
+	}
+	return key
+}
+
+func fmtValue(v any) string {
+	if f, ok := v.(float64); ok {
+		return contracts.FormatES6Number(f)
+	}
+	b, err := contracts.CanonicalJSON(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+func formatPrice(p contracts.Price) string {
+	return fmt.Sprintf("%d.%02d %s", p.Amount/100, p.Amount%100, strings.ToUpper(p.Currency))
+}
+
+func short(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return s
+}

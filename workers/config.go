@@ -1,0 +1,54 @@
+// Package workers wires activities to their task queues. It holds no logic of its own: it
+// builds each queue's activity struct from local defaults or configured services and
+// registers it, with the workflows, on a Temporal worker.
+package workers
+
+import (
+	"path/filepath"
+)
+
+// Config is what the workers need to know about this machine.
+type Config struct {
+	// DataDir holds everything Signoff keeps: the ledger, the index, proofs, remotes, jobs,
+	// keys (see Layout).
+	DataDir string
+	// ProofDir, when set, holds the proofs instead of <DataDir>/proofs.
+	ProofDir string
+	// RunsDir holds the prepared runs (fixtures/runs) for the prepared executor.
+	RunsDir string
+	// Allow lists owner/name patterns contracts may touch.
+	Allow []string
+	// LoopbackURL is the loopback listener's base URL (checkout page, proof pages).
+	LoopbackURL string
+	// Hooks, when set, is called at named points inside activities. Tests use it as a
+	// barrier to kill a worker at an exact moment; production leaves it nil.
+	Hooks func(point string)
+}
+
+// Layout names the files and folders under the data dir.
+type Layout struct {
+	Ledger, Index, Proofs, Remotes, Jobs, PRs, Keys, Temporal string
+}
+
+// Layout returns the data dir layout with the proof dir override applied.
+func (c Config) Layout() Layout {
+	l := Paths(c.DataDir)
+	if c.ProofDir != "" {
+		l.Proofs = c.ProofDir
+	}
+	return l
+}
+
+// Paths returns the data dir layout.
+func Paths(dataDir string) Layout {
+	j := func(p ...string) string { return filepath.Join(append([]string{dataDir}, p...)...) }
+	return Layout{Ledger: j("ledger.json"), Index: j("index.json"), Proofs: j("proofs"), Remotes: j("remotes"),
+		Jobs: j("jobs"), PRs: j("prs"), Keys: j("keys"), Temporal: j("temporal")}
+}
+
+// ControlKeyFile and VerifierKeyFile are the signing keys under Layout.Keys. Only the control
+// worker reads the first and only the verify worker the second.
+const (
+	ControlKeyFile  = "control.key"
+	VerifierKeyFile = "verifier.key"
+)

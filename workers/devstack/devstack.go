@@ -1,0 +1,199 @@
+// Package devstack composes one Signoff process: Temporal (embedded, or an external
+// cluster), the workers of the queues it runs, and the two HTTP listeners. `signoff dev`,
+// `signoff replay` and the end-to-end tests all run on it.
+package devstack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/signoff/signoff/activities"
+	"github.com/signoff/signoff/temporal"
+	"github.com/signoff/signoff/web"
+	"github.com/signoff/signoff/workers"
+)
+
+// Options configure a stack.
+type Options struct {
+	DataDir string
+	// Dial reaches an external cluster; an empty Address runs the embedded server.
+	Dial temporal.DialConfig
+	// ProofDir overrides where proofs are written (default: the data dir's proofs/).
+	ProofDir string
+	// TemporalPort and UIPort for the embedded server (temporal.AnyPort picks free ones;
+	// UIPort 0 turns the Web UI off).
+	TemporalPort, UIPort int
+	RetentionDays        int
+	// LoopbackAddr serves people on this machine; PublicAddr serves webhooks and chat.
+	LoopbackAddr, PublicAddr string
+	RunsDir                  string
+	Allow                    []string
+	// Control, Execute, Verify say which queues this process works.
+	Control, Execute, Verify bool
+	// BuildExecute and BuildVerify make those queues' activities once the paths are known.
+	BuildExecute func(cfg workers.Config) (*activities.Execute, error)
+	BuildVerify  func(cfg workers.Config) (*activities.Verify, func(), error)
+	Notifier     activities.Notifier
+	Log          io.Writer
+	Hooks        func(point string)
+}
+
+// Stack is a running process.
+type Stack struct {
+	Server      *temporal.Server // nil with an external cluster
+	Client      client.Client
+	Namespace   string
+	Local       *workers.Local
+	Config      workers.Config
+	LoopbackURL string
+	PublicURL   string
+	Loopback    *web.Loopback
+	PublicMux   *http.ServeMux
+
+	closers []func()
+}
+
+// Start brings the stack up; on error everything started is stopped again.
+func Start(ctx context.Context, o Options) (_ *Stack, err error) {
+	s := &Stack{}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	logger := slog.New(slog.NewTextHandler(orDiscard(o.Log), &slog.HandlerOptions{Level: slog.LevelInfo}))
+
+	dial := o.Dial
+	if dial.Address == "" {
+		if err := os.MkdirAll(filepath.Join(o.DataDir, "temporal"), 0o700); err != nil {
+			return nil, err
+		}
+		// The server logs its own shutdown noise at error level; keep it in a file.
+		logFile, err := os.OpenFile(filepath.Join(o.DataDir, "temporal", "server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return nil, err
+		}
+		s.closers = append(s.closers, func() { logFile.Close() })
+		srv, err := temporal.Start(ctx, temporal.Config{DataDir: filepath.Join(o.DataDir, "temporal"),
+			FrontendPort: o.TemporalPort, UIPort: o.UIPort, RetentionDays: o.RetentionDays, LogLevel: "warn", LogOutput: logFile})
+		if err != nil {
+			return nil, err
+		}
+		s.Server = srv
+		s.closers = append(s.closers, func() { _ = srv.Stop() })
+		dial = srv.DialConfig()
+	}
+	s.Namespace = dial.Namespace
+	if s.Namespace == "" {
+		s.Namespace = temporal.DefaultNamespace
+	}
+	c, err := temporal.Dial(ctx, dial)
+	if err != nil {
+		return nil, err
+	}
+	s.Client = c
+	s.closers = append(s.closers, c.Close)
+
+	loopLn, err := listen(o.LoopbackAddr, "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("loopback listener: %w", err)
+	}
+	s.LoopbackURL = "http://" + loopLn.Addr().String()
+	pubLn, err := listen(o.PublicAddr, "127.0.0.1:0")
+	if err != nil {
+		loopLn.Close()
+		return nil, fmt.Errorf("public listener: %w", err)
+	}
+	s.PublicURL = "http://" + pubLn.Addr().String()
+
+	s.Config = workers.Config{DataDir: o.DataDir, ProofDir: o.ProofDir, RunsDir: o.RunsDir, Allow: o.Allow, LoopbackURL: s.LoopbackURL, Hooks: o.Hooks}
+	s.Local = workers.NewLocal(s.Config)
+	var set workers.Set
+	if o.Control {
+		if set.Control, err = workers.NewControl(s.Config, c, s.Local, o.Notifier); err != nil {
+			loopLn.Close()
+			pubLn.Close()
+			return nil, err
+		}
+	}
+	if o.Execute && o.BuildExecute != nil {
+		if set.Execute, err = o.BuildExecute(s.Config); err != nil {
+			loopLn.Close()
+			pubLn.Close()
+			return nil, err
+		}
+	}
+	if o.Verify && o.BuildVerify != nil {
+		var stopVerify func()
+		if set.Verify, stopVerify, err = o.BuildVerify(s.Config); err != nil {
+			loopLn.Close()
+			pubLn.Close()
+			return nil, err
+		}
+		s.closers = append(s.closers, stopVerify)
+	}
+	stopWorkers, err := workers.Start(c, set)
+	if err != nil {
+		loopLn.Close()
+		pubLn.Close()
+		return nil, err
+	}
+	s.closers = append(s.closers, stopWorkers)
+
+	uiURL := ""
+	if s.Server != nil {
+		uiURL = s.Server.UIURL()
+	}
+	s.Loopback = &web.Loopback{Index: s.Local.Index, Ledger: s.Local.Ledger, Signal: c, UIURL: uiURL, Namespace: s.Namespace, Log: logger}
+	s.PublicMux = http.NewServeMux()
+	s.PublicMux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	s.serve(loopLn, s.Loopback.Handler())
+	s.serve(pubLn, s.PublicMux)
+	return s, nil
+}
+
+func (s *Stack) serve(ln net.Listener, h http.Handler) {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			_ = err // the listener closed under us: Close is running
+		}
+	}()
+	s.closers = append(s.closers, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+	})
+}
+
+// Close stops everything in reverse order.
+func (s *Stack) Close() {
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		s.closers[i]()
+	}
+	s.closers = nil
+}
+
+func listen(addr, def string) (net.Listener, error) {
+	if addr == "" {
+		addr = def
+	}
+	return net.Listen("tcp", addr)
+}
+
+func orDiscard(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return w
+}

@@ -1,0 +1,128 @@
+package workers
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/signoff/signoff/activities"
+	"github.com/signoff/signoff/activities/localgit"
+	"github.com/signoff/signoff/activities/preview"
+	"github.com/signoff/signoff/activities/proofstore"
+	"github.com/signoff/signoff/activities/signing"
+	"github.com/signoff/signoff/activities/staticpreview"
+	"github.com/signoff/signoff/activities/verify"
+)
+
+// Preview kinds.
+const (
+	PreviewNext   = "next"   // build and start the app (repository code runs, as the preview user)
+	PreviewStatic = "static" // serve the checked-out files; no build step
+)
+
+// PreviewUser is the unprivileged user repository code runs as.
+const PreviewUser = "signoff-preview"
+
+// ExecuteOptions choose the execute queue's capabilities.
+type ExecuteOptions struct {
+	Executor activities.Executor // nil: not configured
+	Preview  string
+	// SharedDeps is an installed node_modules to hardlink from (the fixture's).
+	SharedDeps string
+	// RunAs overrides the preview user ("" keeps PreviewUser; "-" runs as this process,
+	// for development machines without the user).
+	RunAs  string
+	Faults *activities.FaultPlan
+}
+
+// NewExecute builds the execute queue's activities. A restarted worker first sweeps preview
+// processes a crashed one left behind, by the PIDs it recorded.
+func NewExecute(cfg Config, o ExecuteOptions) (*activities.Execute, error) {
+	p := cfg.Layout()
+	remotes := localgit.Remotes{Root: p.Remotes}
+	e := &activities.Execute{Executor: o.Executor, Hook: cfg.Hooks}
+	switch o.Preview {
+	case PreviewStatic:
+		e.Previews = &staticpreview.Previews{Remotes: remotes, JobsDir: filepath.Join(p.Jobs, "static"), Faults: o.Faults}
+	case PreviewNext, "":
+		root, err := PreviewJobsRoot(cfg.DataDir)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := preview.Sweep(root); err != nil && !os.IsNotExist(err) {
+			return nil, fmt.Errorf("sweep previews left by a previous worker: %w", err)
+		}
+		runAs := o.RunAs
+		switch runAs {
+		case "":
+			runAs = PreviewUser
+		case "-":
+			runAs = ""
+		}
+		keys, err := filepath.Abs(p.Keys)
+		if err != nil {
+			return nil, err
+		}
+		l, err := preview.New(preview.Config{JobsRoot: root, SharedDeps: o.SharedDeps, RunAs: runAs, SecretPaths: []string{keys}})
+		if err != nil {
+			return nil, fmt.Errorf("preview: %w", err)
+		}
+		e.Previews = &preview.Previews{Launcher: l, Remotes: remotes, Faults: o.Faults}
+	default:
+		return nil, fmt.Errorf("unknown preview kind %q (want %s or %s)", o.Preview, PreviewNext, PreviewStatic)
+	}
+	return e, nil
+}
+
+// PreviewJobsRoot is where previews are built: under the system temp folder, which every
+// user can traverse, because the data dir (keys, ledger) must stay closed to the preview user
+// and its parents may be too (a home folder). One folder per data dir.
+func PreviewJobsRoot(dataDir string) (string, error) {
+	abs, err := filepath.Abs(dataDir)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256([]byte(abs))
+	base := filepath.Join(os.TempDir(), "signoff-previews")
+	if err := os.MkdirAll(base, 0o711); err != nil {
+		return "", err
+	}
+	if err := os.Chmod(base, 0o711); err != nil {
+		return "", err
+	}
+	return filepath.Join(base, hex.EncodeToString(sum[:6])), nil
+}
+
+// VerifierTrust writes what the control plane must trust about this verifier: its public key
+// (<key>.pub) and digest (<key>.digest).
+func VerifierTrust(keyPath string, v *verify.Verifier) error {
+	if _, err := signing.WritePublic(keyPath, v.Key); err != nil {
+		return err
+	}
+	return os.WriteFile(keyPath+".digest", []byte(verify.Digest()+"\n"), 0o644)
+}
+
+// NewVerify builds the verify queue's activities: the browser verifier with its own key.
+// Only this queue reads the verifier key.
+func NewVerify(cfg Config, gate activities.Gate) (*activities.Verify, func(), error) {
+	p := cfg.Layout()
+	keyPath := filepath.Join(p.Keys, VerifierKeyFile)
+	key, err := signing.LoadOrCreate(keyPath)
+	if err != nil {
+		return nil, nil, fmt.Errorf("verifier key: %w", err)
+	}
+	vcfg := verify.DefaultConfig()
+	v := &verify.Verifier{Config: vcfg, Key: key, Source: verify.SourceFromEnv(vcfg, os.Getenv)}
+	if err := VerifierTrust(keyPath, v); err != nil {
+		return nil, nil, err
+	}
+	stop := func() {}
+	if d, err := verify.StartDriver(vcfg); err == nil {
+		v.Driver = d
+		stop = func() { _ = d.Stop() }
+	} // else: Verify reports the setup error per call, as verification_error
+	act := &verify.Activity{Verifier: v, Proofs: proofstore.Store{Root: p.Proofs}}
+	return &activities.Verify{Verifier: act, Gate: gate}, stop, nil
+}

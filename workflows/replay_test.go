@@ -1,0 +1,98 @@
+package workflows_test
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	sdklog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/signoff/signoff/workflows"
+)
+
+// recorded lists replays/*.json after checking each against the append-only manifest:
+// a history edited or dropped after recording fails here, before any replay.
+func recorded(t *testing.T) []string {
+	t.Helper()
+	dir := filepath.Join("..", "replays")
+	f, err := os.Open(filepath.Join(dir, "MANIFEST"))
+	if err != nil {
+		t.Fatalf("replays/MANIFEST: %v", err)
+	}
+	defer f.Close()
+	var files []string
+	listed := map[string]bool{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		sum, name, ok := strings.Cut(sc.Text(), "  ")
+		if !ok {
+			t.Fatalf("MANIFEST line %q", sc.Text())
+		}
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatalf("history %s in the manifest is gone: %v", name, err)
+		}
+		got := sha256.Sum256(b)
+		if hex.EncodeToString(got[:]) != sum {
+			t.Fatalf("history %s changed after recording (histories are append-only)", name)
+		}
+		listed[name] = true
+		files = append(files, filepath.Join(dir, name))
+	}
+	all, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	for _, p := range all {
+		if !listed[filepath.Base(p)] {
+			t.Fatalf("%s is not in replays/MANIFEST", filepath.Base(p))
+		}
+	}
+	if len(files) == 0 {
+		t.Fatal("no recorded histories")
+	}
+	return files
+}
+
+// quiet keeps the SDK's panic report for the deliberately changed workflow off the output.
+var quiet = sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+
+func replayer(wf any) worker.WorkflowReplayer {
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflowWithOptions(wf, workflow.RegisterOptions{Name: workflows.ContractWorkflowName})
+	return r
+}
+
+// TestReplayRecordedHistories replays every history recorded from real runs on the embedded
+// server against the current workflow code: a change that breaks determinism fails here.
+func TestReplayRecordedHistories(t *testing.T) {
+	for _, f := range recorded(t) {
+		if err := replayer(workflows.ContractWorkflow).ReplayWorkflowHistoryFromJSONFile(quiet, f); err != nil {
+			t.Errorf("%s: %v", filepath.Base(f), err)
+		}
+	}
+}
+
+// changedWorkflow is the contract workflow with one extra timer up front: the kind of change
+// that must go behind workflow.GetVersion.
+func changedWorkflow(ctx workflow.Context, in workflows.ContractInput) (workflows.Status, error) {
+	if err := workflow.Sleep(ctx, time.Second); err != nil {
+		return workflows.Status{}, err
+	}
+	return workflows.ContractWorkflow(ctx, in)
+}
+
+// TestReplayCatchesAChangedWorkflow proves the replay test can fail.
+func TestReplayCatchesAChangedWorkflow(t *testing.T) {
+	for _, f := range recorded(t) {
+		if err := replayer(changedWorkflow).ReplayWorkflowHistoryFromJSONFile(quiet, f); err == nil {
+			t.Errorf("%s replayed against a changed workflow", filepath.Base(f))
+		}
+	}
+}
