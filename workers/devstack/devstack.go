@@ -18,8 +18,11 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/signoff/signoff/activities"
+	"github.com/signoff/signoff/activities/signing"
+	"github.com/signoff/signoff/activities/verify"
 	"github.com/signoff/signoff/temporal"
 	"github.com/signoff/signoff/web"
+	"github.com/signoff/signoff/web/proofpage"
 	"github.com/signoff/signoff/workers"
 )
 
@@ -154,12 +157,38 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	if s.Server != nil {
 		uiURL = s.Server.UIURL()
 	}
-	s.Loopback = &web.Loopback{Index: s.Local.Index, Ledger: s.Local.Ledger, Signal: c, UIURL: uiURL, Namespace: s.Namespace, Log: logger}
+	s.Loopback = &web.Loopback{Index: s.Local.Index, Ledger: s.Local.Ledger, Signal: c, UIURL: uiURL, Namespace: s.Namespace, Log: logger,
+		Extra: map[string]http.Handler{}}
+	if h, err := proofHandler(s.Config, s.Local); err == nil {
+		s.Loopback.Extra["/proofs/"] = h
+	} else {
+		logger.Warn("proof pages unavailable", "error", err)
+	}
 	s.PublicMux = http.NewServeMux()
 	s.PublicMux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	s.serve(loopLn, s.Loopback.Handler())
 	s.serve(pubLn, s.PublicMux)
 	return s, nil
+}
+
+// proofHandler serves proof pages from the proof store, verified with this data dir's keys
+// when both exist, with the driver's trace viewer when it is installed.
+func proofHandler(cfg workers.Config, l *workers.Local) (http.Handler, error) {
+	layout := cfg.Layout()
+	opts := proofpage.Options{Index: l.Index}
+	vk, verr := signing.LoadPublic(filepath.Join(layout.Keys, workers.VerifierKeyFile))
+	ck, cerr := signing.LoadPublic(filepath.Join(layout.Keys, workers.ControlKeyFile))
+	if verr == nil && cerr == nil {
+		opts.VerifierKey, opts.ControlKey = vk, ck
+	}
+	pc := proofpage.Config{Root: layout.Proofs, Prefix: "/proofs/", IndexURL: "/", Options: opts,
+		TraceViewerDir: proofpage.TraceViewerDir(verify.DefaultConfig().DriverDir)}
+	h, err := proofpage.NewHandler(pc)
+	if err != nil {
+		pc.TraceViewerDir = "" // trace links then go to the raw files
+		return proofpage.NewHandler(pc)
+	}
+	return h, nil
 }
 
 func (s *Stack) serve(ln net.Listener, h http.Handler) {

@@ -8,6 +8,7 @@ import (
 	"github.com/signoff/signoff/cmd/signoff/internal/cmd/dev"
 	"github.com/signoff/signoff/cmd/signoff/internal/cmd/payment"
 	"github.com/signoff/signoff/cmd/signoff/internal/cmd/policy"
+	"github.com/signoff/signoff/cmd/signoff/internal/cmd/proof"
 	"github.com/signoff/signoff/cmd/signoff/internal/cmd/replay"
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
 )
@@ -26,6 +27,6 @@ func NewCmdRoot(io *iostreams.IO) *cobra.Command {
 	cmd.SetOut(io.Out)
 	cmd.SetErr(io.ErrOut)
 	cmd.AddCommand(contract.NewCmdContract(io), policy.NewCmdPolicy(io), dev.NewCmdDev(io, nil), dev.NewCmdWorker(io, nil),
-		payment.NewCmdPayment(io), replay.NewCmdReplay(io, nil))
+		payment.NewCmdPayment(io), replay.NewCmdReplay(io, nil), proof.NewCmdProof(io))
 	return cmd
 }
