@@ -1,0 +1,299 @@
+package contract_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/signoff/signoff/activities/verify"
+	"github.com/signoff/signoff/cmd/signoff/internal/cmd/contract"
+	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
+	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/contracts/authoring"
+	"github.com/signoff/signoff/fixtures/finance"
+	"github.com/signoff/signoff/fixtures/fixturerepo"
+)
+
+const newGoal = "Make the Watchlist page work well on mobile: cards instead of the table below 640px, desktop table kept."
+
+// monorepo materializes the finance app in web/ of a repository (a traversable directory, so
+// the preview user can build it) and returns the repository root.
+func monorepo(t *testing.T) string {
+	t.Helper()
+	m := fstest.MapFS{"README.md": {Data: []byte("monorepo\n"), Mode: 0o644}}
+	err := fs.WalkDir(finance.Files, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := finance.Files.ReadFile(p)
+		m["web/"+p] = &fstest.MapFile{Data: b, Mode: 0o644}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := os.MkdirTemp("", "contract-new-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	if err := os.Chmod(root, 0o711); err != nil {
+		t.Fatal(err)
+	}
+	repo := filepath.Join(root, "repo")
+	if _, err := fixturerepo.MaterializeFS(m, repo); err != nil {
+		t.Fatal(err)
+	}
+	return repo
+}
+
+func newOpts(io *iostreams.IO, repo, out string) *contract.NewOptions {
+	return &contract.NewOptions{IO: io, Repo: repo, Goal: newGoal, Out: out, NoCheck: true, Base: "HEAD",
+		Requester: "ann", DataDir: filepath.Join(filepath.Dir(out), "data"),
+		Now: func() time.Time { return time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC) }}
+}
+
+func TestNewWritesContractFromSubfolder(t *testing.T) {
+	repo := monorepo(t)
+	out := filepath.Join(t.TempDir(), "c.json")
+	io, stdout, stderr := iostreams.Test()
+	if err := contract.RunNew(newOpts(io, filepath.Join(repo, "web"), out)); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	text := stdout.String()
+	for _, want := range []string{"(app in web/)", "mobile-no-overflow", "mobile-cards", "desktop-table", "test hook [data-testid=\"watchlist-card\"]",
+		"Discrimination: not run (--no-check", "Quote: ", "expires 2026-03-02T09:00:00Z", "Contract written to " + out, "Contract hash (approve this): "} {
+		if !strings.Contains(text, want) {
+			t.Errorf("output lacks %q:\n%s", want, text)
+		}
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := contracts.Load(data, contracts.LoadOptions{})
+	if err != nil {
+		t.Fatalf("written contract does not load: %v", err)
+	}
+	h, _ := contracts.Hash(*c)
+	if !strings.Contains(text, "Contract hash (approve this): "+h) {
+		t.Errorf("printed hash is not the file's hash %s", h)
+	}
+	if c.Verifier != verify.Ref() || c.Repo.Owner != "local" || c.Stack.Build != "cd web && npm run build" {
+		t.Errorf("contract %+v %+v %+v", c.Verifier, c.Repo, c.Stack)
+	}
+	// `contract validate` agrees, and asking again writes the same file.
+	io2, out2, _ := iostreams.Test()
+	if err := contract.RunValidate(&contract.ValidateOptions{IO: io2, File: out}); err != nil || !strings.Contains(out2.String(), h) {
+		t.Errorf("validate: %v %s", err, out2)
+	}
+	io3, _, errOut3 := iostreams.Test()
+	if err := contract.RunNew(newOpts(io3, filepath.Join(repo, "web", "app"), out)); err != nil {
+		t.Errorf("same goal again: %v %s", err, errOut3)
+	}
+}
+
+func TestNewJSON(t *testing.T) {
+	repo := monorepo(t)
+	out := filepath.Join(t.TempDir(), "c.json")
+	io, stdout, _ := iostreams.Test()
+	o := newOpts(io, repo, out)
+	o.JSON = true
+	if err := contract.RunNew(o); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Offered      bool                `json:"offered"`
+		Hash         string              `json:"contract_hash"`
+		File         string              `json:"contract_file"`
+		Contract     *contracts.Contract `json:"contract"`
+		Survey       *authoring.Survey   `json:"survey"`
+		Quote        *authoring.Quote    `json:"quote"`
+		Draft        *authoring.Draft    `json:"draft"`
+		Error        map[string]any      `json:"error"`
+		Discriminate map[string]any      `json:"discrimination"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+		t.Fatalf("%v: %s", err, stdout)
+	}
+	if !got.Offered || got.File != out || len(got.Hash) != 64 || got.Contract == nil || got.Survey.AppDir != "web" || got.Quote.Price.Amount < 50 || got.Error != nil {
+		t.Errorf("json report: %s", stdout)
+	}
+	if len(got.Draft.Plan) != len(got.Contract.Criteria) {
+		t.Errorf("plan %v", got.Draft.Plan)
+	}
+}
+
+func TestNewRefusesBadInput(t *testing.T) {
+	repo := monorepo(t)
+	dir := t.TempDir()
+	existing := filepath.Join(dir, "existing.json")
+	if err := os.WriteFile(existing, []byte("keep me\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name  string
+		edit  func(o *contract.NewOptions)
+		want  string
+		check func(t *testing.T)
+	}{
+		{name: "no goal", edit: func(o *contract.NewOptions) { o.Goal = " " }, want: "--goal"},
+		{name: "subjective", edit: func(o *contract.NewOptions) { o.Goal = "Make the watchlist look nicer." }, want: "refused (subjective)"},
+		{name: "out of scope", edit: func(o *contract.NewOptions) { o.Goal = "Rewrite the app in Rust." }, want: "refused (out_of_scope)"},
+		{name: "not allowed", edit: func(o *contract.NewOptions) { o.Allow = []string{"acme/*"} }, want: "not on the repository allowlist"},
+		{name: "bad pattern", edit: func(o *contract.NewOptions) { o.Allow = []string{"acme"} }, want: "owner/name"},
+		{name: "bad budget", edit: func(o *contract.NewOptions) { o.Budget = "-3" }, want: "--budget"},
+		{name: "budget too small", edit: func(o *contract.NewOptions) { o.Budget = "5" }, want: "not weakened"},
+		{name: "bad route", edit: func(o *contract.NewOptions) { o.Routes = []string{"http://evil/"} }, want: "route"},
+		{name: "not a repo", edit: func(o *contract.NewOptions) { o.Repo = dir }, want: "not inside a git repository"},
+		{name: "bad base", edit: func(o *contract.NewOptions) { o.Base = "no-such-branch" }, want: "not a commit"},
+		{name: "out exists", edit: func(o *contract.NewOptions) { o.Out = existing }, want: "--force",
+			check: func(t *testing.T) {
+				if b, _ := os.ReadFile(existing); string(b) != "keep me\n" {
+					t.Errorf("existing file changed: %q", b)
+				}
+			}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "c.json")
+			io, _, stderr := iostreams.Test()
+			o := newOpts(io, repo, out)
+			c.edit(o)
+			err := contract.RunNew(o)
+			if code := iostreams.ExitCode(err); code != iostreams.ExitBadInput {
+				t.Fatalf("exit %d (%v), want 2", code, err)
+			}
+			msg := stderr.String()
+			if err != nil {
+				msg += err.Error()
+			}
+			if !strings.Contains(msg, c.want) {
+				t.Errorf("message %q lacks %q", msg, c.want)
+			}
+			if o.Out == out {
+				if _, err := os.Stat(out); err == nil {
+					t.Error("a contract was written")
+				}
+			}
+			if c.check != nil {
+				c.check(t)
+			}
+		})
+	}
+}
+
+// stubChecker reports every criterion as already passing: a vacuous contract.
+type stubChecker struct{}
+
+func (stubChecker) CheckBase(_ context.Context, c contracts.Contract) (*authoring.BaseReport, error) {
+	r := &authoring.BaseReport{CommitSHA: c.Repo.BaseCommitSHA, BuiltSHA: c.Repo.BaseCommitSHA}
+	for _, cr := range c.Criteria {
+		r.Results = append(r.Results, authoring.BaseResult{CriterionID: cr.ID, Outcome: authoring.OutcomePass})
+	}
+	return r, nil
+}
+
+func TestNewVacuousIsNotOffered(t *testing.T) {
+	repo := monorepo(t)
+	out := filepath.Join(t.TempDir(), "c.json")
+	io, stdout, stderr := iostreams.Test()
+	o := newOpts(io, repo, out)
+	o.NoCheck, o.Checker = false, stubChecker{}
+	err := contract.RunNew(o)
+	if iostreams.ExitCode(err) != iostreams.ExitFailure || !strings.Contains(stderr.String(), "vacuous") {
+		t.Fatalf("exit %d, stderr %s", iostreams.ExitCode(err), stderr)
+	}
+	if !strings.Contains(stdout.String(), "regression guard") || strings.Contains(stdout.String(), "Contract hash") {
+		t.Errorf("output:\n%s", stdout)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("a vacuous contract was written")
+	}
+}
+
+func TestNewFlagsReachOptions(t *testing.T) {
+	io, _, _ := iostreams.Test()
+	var got *contract.NewOptions
+	parent := &cobra.Command{Use: "contract"}
+	parent.PersistentFlags().String("data-dir", ".signoff", "")
+	parent.AddCommand(contract.NewCmdNew(io, func(o *contract.NewOptions) error { got = o; return nil }))
+	parent.SetArgs([]string{"new", "--repo", "r", "--goal", "g", "--route", "/a", "--route", "/b", "--json", "--out", "f.json",
+		"--no-check", "--base", "abc", "--name", "o/n", "--allow", "o/*", "--budget", "49.50", "--data-dir", "/d", "--run-as", "-"})
+	if err := parent.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if got.Repo != "r" || got.Goal != "g" || strings.Join(got.Routes, ",") != "/a,/b" || !got.JSON || got.Out != "f.json" || !got.NoCheck ||
+		got.Base != "abc" || got.Name != "o/n" || strings.Join(got.Allow, ",") != "o/*" || got.Budget != "49.50" || got.DataDir != "/d" || got.RunAs != "-" {
+		t.Fatalf("options %+v", got)
+	}
+}
+
+// TestNewChecksBaseInBrowser runs the real discrimination check: the app in web/ is built
+// from its folder of the base commit and the Watchlist criteria run in Chromium.
+func TestNewChecksBaseInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the Next.js fixture and drives Chromium; skipped in -short mode")
+	}
+	mod := moduleRoot(t)
+	if err := verify.DefaultConfig().CheckSetup(true); err != nil {
+		t.Fatalf("browser setup missing: %v\nrun `%s` from the repository root", err, verify.SetupTask)
+	}
+	deps := filepath.Join(mod, ".cache", "finance-deps")
+	if err := fixtureDepsCurrent(mod, deps); err != nil {
+		t.Fatalf("the finance fixture's shared node_modules is missing or stale: run `go tool task fixture:setup` (%v)", err)
+	}
+	repo := monorepo(t)
+	out := filepath.Join(t.TempDir(), "c.json")
+	io, stdout, stderr := iostreams.Test()
+	o := newOpts(io, filepath.Join(repo, "web"), out)
+	o.NoCheck, o.SharedDeps = false, deps
+	o.DataDir = filepath.Join(filepath.Dir(repo), "data")
+	start := time.Now()
+	if err := contract.RunNew(o); err != nil {
+		t.Fatalf("%v\n%s\n%s", err, stdout, stderr)
+	}
+	t.Logf("contract new with a base check took %s\n%s", time.Since(start).Round(time.Millisecond), stdout)
+	for _, want := range []string{"FAIL   mobile-no-overflow", "scrollWidth = 927, innerWidth = 390", "FAIL   mobile-cards",
+		"pass   desktop-table", "not vacuous: 2 of 5", "built as commit", "Contract hash (approve this): "} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+}
+
+func moduleRoot(t *testing.T) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "..", "..", "..")
+}
+
+func fixtureDepsCurrent(mod, deps string) error {
+	h := sha256.New()
+	for _, f := range []string{"package.json", "package-lock.json"} {
+		b, err := os.ReadFile(filepath.Join(mod, "fixtures", "finance", f))
+		if err != nil {
+			return err
+		}
+		h.Write(b)
+	}
+	stamp, err := os.ReadFile(filepath.Join(deps, ".stamp"))
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(string(stamp)) != hex.EncodeToString(h.Sum(nil)) {
+		return os.ErrNotExist
+	}
+	return nil
+}

@@ -1,0 +1,245 @@
+package authoring
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/signoff/signoff/contracts"
+)
+
+// BaseChecker runs a contract's criteria against its base commit. The local implementation
+// (package localcheck) builds a preview and drives the verifier directly; a workflow-backed
+// one can run the preview on the execute queue and the verifier on the verify queue.
+type BaseChecker interface {
+	CheckBase(ctx context.Context, c contracts.Contract) (*BaseReport, error)
+}
+
+// Outcomes of a criterion on the base commit.
+const (
+	OutcomePass   = "pass"
+	OutcomeFail   = "fail"
+	OutcomeAbsent = "absent" // an http check found no such member: what the change adds
+	OutcomeError  = "error"
+)
+
+// BaseReport is what the criteria measured on a commit (the base, for discrimination).
+type BaseReport struct {
+	// CommitSHA is the commit checked.
+	CommitSHA string `json:"commit_sha"`
+	// BuiltSHA is the commit the preview built: the base itself, or for an app in a subfolder
+	// a commit whose tree is that subfolder of the base.
+	BuiltSHA   string       `json:"built_sha"`
+	RuntimeSHA string       `json:"runtime_sha"`
+	Browser    string       `json:"browser,omitempty"`
+	Results    []BaseResult `json:"results"`
+	DurationMS int64        `json:"duration_ms"`
+	// BuildMS is the time the preview took to build and start (0 when reused).
+	BuildMS int64    `json:"build_ms"`
+	Notes   []string `json:"notes,omitempty"`
+}
+
+// BaseResult is one criterion on the base commit.
+type BaseResult struct {
+	CriterionID string `json:"criterion_id"`
+	Outcome     string `json:"outcome"`
+	// Failures name each failed check with observed and expected values.
+	Failures []string       `json:"failures,omitempty"`
+	Error    string         `json:"error,omitempty"`
+	Observed map[string]any `json:"observed,omitempty"`
+}
+
+// Result returns the criterion's result, or nil.
+func (r *BaseReport) Result(id string) *BaseResult {
+	for i := range r.Results {
+		if r.Results[i].CriterionID == id {
+			return &r.Results[i]
+		}
+	}
+	return nil
+}
+
+// Classify turns verifier evidence for the base commit into per-criterion outcomes (set
+// CommitSHA afterwards when another commit was checked). It
+// recomputes pass and fail with contracts.ChecksFor and contracts.Compare, the same semantics
+// the policy judges by, and does not trust the reported status.
+func Classify(c contracts.Contract, ev *contracts.Evidence, builtSHA string) *BaseReport {
+	r := &BaseReport{CommitSHA: c.Repo.BaseCommitSHA, BuiltSHA: builtSHA}
+	if ev == nil {
+		for _, cr := range c.Criteria {
+			r.Results = append(r.Results, BaseResult{CriterionID: cr.ID, Outcome: OutcomeError, Error: "no evidence"})
+		}
+		return r
+	}
+	r.RuntimeSHA = ev.RuntimeSHA
+	r.Browser = strings.TrimSpace(ev.Browser.Name + " " + ev.Browser.Version)
+	if ev.RuntimeSHA != builtSHA {
+		for _, cr := range c.Criteria {
+			r.Results = append(r.Results, BaseResult{CriterionID: cr.ID, Outcome: OutcomeError,
+				Error: fmt.Sprintf("the preview served commit %q, not the built %s: nothing was measured", ev.RuntimeSHA, short(builtSHA))})
+		}
+		return r
+	}
+	byID := map[string]contracts.CriterionResult{}
+	for _, res := range ev.Results {
+		byID[res.CriterionID] = res
+	}
+	for _, cr := range c.Criteria {
+		res, ok := byID[cr.ID]
+		if !ok {
+			r.Results = append(r.Results, BaseResult{CriterionID: cr.ID, Outcome: OutcomeError, Error: "no result in the evidence"})
+			continue
+		}
+		r.Results = append(r.Results, classifyOne(cr, res))
+	}
+	return r
+}
+
+func classifyOne(cr contracts.Criterion, res contracts.CriterionResult) BaseResult {
+	br := BaseResult{CriterionID: cr.ID, Observed: res.Observed}
+	if res.Status == contracts.StatusError || res.Status == contracts.StatusTimeout {
+		if missing := missingMembers(res.Observed); len(missing) > 0 && cr.Assert.Kind == contracts.KindHTTP {
+			br.Outcome, br.Failures = OutcomeAbsent, missing
+			return br
+		}
+		br.Outcome, br.Error = OutcomeError, res.Status+": "+res.Error
+		return br
+	}
+	checks, err := contracts.ChecksFor(cr)
+	if err != nil {
+		br.Outcome, br.Error = OutcomeError, err.Error()
+		return br
+	}
+	for _, ch := range checks {
+		obs, ok := res.Observed[ch.Key]
+		want := ch.Expected
+		if ok && ch.ExpectedKey != "" {
+			want, ok = res.Observed[ch.ExpectedKey]
+		}
+		if !ok {
+			br.Outcome, br.Error = OutcomeError, "no observed value for "+ch.Label
+			return br
+		}
+		pass, err := contracts.Compare(ch.Op, obs, want)
+		if err != nil {
+			br.Outcome, br.Error = OutcomeError, fmt.Sprintf("observed value for %s is unusable: %v", ch.Label, err)
+			return br
+		}
+		if !pass {
+			br.Failures = append(br.Failures, failureText(ch, obs, want))
+		}
+	}
+	br.Outcome = OutcomePass
+	if len(br.Failures) > 0 {
+		br.Outcome = OutcomeFail
+	}
+	return br
+}
+
+// missingMembers reads the verifier's note for JSON pointers that did not resolve.
+func missingMembers(obs map[string]any) []string {
+	var out []string
+	for k, v := range obs {
+		if strings.HasPrefix(k, "json.") && strings.HasSuffix(k, ".missing") {
+			out = append(out, fmt.Sprint(v))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+var obsNames = map[string]string{
+	contracts.ObsScrollWidth: "scrollWidth", contracts.ObsInnerWidth: "innerWidth", contracts.ObsInnerHeight: "innerHeight",
+	contracts.ObsClipped: "elements cut off at the right edge", contracts.ObsStatus: "HTTP status",
+	contracts.ObsPageErrors: "page errors", contracts.ObsConsoleErrors: "console errors", contracts.ObsCount: "matching elements",
+}
+
+// obsName turns an observed key ("390x844/0.scroll_width") into a word and its viewport.
+func obsName(key string) (name, vp string) {
+	leaf := key
+	if i := strings.Index(key, "/"); i >= 0 {
+		vp, leaf = key[:i], key[i+1:]
+	}
+	for {
+		i := strings.Index(leaf, ".")
+		if i <= 0 || strings.Trim(leaf[:i], "0123456789") != "" {
+			break
+		}
+		leaf = leaf[i+1:]
+	}
+	if n, ok := obsNames[leaf]; ok {
+		return n, vp
+	}
+	return leaf, vp
+}
+
+func failureText(ch contracts.Check, obs, want any) string {
+	name, vp := obsName(ch.Key)
+	at := ""
+	if vp != "" {
+		at = "at " + vp + ": "
+	}
+	if ch.ExpectedKey != "" {
+		other, _ := obsName(ch.ExpectedKey)
+		return fmt.Sprintf("%s%s = %s, %s = %s (want %s)", at, name, fmtValue(obs), other, fmtValue(want), ch.Label)
+	}
+	return fmt.Sprintf("%s%s: observed %s", at, ch.Label, fmtValue(obs))
+}
+
+func fmtValue(v any) string {
+	if f, ok := v.(float64); ok {
+		return contracts.FormatES6Number(f)
+	}
+	b, err := contracts.CanonicalJSON(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// Discrimination says whether the criteria can tell the requested change from no change.
+type Discrimination struct {
+	// Checked is false when no base check ran (Skipped says why).
+	Checked bool   `json:"checked"`
+	Skipped string `json:"skipped,omitempty"`
+	// Failing are criteria the base commit does not satisfy: the change must make them pass.
+	Failing []string `json:"failing,omitempty"`
+	// Guards are criteria the base already satisfies: regression guards the change must keep.
+	Guards []string `json:"guards,omitempty"`
+	// Problems are criteria that behaved unlike their role on the base (a guard that fails,
+	// a check that could not run): worth a look before approving.
+	Problems []string    `json:"problems,omitempty"`
+	Report   *BaseReport `json:"report,omitempty"`
+}
+
+// Discriminate reads a base report against the draft's roles. It returns a
+// DiscriminationError when the contract must not be offered: every criterion already holds
+// on the base (vacuous), or none could be shown to fail (inconclusive).
+func Discriminate(d *Draft, r *BaseReport) (Discrimination, error) {
+	out := Discrimination{Checked: true, Report: r}
+	errored := 0
+	for _, res := range r.Results {
+		role := d.Role(res.CriterionID)
+		switch res.Outcome {
+		case OutcomePass:
+			out.Guards = append(out.Guards, res.CriterionID)
+		case OutcomeFail, OutcomeAbsent:
+			out.Failing = append(out.Failing, res.CriterionID)
+			if role == RoleGuard {
+				out.Problems = append(out.Problems, fmt.Sprintf("%s was planned as a regression guard but fails on the base commit (%s): the page may already be broken there, or an anchor is wrong",
+					res.CriterionID, strings.Join(res.Failures, "; ")))
+			}
+		default:
+			errored++
+			out.Problems = append(out.Problems, fmt.Sprintf("%s could not be measured on the base commit: %s", res.CriterionID, res.Error))
+		}
+	}
+	switch {
+	case len(out.Failing) == 0 && errored == 0:
+		return out, &DiscriminationError{Code: DiscVacuous, Reason: fmt.Sprintf("the base commit %s already satisfies all %d criteria: the contract could not tell the change from no change", short(r.CommitSHA), len(r.Results))}
+	case len(out.Failing) == 0:
+		return out, &DiscriminationError{Code: DiscInconclusive, Reason: fmt.Sprintf("no criterion could be shown to fail on the base commit %s (%d could not be measured)", short(r.CommitSHA), errored)}
+	}
+	return out, nil
+}

@@ -1,0 +1,357 @@
+package localcheck_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/user"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/signoff/signoff/activities/preview"
+	"github.com/signoff/signoff/activities/verify"
+	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/contracts/authoring"
+	"github.com/signoff/signoff/contracts/authoring/localcheck"
+	"github.com/signoff/signoff/fixtures/finance"
+	"github.com/signoff/signoff/fixtures/fixturerepo"
+	"github.com/signoff/signoff/policy"
+)
+
+// One Playwright driver and one Chromium for the package: each costs seconds to start, and
+// every criterion still gets fresh browser contexts.
+var (
+	driver   *verify.Driver
+	browser  *verify.Shared
+	setupErr error
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	if testing.Short() {
+		setupErr = errors.New("-short mode builds nothing and runs no browser")
+		return m.Run()
+	}
+	cfg := verify.DefaultConfig()
+	if err := cfg.CheckSetup(true); err != nil {
+		setupErr = err
+		return m.Run()
+	}
+	d, err := verify.StartDriver(cfg)
+	if err != nil {
+		setupErr = err
+		return m.Run()
+	}
+	defer d.Stop()
+	driver = d
+	browser = &verify.Shared{Source: verify.Local{Chromium: cfg.Chromium}}
+	defer browser.Close()
+	return m.Run()
+}
+
+func moduleRoot(t *testing.T) string {
+	t.Helper()
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		t.Fatal("cannot locate the test file")
+	}
+	return filepath.Join(filepath.Dir(file), "..", "..", "..")
+}
+
+// needSetup skips in -short mode and otherwise fails naming the setup task that is missing.
+func needSetup(t *testing.T) (deps, runAs string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the Next.js fixture and drives Chromium; skipped in -short mode")
+	}
+	if setupErr != nil {
+		t.Fatalf("browser setup missing: %v\nrun `%s` from the repository root", setupErr, verify.SetupTask)
+	}
+	root := moduleRoot(t)
+	deps = filepath.Join(root, ".cache", "finance-deps")
+	h := sha256.New()
+	for _, f := range []string{"package.json", "package-lock.json"} {
+		b, err := os.ReadFile(filepath.Join(root, "fixtures", "finance", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.Write(b)
+	}
+	stamp, err := os.ReadFile(filepath.Join(deps, ".stamp"))
+	if err != nil || strings.TrimSpace(string(stamp)) != hex.EncodeToString(h.Sum(nil)) {
+		t.Fatalf("the finance fixture's shared node_modules is missing or stale: run `go tool task fixture:setup` (%v)", err)
+	}
+	if os.Geteuid() == 0 {
+		if _, err := user.Lookup(preview.DefaultUser); err != nil {
+			t.Fatalf("user %s is missing: run `go tool task fixture:setup` (%v)", preview.DefaultUser, err)
+		}
+		runAs = preview.DefaultUser
+	}
+	return deps, runAs
+}
+
+// traversable makes a temporary directory the preview user can reach (t.TempDir's parents
+// are private).
+func traversable(t *testing.T, prefix string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o711); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// fixture is the finance app as a repository: the base commit and one commit per
+// implementation, each the base plus one prepared patch.
+type fixture struct {
+	repo    string
+	base    string
+	commits map[string]string
+}
+
+func materialize(t *testing.T, root string, patches map[string]string) fixture {
+	t.Helper()
+	f := fixture{repo: filepath.Join(root, "finance"), commits: map[string]string{}}
+	var err error
+	if f.base, err = fixturerepo.MaterializeFS(finance.Files, f.repo); err != nil {
+		t.Fatal(err)
+	}
+	names := make([]string, 0, len(patches))
+	for n := range patches {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if err := fixturerepo.RestoreTree(f.repo, f.base); err != nil {
+			t.Fatal(err)
+		}
+		if err := fixturerepo.ApplyPatch(f.repo, patches[name]); err != nil {
+			t.Fatal(err)
+		}
+		sha, err := fixturerepo.CommitAll(f.repo, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.commits[name] = sha
+	}
+	return f
+}
+
+var testKey = ed25519.NewKeyFromSeed([]byte("signoff-authoring-localcheck-key"))
+
+// The goals, as a user would type them.
+const (
+	watchlistGoal = "Make the Watchlist page work well on mobile: cards instead of the table below 640px, desktop table kept."
+	fakeFixGoal   = "Just add a 'Mobile optimized' label to the Watchlist header."
+	paperGoal     = "Add an Account Health strip to the Paper trading page showing the account's health, buying power and margin used."
+	quotesGoal    = `Add a currency field set to "USD" to every quote returned by /api/quotes.`
+	onboardGoal   = "Add a 'Skip for now' link to the onboarding page that goes to the watchlist."
+)
+
+// TestDiscriminationOnFinanceFixture builds the base commit once and runs every generated
+// contract against it; then builds W1, a second correct fix, W2 and W4 (in one reused slot)
+// and judges the Watchlist contract on each with the policy, and P1/P2 with the Paper one.
+func TestDiscriminationOnFinanceFixture(t *testing.T) {
+	deps, runAs := needSetup(t)
+	mod := moduleRoot(t)
+	root := traversable(t, "authoring-localcheck-")
+	runs := filepath.Join(mod, "fixtures", "runs")
+	fx := materialize(t, root, map[string]string{
+		"W1":  filepath.Join(runs, "W1", "patches", "attempt-1.patch"),
+		"alt": filepath.Join(mod, "contracts", "authoring", "testdata", "watchlist-cards-alt.patch"),
+		"W2":  filepath.Join(runs, "W2", "patches", "attempt-1.patch"),
+		"W4":  filepath.Join(runs, "W4", "patches", "attempt-1.patch"),
+		"P1":  filepath.Join(runs, "P1", "patches", "attempt-1.patch"),
+		"P2":  filepath.Join(runs, "P2", "patches", "attempt-1.patch"),
+	})
+	launcher, err := preview.New(preview.Config{JobsRoot: filepath.Join(root, "jobs"), SharedDeps: deps, RunAs: runAs,
+		StepTimeout: 5 * time.Minute, StartTimeout: 2 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checker := &localcheck.LocalChecker{
+		Launcher: launcher,
+		Verifier: &verify.Verifier{Config: verify.DefaultConfig(), Key: testKey, Driver: driver, Source: browser},
+		RepoDir:  fx.repo,
+		OutDir:   t.TempDir(),
+		Keep:     true,
+	}
+	defer checker.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	author := &authoring.Author{Admission: &authoring.Admission{Allow: []string{"signoff-fixtures/*"}}, Checker: checker, Verifier: verify.Ref()}
+	draft := func(goal string) *authoring.Result {
+		t.Helper()
+		src, err := authoring.ResolveSource(ctx, fx.repo, fx.base, "signoff-fixtures/finance")
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		res, err := author.Draft(ctx, authoring.Request{Requester: "test", Source: src, Goal: goal})
+		if err != nil {
+			t.Fatalf("%q: %v", goal, err)
+		}
+		rep := res.Discrimination.Report
+		t.Logf("%q on base: build %d ms, whole draft %d ms; failing %v, guards %v",
+			goal, rep.BuildMS, time.Since(start).Milliseconds(), res.Discrimination.Failing, res.Discrimination.Guards)
+		for _, r := range rep.Results {
+			if len(r.Failures) > 0 || r.Error != "" {
+				t.Logf("  %s %s: %s%s", r.CriterionID, r.Outcome, strings.Join(r.Failures, "; "), r.Error)
+			}
+		}
+		if len(res.Discrimination.Problems) > 0 {
+			t.Errorf("%q: problems on base: %v", goal, res.Discrimination.Problems)
+		}
+		return res
+	}
+
+	// The Watchlist contract fails the base commit, with the overflow measured.
+	wl := draft(watchlistGoal)
+	if wl.Contract.Repo.BaseCommitSHA != fx.base {
+		t.Fatalf("contract pinned to %s, want the base %s", wl.Contract.Repo.BaseCommitSHA, fx.base)
+	}
+	rep := wl.Discrimination.Report
+	assertOutcomes(t, "watchlist on base", rep, map[string]string{
+		"loads-mobile": authoring.OutcomePass, "mobile-no-overflow": authoring.OutcomeFail, "mobile-cards": authoring.OutcomeFail,
+		"desktop-table": authoring.OutcomePass, "no-page-errors": authoring.OutcomePass,
+	})
+	ov := rep.Result("mobile-no-overflow")
+	sw, _ := ov.Observed["390x844/0.scroll_width"].(float64)
+	iw, _ := ov.Observed["390x844/0.inner_width"].(float64)
+	if iw != 390 || sw <= iw {
+		t.Errorf("base overflow: scroll_width %v, inner_width %v; want a scroll width beyond 390", sw, iw)
+	}
+	t.Logf("base overflow observed: scrollWidth = %v, innerWidth = %v", sw, iw)
+
+	// Every other goal against the same running base preview: no rebuild.
+	others := []struct {
+		goal                    string
+		failing, guards, absent []string
+	}{
+		{goal: fakeFixGoal, failing: []string{"mobile-no-overflow", "mobile-optimized"}, guards: []string{"loads-mobile", "desktop-table", "no-page-errors"}},
+		{goal: paperGoal, failing: []string{"account-health"}, guards: []string{"loads-desktop", "mobile-no-overflow", "page-content", "no-page-errors"}},
+		{goal: onboardGoal, failing: []string{"skip-for-now", "skip-for-now-target"}, guards: []string{"loads-desktop", "mobile-no-overflow", "page-content", "no-page-errors"}},
+		{goal: quotesGoal, absent: []string{"quotes-currency-first", "quotes-currency-last"}, guards: []string{"quotes-status", "quotes-shape"}},
+	}
+	byGoal := map[string]*authoring.Result{watchlistGoal: wl}
+	for _, o := range others {
+		res := draft(o.goal)
+		if res.Discrimination.Report.BuildMS != 0 {
+			t.Errorf("%q rebuilt the base (%d ms) instead of reusing the running preview", o.goal, res.Discrimination.Report.BuildMS)
+		}
+		want := map[string]string{}
+		for _, id := range o.failing {
+			want[id] = authoring.OutcomeFail
+		}
+		for _, id := range o.absent {
+			want[id] = authoring.OutcomeAbsent
+		}
+		for _, id := range o.guards {
+			want[id] = authoring.OutcomePass
+		}
+		assertOutcomes(t, o.goal, res.Discrimination.Report, want)
+		byGoal[o.goal] = res
+	}
+	fakeFix := byGoal[fakeFixGoal]
+
+	// The implementations, judged by the policy on the verifier's signed evidence.
+	impls := []struct {
+		name, goal, verdict string
+		failed              []string
+	}{
+		{"W1", watchlistGoal, contracts.Satisfied, nil},
+		{"alt", watchlistGoal, contracts.Satisfied, nil},
+		{"W2", watchlistGoal, contracts.NotSatisfied, []string{"mobile-no-overflow", "mobile-cards"}},
+		{"W4", watchlistGoal, contracts.NotSatisfied, []string{"desktop-table"}},
+		{"P1", paperGoal, contracts.Satisfied, nil},
+		{"P2", paperGoal, contracts.NotSatisfied, []string{"mobile-no-overflow"}},
+	}
+	for _, im := range impls {
+		sha := fx.commits[im.name]
+		res := byGoal[im.goal]
+		d, r := judge(ctx, t, checker, *res.Contract, res.Hash, sha)
+		t.Logf("%s (%s): build %d ms, verify %d ms: %s", im.name, sha[:8], r.BuildMS, r.VerifyMS, d.Summary())
+		if d.Verdict != im.verdict {
+			t.Errorf("%s: verdict %s, want %s: %+v", im.name, d.Verdict, im.verdict, d.Reasons)
+			continue
+		}
+		if got := d.FailedCriteria(); !sameSet(got, im.failed) {
+			t.Errorf("%s: failed criteria %v, want %v", im.name, got, im.failed)
+		}
+		if im.name == "W2" {
+			// The fake fix satisfies the literal request (the label is there) and fails its
+			// claim: the page still overflows on a phone.
+			fd, _ := judge(ctx, t, checker, *fakeFix.Contract, fakeFix.Hash, sha)
+			t.Logf("W2 against the fake-fix contract: %s", fd.Summary())
+			if fd.Verdict != contracts.NotSatisfied || !sameSet(fd.FailedCriteria(), []string{"mobile-no-overflow"}) {
+				t.Errorf("W2 vs fake-fix contract: %s %v, want not_satisfied on mobile-no-overflow only", fd.Verdict, fd.FailedCriteria())
+			}
+			for _, reason := range d.Reasons {
+				if reason.Criterion == "mobile-no-overflow" && strings.Contains(reason.Check, "scroll_width") {
+					t.Logf("W2 reason: %s", reason.Message)
+				}
+			}
+		}
+	}
+}
+
+func judge(ctx context.Context, t *testing.T, checker *localcheck.LocalChecker, c contracts.Contract, hash, sha string) (policy.Decision, *localcheck.Run) {
+	t.Helper()
+	r, err := checker.Evidence(ctx, c, sha)
+	if err != nil {
+		t.Fatalf("evidence for %s: %v", sha[:8], err)
+	}
+	d := policy.Decide(c, policy.Expectation{
+		ContractHash:      hash,
+		ImplementationSHA: sha,
+		VerifierPublicKey: testKey.Public().(ed25519.PublicKey),
+		VerifierDigest:    verify.Digest(),
+		Build:             contracts.BuildResult{Passed: true, Steps: []contracts.BuildStep{}},
+	}, r.Evidence)
+	return d, r
+}
+
+func assertOutcomes(t *testing.T, label string, rep *authoring.BaseReport, want map[string]string) {
+	t.Helper()
+	if len(rep.Results) != len(want) {
+		var ids []string
+		for _, r := range rep.Results {
+			ids = append(ids, r.CriterionID)
+		}
+		t.Errorf("%s: criteria %v, want %d listed in the test", label, ids, len(want))
+	}
+	for id, outcome := range want {
+		r := rep.Result(id)
+		switch {
+		case r == nil:
+			t.Errorf("%s: no criterion %s", label, id)
+		case r.Outcome != outcome:
+			t.Errorf("%s: %s is %s (%s%s), want %s", label, id, r.Outcome, strings.Join(r.Failures, "; "), r.Error, outcome)
+		}
+	}
+}
+
+func sameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	sort.Strings(a)
+	sort.Strings(b)
+	return fmt.Sprint(a) == fmt.Sprint(b)
+}
