@@ -49,6 +49,11 @@ type Options struct {
 	Notifier     activities.Notifier
 	Log          io.Writer
 	Hooks        func(point string)
+	// Getenv switches real services on (Stripe, GitHub, Sentry, Agentverse...); nil reads
+	// nothing, so every service keeps its local default.
+	Getenv func(string) string
+	// Chat configures the chat bridge on the public listener.
+	Chat ChatOptions
 }
 
 // Stack is a running process.
@@ -166,6 +171,16 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	}
 	s.PublicMux = http.NewServeMux()
 	s.PublicMux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	if err := mountServices(s, o); err != nil {
+		loopLn.Close()
+		pubLn.Close()
+		return nil, err
+	}
+	if err := mountChat(ctx, s, o); err != nil {
+		loopLn.Close()
+		pubLn.Close()
+		return nil, err
+	}
 	s.serve(loopLn, s.Loopback.Handler())
 	s.serve(pubLn, s.PublicMux)
 	return s, nil
