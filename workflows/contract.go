@@ -3,6 +3,7 @@ package workflows
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -84,6 +85,10 @@ func newContractRun(ctx workflow.Context, in ContractInput) (*contractRun, error
 		w.cancelWork()
 	})
 	w.event("quoted", map[string]string{"hash": hash, "requester": in.Quote.Requester, "goal": c.Goal})
+	if d := in.Discrimination; d != nil {
+		w.event("discrimination", map[string]string{"base": d.BaseSHA, "failing_on_base": strings.Join(d.Failing, ","),
+			"regression_guards": strings.Join(d.Guards, ",")})
+	}
 	return w, nil
 }
 

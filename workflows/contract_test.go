@@ -583,3 +583,14 @@ func TestPRHeadMoveRevokesEligibility(t *testing.T) {
 	}
 	h.assertPayment(t, 1, 0)
 }
+
+func TestDiscriminationIsRecordedBeforeApproval(t *testing.T) {
+	h := newHarness(t, pass)
+	h.input.Discrimination = &workflows.Discrimination{BaseSHA: h.contract.Repo.BaseCommitSHA,
+		Failing: []string{"mobile-no-overflow", "mobile-cards"}, Guards: []string{"loads-mobile"}}
+	h.approveAndPay()
+	st := h.run(t)
+	if len(st.Timeline) < 2 || st.Timeline[1].Type != "discrimination" || st.Timeline[1].Data["failing_on_base"] != "mobile-no-overflow,mobile-cards" {
+		t.Fatalf("timeline %+v", st.Timeline[:2])
+	}
+}

@@ -16,6 +16,17 @@ type ContractInput struct {
 	Timeouts Timeouts        `json:"timeouts"`
 	// ReverifyLimit bounds re-verifications of one commit before pausing for an operator.
 	ReverifyLimit int `json:"reverify_limit"`
+	// Discrimination is the criteria's result on the base commit, checked before the quote
+	// was offered; the workflow records it so the approver's view is part of the timeline.
+	Discrimination *Discrimination `json:"discrimination,omitempty"`
+}
+
+// Discrimination says which criteria fail on the base commit (the change must fix them) and
+// which already pass there (regression guards).
+type Discrimination struct {
+	BaseSHA string   `json:"base_sha"`
+	Failing []string `json:"failing"`
+	Guards  []string `json:"guards"`
 }
 
 // Trust is what the policy checks evidence against: the verifier's public key and the

@@ -64,6 +64,8 @@ func Describe(ev contracts.Event) string {
 	switch ev.Type {
 	case "quoted":
 		return fmt.Sprintf("quoted: contract hash %s", short(d["hash"]))
+	case "discrimination":
+		return fmt.Sprintf("on the base commit: failing %s; already passing %s", orNone(d["failing_on_base"]), orNone(d["regression_guards"]))
 	case "approval_refused":
 		return "approval refused: " + d["why"]
 	case "approved":
@@ -123,6 +125,13 @@ func Describe(ev contracts.Event) string {
 		return ev.Type + ": " + d["error"]
 	}
 	return ""
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
 }
 
 func orOne(s string) string {

@@ -17,7 +17,7 @@ func NewCmdContract(io *iostreams.IO) *cobra.Command {
 	for _, c := range lifecycle {
 		d.Conn.AddFlags(c, "127.0.0.1:7233")
 	}
-	cmd.AddCommand(NewCmdValidate(io, nil), NewCmdHash(io, nil), NewCmdNew(io, nil))
+	cmd.AddCommand(NewCmdValidate(io, nil), NewCmdHash(io, nil), NewCmdNew(io, nil), NewCmdCheck(io, nil))
 	cmd.AddCommand(lifecycle...)
 	return cmd
 }

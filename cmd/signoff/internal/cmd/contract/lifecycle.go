@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,7 +14,6 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/signoff/signoff/activities/index"
-	"github.com/signoff/signoff/activities/signing"
 	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
 	"github.com/signoff/signoff/contracts"
@@ -45,24 +42,14 @@ func (d *Deps) dial(ctx context.Context) (client.Client, error) {
 }
 
 // Trust reads what the deployment's verify worker published: its public key and digest.
-func Trust(dataDir string) (workflows.Trust, error) {
-	keyPath := filepath.Join(workers.Paths(dataDir).Keys, workers.VerifierKeyFile)
-	pub, err := signing.LoadPublic(keyPath)
-	if err != nil {
-		return workflows.Trust{}, fmt.Errorf("verifier public key (%s.pub): %w; start `signoff dev` (or a verify worker) with this data dir first", keyPath, err)
-	}
-	digest, err := os.ReadFile(keyPath + ".digest")
-	if err != nil {
-		return workflows.Trust{}, fmt.Errorf("verifier digest: %w", err)
-	}
-	return workflows.Trust{VerifierPublicKey: pub, VerifierDigest: strings.TrimSpace(string(digest))}, nil
-}
+func Trust(dataDir string) (workflows.Trust, error) { return workers.ReadTrust(dataDir) }
 
 // StartOptions are the inputs of `contract start`.
 type StartOptions struct {
 	*Deps
 	File      string
 	Requester string
+	CheckBase bool
 	JSON      bool
 }
 
@@ -82,6 +69,7 @@ func NewCmdStart(d *Deps, runF func(*StartOptions) error) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&o.Requester, "requester", defaultRequester(), "who asks; only they may approve")
+	cmd.Flags().BoolVar(&o.CheckBase, "check-base", false, "run the criteria on the base commit first; refuse a vacuous contract; record the result")
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print machine-readable output")
 	return cmd
 }
@@ -107,6 +95,17 @@ func RunStart(ctx context.Context, o *StartOptions) error {
 	if err != nil {
 		return iostreams.Failed(err)
 	}
+	var disc *workflows.Discrimination
+	if o.CheckBase {
+		d, _, derr, err := checkBase(ctx, &CheckOptions{IO: o.IO, DataDir: *o.DataDir, SharedDeps: ".cache/finance-deps"}, c)
+		if err != nil {
+			return err
+		}
+		if derr != nil {
+			return iostreams.Failed(fmt.Errorf("not quoted: %w", derr))
+		}
+		disc = &workflows.Discrimination{BaseSHA: c.Repo.BaseCommitSHA, Failing: d.Failing, Guards: d.Guards}
+	}
 	cl, err := o.dial(ctx)
 	if err != nil {
 		return err
@@ -114,7 +113,7 @@ func RunStart(ctx context.Context, o *StartOptions) error {
 	defer cl.Close()
 	_, err = cl.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.WorkflowID(c.ContractID), TaskQueue: workflows.ControlQueue,
 		WorkflowIDConflictPolicy: 1 /* fail */}, workflows.ContractWorkflowName,
-		workflows.ContractInput{Quote: q, Channel: "cli", Trust: trust})
+		workflows.ContractInput{Quote: q, Channel: "cli", Trust: trust, Discrimination: disc})
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {
 		return iostreams.BadInput(fmt.Errorf("contract %s already has a workflow; a changed quote needs a new contract id or version", c.ContractID))

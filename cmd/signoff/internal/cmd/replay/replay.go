@@ -141,7 +141,10 @@ func Run(ctx context.Context, o *Options) error {
 	if o.JSON {
 		_ = o.IO.WriteJSON(summaries)
 	} else {
-		o.IO.Printf("data dir: %s\n", dataDir)
+		proofs := st.Config.Layout().Proofs
+		o.IO.Printf("\nproofs: %s\n", proofs)
+		o.IO.Printf("  check one offline:  signoff proof verify %s/<contract>/attempt-1/try-1 --data-dir %s\n", proofs, dataDir)
+		o.IO.Printf("  read them:          signoff proof serve %s/<contract> --data-dir %s\n", proofs, dataDir)
 	}
 	if failed > 0 {
 		return iostreams.SilentExit(iostreams.ExitFailure)

@@ -1,0 +1,109 @@
+package temporal_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/signoff/signoff/activities"
+	"github.com/signoff/signoff/activities/proofstore"
+	"github.com/signoff/signoff/activities/signing"
+	"github.com/signoff/signoff/fixtures/runs"
+	"github.com/signoff/signoff/temporal"
+	"github.com/signoff/signoff/web"
+	"github.com/signoff/signoff/workers"
+	"github.com/signoff/signoff/workers/devstack"
+)
+
+// TestPreparedRuns replays every prepared run once, for real: the embedded server, the
+// prepared executor on git, a Next.js build per attempt in one reused slot, real Chromium,
+// the policy and the local payment. Each run must reproduce run.json; every proof folder
+// must verify offline; the proof pages of W1 and W2 must show their verdicts.
+func TestPreparedRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the fixture app and drives Chromium for every prepared run")
+	}
+	root := repoRoot()
+	requireSetup(t, filepath.Join(root, ".cache", "finance-deps", "node_modules", "next"), "go tool task fixture:setup")
+	requireSetup(t, filepath.Join(root, ".cache", "pw-driver", "1.64.1", "package", "cli.js"), "go tool task browser:setup")
+
+	dataDir := t.TempDir()
+	runsDir := filepath.Join(root, "fixtures", "runs")
+	faults := &activities.FaultPlan{}
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
+	defer cancel()
+	st, err := devstack.Start(ctx, devstack.Options{
+		DataDir: dataDir, TemporalPort: temporal.AnyPort, RunsDir: runsDir, Allow: []string{"signoff-fixtures/*"},
+		Control: true, Execute: true, Verify: true,
+		BuildExecute: func(cfg workers.Config) (*activities.Execute, error) {
+			return workers.NewExecute(cfg, workers.ExecuteOptions{Executor: workers.NewPreparedExecutor(cfg), Preview: workers.PreviewNext,
+				SharedDeps: filepath.Join(root, ".cache", "finance-deps"), Faults: faults})
+		},
+		BuildVerify: func(cfg workers.Config) (*activities.Verify, func(), error) { return workers.NewVerify(cfg, nil) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	trust, err := workers.ReadTrust(dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vk, _ := signing.LoadPublic(filepath.Join(dataDir, "keys", workers.VerifierKeyFile))
+	ck, _ := signing.LoadPublic(filepath.Join(dataDir, "keys", workers.ControlKeyFile))
+
+	for _, name := range []string{"W1", "W2", "W3", "W4", "W5", "P1", "P2"} {
+		r, err := runs.Load(runsDir, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		started := time.Now()
+		final, mismatches, err := r.Replay(ctx, runs.Env{Client: st.Client, Remotes: st.Local.Deliverer.Remotes, DataDir: dataDir,
+			Trust: trust, Faults: faults,
+			Pay: func(ctx context.Context, id string) error { return web.AuthorizeLocal(ctx, st.Local.Ledger, st.Client, id) }})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		t.Logf("%s: %d attempt record(s), %s, in %s", name, len(final.Attempts), final.State, time.Since(started).Round(time.Second))
+		if len(mismatches) > 0 {
+			t.Errorf("%s does not reproduce run.json: %v", name, mismatches)
+		}
+		rep, err := proofstore.VerifyContract(st.Config.Layout().Proofs, r.Contract.ContractID, vk, ck)
+		if err != nil || !rep.OK {
+			t.Errorf("%s: proof does not verify offline: %v %+v", name, err, rep)
+		}
+		if name == "W1" || name == "W2" {
+			page := get(t, st.LoopbackURL+"/proofs/"+r.Contract.ContractID+"/")
+			want := map[string]string{"W1": "satisfied", "W2": "scrollWidth"}[name]
+			if !strings.Contains(page, want) {
+				t.Errorf("%s proof page lacks %q", name, want)
+			}
+		}
+	}
+}
+
+func requireSetup(t *testing.T, path, task string) {
+	t.Helper()
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("missing %s: run `%s`", path, task)
+	}
+}
+
+func get(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %d\n%s", url, resp.StatusCode, b)
+	}
+	return string(b)
+}
