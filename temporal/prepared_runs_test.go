@@ -65,7 +65,9 @@ func TestPreparedRuns(t *testing.T) {
 		started := time.Now()
 		final, mismatches, err := r.Replay(ctx, runs.Env{Client: st.Client, Remotes: st.Local.Deliverer.Remotes, DataDir: dataDir,
 			Trust: trust, Faults: faults,
-			Pay: func(ctx context.Context, id string) error { return web.AuthorizeLocal(ctx, st.Local.Ledger, st.Client, id) }})
+			Pay: func(ctx context.Context, id string) error {
+				return web.AuthorizeLocal(ctx, st.Local.Ledger, st.Client, id)
+			}})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
