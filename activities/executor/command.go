@@ -25,6 +25,7 @@ import (
 
 	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/activities/localgit"
+	"github.com/signoff/signoff/activities/procstat"
 )
 
 // Placeholders a command template may use. They are replaced inside each argument, so
@@ -692,8 +693,8 @@ type cliPid struct {
 
 func writeCLIPid(job string, pid int) error {
 	rec := cliPid{PID: pid}
-	if st, err := procStatOf(pid); err == nil {
-		rec.StartTicks = st.startTicks
+	if st, err := procstat.Read(pid); err == nil {
+		rec.StartTicks = st.StartTicks
 	}
 	data, err := json.Marshal(rec)
 	if err != nil {
@@ -726,8 +727,8 @@ func (c *Command) Sweep() error {
 		if data, err := os.ReadFile(filepath.Join(job, cliPidFile)); err == nil {
 			var rec cliPid
 			if json.Unmarshal(data, &rec) == nil && rec.PID > 1 {
-				st, err := procStatOf(rec.PID)
-				leaderIsOurs := err == nil && st.startTicks == rec.StartTicks
+				st, err := procstat.Read(rec.PID)
+				leaderIsOurs := err == nil && st.StartTicks == rec.StartTicks
 				leaderGone := err != nil
 				if leaderIsOurs || leaderGone {
 					killProcessGroup(rec.PID, grace)
@@ -780,44 +781,12 @@ func groupRunning(pgid int) bool {
 		if err != nil {
 			continue
 		}
-		st, err := procStatOf(pid)
-		if err == nil && st.pgrp == pgid && st.state != "Z" && st.state != "X" {
+		st, err := procstat.Read(pid)
+		if err == nil && st.Pgrp == pgid && st.State != "Z" && st.State != "X" {
 			return true
 		}
 	}
 	return false
-}
-
-type procStatus struct {
-	state      string
-	pgrp       int
-	startTicks uint64
-}
-
-// procStatOf parses /proc/<pid>/stat; fields are counted after the command name's last ')'.
-func procStatOf(pid int) (procStatus, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return procStatus{}, err
-	}
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return procStatus{}, errors.New("malformed /proc stat")
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 20 {
-		return procStatus{}, errors.New("short /proc stat")
-	}
-	pgrp, err := strconv.Atoi(f[2])
-	if err != nil {
-		return procStatus{}, err
-	}
-	ticks, err := strconv.ParseUint(f[19], 10, 64)
-	if err != nil {
-		return procStatus{}, err
-	}
-	return procStatus{state: f[0], pgrp: pgrp, startTicks: ticks}, nil
 }
 
 // Compile-time check: Command is an activities.Executor.

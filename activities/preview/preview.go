@@ -513,7 +513,7 @@ func (l *Launcher) Stop(job *Job) error {
 	case p != nil:
 		p.stop(l.cfg.StopGrace)
 	case job.PID > 1:
-		if st, err := readStat(job.PID); err == nil && st.startTicks == job.StartTicks && st.pgrp == job.PID {
+		if st, err := readStat(job.PID); err == nil && st.StartTicks == job.StartTicks && st.Pgrp == job.PID {
 			killGroup(job.PID, l.cfg.StopGrace)
 		}
 		files, _ := filepath.Glob(filepath.Join(l.pidDir(), job.ID+"-*.json"))

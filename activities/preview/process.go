@@ -2,7 +2,6 @@ package preview
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/signoff/signoff/activities/procstat"
 )
 
 // pidRecord is what a pid file holds: enough to recognise the same process
@@ -145,7 +146,7 @@ func groupAlive(pgid int) bool {
 		if err != nil {
 			continue
 		}
-		if st.pgrp == pgid && st.state != "Z" && st.state != "X" {
+		if st.Pgrp == pgid && st.State != "Z" && st.State != "X" {
 			return true
 		}
 	}
@@ -153,49 +154,14 @@ func groupAlive(pgid int) bool {
 }
 
 // processAlive reports whether pid runs (and is not a zombie).
-func processAlive(pid int) bool {
-	st, err := readStat(pid)
-	return err == nil && st.state != "Z" && st.state != "X"
-}
+func processAlive(pid int) bool { return procstat.Alive(pid) }
 
-type procStat struct {
-	state      string
-	pgrp       int
-	startTicks uint64
-}
-
-// readStat parses /proc/<pid>/stat. The command name (field 2) may hold
-// spaces and parentheses, so fields are counted after its last ')'.
-func readStat(pid int) (procStat, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return procStat{}, err
-	}
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return procStat{}, errors.New("preview: malformed stat")
-	}
-	f := strings.Fields(s[i+1:])
-	// f[0] is field 3 (state); field n is f[n-3].
-	if len(f) < 20 {
-		return procStat{}, errors.New("preview: short stat")
-	}
-	pgrp, err := strconv.Atoi(f[2])
-	if err != nil {
-		return procStat{}, fmt.Errorf("preview: stat pgrp: %w", err)
-	}
-	ticks, err := strconv.ParseUint(f[19], 10, 64)
-	if err != nil {
-		return procStat{}, fmt.Errorf("preview: stat starttime: %w", err)
-	}
-	return procStat{state: f[0], pgrp: pgrp, startTicks: ticks}, nil
-}
+func readStat(pid int) (procstat.Stat, error) { return procstat.Read(pid) }
 
 func startTicks(pid int) (uint64, error) {
 	st, err := readStat(pid)
 	if err != nil {
 		return 0, err
 	}
-	return st.startTicks, nil
+	return st.StartTicks, nil
 }

@@ -51,9 +51,9 @@ func Sweep(jobsRoot string) (SweepReport, error) {
 		}
 		st, err := readStat(rec.PID)
 		switch {
-		case err != nil || st.state == "Z":
+		case err != nil || st.State == "Z":
 			rep.Gone = append(rep.Gone, rec.PID)
-		case rec.StartTicks == 0 || st.startTicks != rec.StartTicks || st.pgrp != rec.PID:
+		case rec.StartTicks == 0 || st.StartTicks != rec.StartTicks || st.Pgrp != rec.PID:
 			// The PID was recycled (or we never learnt the start time):
 			// this is not our process.
 			rep.Mismatched = append(rep.Mismatched, rec.PID)
