@@ -3,6 +3,8 @@ package temporal_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"sync"
 	"testing"
@@ -16,7 +18,12 @@ import (
 	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/contracts/contractstest"
+	"github.com/signoff/signoff/fixtures/runs"
 	"github.com/signoff/signoff/policy/policytest"
+	"github.com/signoff/signoff/temporal"
+	"github.com/signoff/signoff/web"
+	"github.com/signoff/signoff/workers"
+	"github.com/signoff/signoff/workers/devstack"
 	"github.com/signoff/signoff/workflows"
 )
 
@@ -157,4 +164,58 @@ func runInstant(c client.Client, inst *instant, base contracts.Contract, id, rep
 		return 0, fmt.Errorf("%s: verdict %s", id, st.Verdict)
 	}
 	return time.Since(start), nil
+}
+
+// BenchmarkW1Phases runs prepared run W1 for real and reports the wall time of each phase of
+// its attempt, read from the workflow's own timeline (go tool task bench).
+func BenchmarkW1Phases(b *testing.B) {
+	root := repoRoot()
+	if _, err := os.Stat(filepath.Join(root, ".cache", "finance-deps", "node_modules", "next")); err != nil {
+		b.Skip("run go tool task setup first")
+	}
+	for i := 0; i < b.N; i++ {
+		dataDir := b.TempDir()
+		runsDir := filepath.Join(root, "fixtures", "runs")
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		st, err := devstack.Start(ctx, devstack.Options{DataDir: dataDir, TemporalPort: temporal.AnyPort, RunsDir: runsDir,
+			Allow: []string{"signoff-fixtures/*"}, Control: true, Execute: true, Verify: true,
+			BuildExecute: func(cfg workers.Config) (*activities.Execute, error) {
+				return workers.NewExecute(cfg, workers.ExecuteOptions{Executor: workers.NewPreparedExecutor(cfg), Preview: workers.PreviewNext,
+					SharedDeps: filepath.Join(root, ".cache", "finance-deps")})
+			},
+			BuildVerify: func(cfg workers.Config) (*activities.Verify, func(), error) { return workers.NewVerify(cfg, nil) },
+		})
+		if err != nil {
+			cancel()
+			b.Fatal(err)
+		}
+		trust, err := workers.ReadTrust(dataDir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		r, err := runs.Load(runsDir, "W1")
+		if err != nil {
+			b.Fatal(err)
+		}
+		final, mm, err := r.Replay(ctx, runs.Env{Client: st.Client, Remotes: st.Local.Deliverer.Remotes, DataDir: dataDir, Trust: trust,
+			Pay: func(ctx context.Context, id string) error { return web.AuthorizeLocal(ctx, st.Local.Ledger, st.Client, id) }})
+		st.Close()
+		cancel()
+		if err != nil || len(mm) > 0 {
+			b.Fatalf("W1: %v %v", err, mm)
+		}
+		at := map[string]time.Time{}
+		for _, ev := range final.Timeline {
+			if _, seen := at[ev.Type]; !seen {
+				t, _ := time.Parse(time.RFC3339Nano, ev.At)
+				at[ev.Type] = t
+			}
+		}
+		phase := func(from, to string) float64 { return float64(at[to].Sub(at[from]).Milliseconds()) }
+		b.ReportMetric(phase("attempt_started", "executed"), "execute-ms")
+		b.ReportMetric(phase("published", "preview_built"), "build+start-ms")
+		b.ReportMetric(phase("verifying", "verdict"), "verify-ms")
+		b.ReportMetric(phase("verdict", "payment_captured"), "settle-ms")
+		b.ReportMetric(phase("quoted", "payment_captured"), "total-ms")
+	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/signoff/signoff/web"
 	"github.com/signoff/signoff/workers"
 	"github.com/signoff/signoff/workers/devstack"
+	"github.com/signoff/signoff/workflows"
 )
 
 // TestPreparedRuns replays every prepared run once, for real: the embedded server, the
@@ -79,6 +80,7 @@ func TestPreparedRuns(t *testing.T) {
 		if err != nil || !rep.OK {
 			t.Errorf("%s: proof does not verify offline: %v %+v", name, err, rep)
 		}
+		recordHistory(t, st.Client, workflows.WorkflowID(r.Contract.ContractID), strings.ToLower(name))
 		if name == "W1" || name == "W2" {
 			page := get(t, st.LoopbackURL+"/proofs/"+r.Contract.ContractID+"/")
 			want := map[string]string{"W1": "satisfied", "W2": "scrollWidth"}[name]
