@@ -198,7 +198,9 @@ func BenchmarkW1Phases(b *testing.B) {
 			b.Fatal(err)
 		}
 		final, mm, err := r.Replay(ctx, runs.Env{Client: st.Client, Remotes: st.Local.Deliverer.Remotes, DataDir: dataDir, Trust: trust,
-			Pay: func(ctx context.Context, id string) error { return web.AuthorizeLocal(ctx, st.Local.Ledger, st.Client, id) }})
+			Pay: func(ctx context.Context, id string) error {
+				return web.AuthorizeLocal(ctx, st.Local.Ledger, st.Client, id)
+			}})
 		st.Close()
 		cancel()
 		if err != nil || len(mm) > 0 {
