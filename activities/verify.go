@@ -46,9 +46,13 @@ func (v *Verify) Verify(ctx context.Context, req VerifyRequest) (VerifyResult, e
 }
 
 // RuntimeGate asks the error tracker; without one, page errors in the evidence are the gate.
+// An error tracker is polled through its ingestion lag (a minute or more), so the activity
+// heartbeats meanwhile: a live gate is not mistaken for a lost worker.
 func (v *Verify) RuntimeGate(ctx context.Context, req GateRequest) (contracts.GateResult, error) {
 	if v.Gate == nil {
 		return contracts.GateResult{Source: "page-errors", Errors: []string{}}, nil
 	}
+	stop := heartbeatEvery(ctx, "runtime gate")
+	defer stop()
 	return v.Gate.Check(ctx, req)
 }

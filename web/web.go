@@ -6,15 +6,20 @@ package web
 import (
 	"context"
 	"embed"
+	"errors"
 	"fmt"
 	"html/template"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
+
+	"go.temporal.io/sdk/converter"
 
 	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/activities/ledger"
+	"github.com/signoff/signoff/activities/payment/localstripe"
 	"github.com/signoff/signoff/workflows"
 )
 
@@ -35,12 +40,15 @@ type Index interface {
 
 // Loopback serves people on this machine.
 type Loopback struct {
-	Index     Index
-	Ledger    *ledger.Ledger // nil when a payment provider is configured
-	Signal    Signaler
-	UIURL     string // Temporal Web UI, "" when off
-	Namespace string
-	Log       *slog.Logger
+	Index  Index
+	Ledger *ledger.Ledger // nil when a payment provider is configured
+	// CheckoutBase, with no ledger, is the local Stripe test double: /checkout/<session>
+	// here redirects to its checkout page.
+	CheckoutBase string
+	Signal       Signaler
+	UIURL        string // Temporal Web UI, "" when off
+	Namespace    string
+	Log          *slog.Logger
 	// Extra handlers mounted by later parts (proof pages).
 	Extra map[string]http.Handler
 }
@@ -107,6 +115,10 @@ func (l *Loopback) checkoutEntry(session string) (*ledger.Entry, error) {
 }
 
 func (l *Loopback) checkoutPage(w http.ResponseWriter, r *http.Request) {
+	if l.Ledger == nil && l.CheckoutBase != "" {
+		http.Redirect(w, r, strings.TrimRight(l.CheckoutBase, "/")+"/checkout/"+url.PathEscape(r.PathValue("session")), http.StatusSeeOther)
+		return
+	}
 	e, err := l.checkoutEntry(r.PathValue("session"))
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusNotFound)
@@ -138,15 +150,63 @@ func (l *Loopback) checkoutPay(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/checkout/"+url.PathEscape(session), http.StatusSeeOther)
 }
 
-// AuthorizeLocal marks a local-ledger checkout authorized and signals the workflow. The
-// CLI's `signoff payment authorize` and the checkout page share it.
+// AuthorizeLocal completes a contract's local checkout: with a ledger, it marks the ledger's
+// checkout authorized and signals the workflow; with none (the product's default), it pays
+// the local Stripe test double's checkout (CompleteTestCheckout), whose webhook or the
+// workflow's poll then tells the workflow. s must then also read status (a Temporal client).
 func AuthorizeLocal(ctx context.Context, l *ledger.Ledger, s Signaler, contractID string) error {
+	if l == nil {
+		q, ok := s.(StatusQuerier)
+		if !ok {
+			return errors.New("the local Stripe test double's checkout needs a client that reads workflow status")
+		}
+		_, err := CompleteTestCheckout(ctx, q, contractID)
+		return err
+	}
 	ps, err := l.MarkAuthorized(contractID)
 	if err != nil {
 		return err
 	}
 	return s.SignalWorkflow(ctx, workflows.WorkflowID(contractID), "", workflows.SignalPaymentAuthorized,
 		workflows.PaymentAuthorized{SessionID: ps.CheckoutSessionID, PaymentIntentID: ps.PaymentIntentID, Source: "local-checkout"})
+}
+
+// StatusQuerier is the part of the Temporal client that reads a contract's status.
+type StatusQuerier interface {
+	QueryWorkflow(ctx context.Context, workflowID, runID, queryType string, args ...interface{}) (converter.EncodedValue, error)
+}
+
+// CompleteTestCheckout pays a contract's checkout on the local Stripe test double, as the
+// payer pressing "Authorize" on its page would: a test card, no browser, no money. The link
+// comes from the workflow's status; it waits (within ctx) until the workflow has created the
+// checkout. A checkout on real Stripe is refused: a person pays that one in a browser. The
+// double's signed webhook then tells the workflow, or the workflow's poll finds the payment.
+func CompleteTestCheckout(ctx context.Context, q StatusQuerier, contractID string) (localstripe.PaidSession, error) {
+	var st workflows.Status
+	for {
+		v, err := q.QueryWorkflow(ctx, workflows.WorkflowID(contractID), "", workflows.QueryStatus)
+		if err == nil {
+			err = v.Get(&st)
+		}
+		if err != nil {
+			return localstripe.PaidSession{}, fmt.Errorf("read %s's status: %w", contractID, err)
+		}
+		if st.Payment.CheckoutURL != "" {
+			break
+		}
+		if st.State != workflows.StateQuoted && st.State != workflows.StateApproved {
+			return localstripe.PaidSession{}, fmt.Errorf("contract %s is %s and has no checkout", contractID, st.State)
+		}
+		select {
+		case <-ctx.Done():
+			return localstripe.PaidSession{}, fmt.Errorf("contract %s has no checkout yet (state %s): %w", contractID, st.State, ctx.Err())
+		case <-time.After(100 * time.Millisecond): // polling a query until the checkout exists
+		}
+	}
+	if !st.Payment.Local {
+		return localstripe.PaidSession{}, errors.New("this checkout is on Stripe, not the local test double: open " + st.Payment.CheckoutURL + " in a browser")
+	}
+	return localstripe.MarkPaid(ctx, st.Payment.CheckoutURL)
 }
 
 func sameHost(origin, host string) bool {

@@ -15,13 +15,21 @@ import (
 	"github.com/signoff/signoff/activities/signing"
 )
 
-// Local is the no-account control plane: the ledger, the bare-remote deliverable, the proof
-// store and the index, all under the data dir.
+// Local is the control plane kept under the data dir: the bare-remote deliverable, the proof
+// store and the index, plus the services chosen for this process (Services.Apply).
 type Local struct {
+	// Ledger is the older file ledger. The product no longer selects it (Payments is always
+	// set by OpenServices: the local Stripe test double or Stripe); it is used only when
+	// Payments is nil, by tests that build the control queue by hand.
 	Ledger    *ledger.Ledger
 	Deliverer *localgit.Deliverer
 	Proofs    proofstore.Store
 	Index     *index.Index
+	// Payments is the payment provider (Stripe, or the local Stripe test double).
+	Payments activities.Payments
+	// Publisher, when set, replaces the bare remote as the deliverable (GitHub). The bare
+	// remote stays where the execute queue pushes and control reads commits from.
+	Publisher activities.Deliverer
 }
 
 // NewLocal builds the local control capabilities.
@@ -46,8 +54,15 @@ func NewControl(cfg Config, c client.Client, l *Local, notifier activities.Notif
 	if _, err := signing.WritePublic(keyPath, key); err != nil {
 		return nil, fmt.Errorf("control public key: %w", err)
 	}
-	return &activities.Control{Payments: l.Ledger, Deliverer: l.Deliverer, Proofs: l.Proofs, Index: l.Index,
-		Notifier: notifier, BundleKey: key, Temporal: c, Hook: cfg.Hooks}, nil
+	ctl := &activities.Control{Payments: l.Payments, Deliverer: l.Deliverer, Proofs: l.Proofs, Index: l.Index,
+		Notifier: notifier, BundleKey: key, Temporal: c, Hook: cfg.Hooks}
+	if ctl.Payments == nil && l.Ledger != nil { // never a typed nil in the interface
+		ctl.Payments = l.Ledger
+	}
+	if l.Publisher != nil {
+		ctl.Deliverer = l.Publisher
+	}
+	return ctl, nil
 }
 
 // NewPreparedExecutor is the executor of the prepared runs.

@@ -9,8 +9,8 @@ import (
 
 // Config is what the workers need to know about this machine.
 type Config struct {
-	// DataDir holds everything Signoff keeps: the ledger, the index, proofs, remotes, jobs,
-	// keys (see Layout).
+	// DataDir holds everything Signoff keeps: the index, proofs, remotes, jobs, keys, the
+	// local Stripe test double's state (see Layout).
 	DataDir string
 	// ProofDir, when set, holds the proofs instead of <DataDir>/proofs.
 	ProofDir string
@@ -28,6 +28,9 @@ type Config struct {
 // Layout names the files and folders under the data dir.
 type Layout struct {
 	Ledger, Index, Proofs, Remotes, Jobs, PRs, Keys, Temporal string
+	// Stripe holds the local Stripe test double's state; GitHubPRs the GitHub deliverer's
+	// PR records; ExecutorLogs the command executor's output logs, by digest.
+	Stripe, GitHubPRs, ExecutorLogs string
 }
 
 // Layout returns the data dir layout with the proof dir override applied.
@@ -43,7 +46,8 @@ func (c Config) Layout() Layout {
 func Paths(dataDir string) Layout {
 	j := func(p ...string) string { return filepath.Join(append([]string{dataDir}, p...)...) }
 	return Layout{Ledger: j("ledger.json"), Index: j("index.json"), Proofs: j("proofs"), Remotes: j("remotes"),
-		Jobs: j("jobs"), PRs: j("prs"), Keys: j("keys"), Temporal: j("temporal")}
+		Jobs: j("jobs"), PRs: j("prs"), Keys: j("keys"), Temporal: j("temporal"),
+		Stripe: j("stripe"), GitHubPRs: j("prs-github"), ExecutorLogs: j("executor-logs")}
 }
 
 // ControlKeyFile and VerifierKeyFile are the signing keys under Layout.Keys. Only the control

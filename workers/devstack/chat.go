@@ -1,9 +1,432 @@
 package devstack
 
-import "context"
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
 
-// ChatOptions configure the chat bridge (filled in by the chat wiring).
-type ChatOptions struct{}
+	"github.com/signoff/signoff/activities"
+	"github.com/signoff/signoff/activities/ledger"
+	"github.com/signoff/signoff/activities/verify"
+	"github.com/signoff/signoff/chatbridge"
+	"github.com/signoff/signoff/chatbridge/agentverse"
+	"github.com/signoff/signoff/chatbridge/almanac"
+	"github.com/signoff/signoff/chatbridge/chatproto"
+	"github.com/signoff/signoff/chatbridge/conversation"
+	"github.com/signoff/signoff/chatbridge/identity"
+	"github.com/signoff/signoff/chatbridge/transport"
+	"github.com/signoff/signoff/contracts/authoring"
+	"github.com/signoff/signoff/fixtures/runs"
+	"github.com/signoff/signoff/web"
+	"github.com/signoff/signoff/workers"
+	"github.com/signoff/signoff/workflows"
+)
 
-// mountChat puts the chat bridge on the public listener.
-func mountChat(ctx context.Context, s *Stack, o Options) error { return nil }
+// ChatOptions configure the chat bridge: Signoff as an Agent Chat Protocol agent on the public
+// listener's /submit, with a local Almanac on the loopback listener so `signoff chat` and the
+// bridge find each other offline. It runs only in a process that works the control queue
+// (the agent seed is a control-queue secret).
+type ChatOptions struct {
+	// Disabled turns the bridge off.
+	Disabled bool
+	// Seed derives the agent key (the uAgents way). Empty: a seed generated once and kept,
+	// 0600, in the keys folder of the data dir (AgentSeedFile).
+	Seed string
+	// Name is the agent's listing name (default "Signoff").
+	Name string
+	// AlmanacAPI, when set, also resolves peers through that Almanac API (almanac.DefaultAPI
+	// for agents registered on Agentverse); the local registry is always asked first.
+	AlmanacAPI string
+	// AgentverseAPIKey registers the agent on Agentverse (AGENTVERSE_API_KEY); empty: local
+	// almanac only. AgentverseURL overrides https://agentverse.ai.
+	AgentverseAPIKey, AgentverseURL string
+	// AgentverseTeam, when set, is sent as the x-team of Agentverse calls (AGENTVERSE_TEAM).
+	AgentverseTeam string
+	// Endpoint is the public URL Agentverse forwards envelopes to (this listener's /submit as
+	// the world reaches it). Empty with Agentverse: the Agentverse mailbox, polled.
+	Endpoint string
+	// Checker runs the base check before a task is quoted; nil skips it (quotes in seconds,
+	// and each quote says so).
+	Checker authoring.BaseChecker
+	// ExecutorNote is added to task quotes (e.g. that this process runs the prepared
+	// executor, which changes code only for prepared runs).
+	ExecutorNote string
+	// Faults receives a prepared run's preview faults when chat starts it (W5).
+	Faults *activities.FaultPlan
+	// Timeouts go into every contract started from chat.
+	Timeouts workflows.Timeouts
+	// RateLimit caps task quotes per requester per hour (default 20).
+	RateLimit int
+}
+
+// AgentSeedFile holds the generated agent seed under the keys folder.
+const AgentSeedFile = "agent.seed"
+
+// Chat is the running bridge, as `signoff dev` reports it.
+type Chat struct {
+	Address string // the agent1... address
+	// Endpoint is the bridge's submit URL on the public listener.
+	Endpoint string
+	// AlmanacURL is the local Almanac API root on the loopback listener (.../v1/almanac).
+	AlmanacURL string
+	// InfoURL answers {address, endpoint, almanac_url} for `signoff chat --dev-url`.
+	InfoURL string
+	// Agentverse says, in one line, whether and how the agent is listed on Agentverse.
+	Agentverse   string
+	Bridge       *chatbridge.Bridge
+	Conversation *conversation.Conversation
+	Registry     *almanac.Registry
+}
+
+// InfoPath is the loopback route that describes the bridge.
+const InfoPath = "/chat/agent"
+
+// Info is InfoPath's answer.
+type Info struct {
+	Address    string `json:"address"`
+	Endpoint   string `json:"endpoint"`
+	AlmanacURL string `json:"almanac_url"`
+	Protocol   string `json:"protocol"`
+}
+
+var chats sync.Map // *Stack -> *chatState
+
+type chatState struct {
+	router *notifyRouter
+	chat   *Chat
+}
+
+func stateFor(s *Stack) *chatState {
+	v, _ := chats.LoadOrStore(s, &chatState{router: &notifyRouter{}})
+	return v.(*chatState)
+}
+
+// Chat is the stack's chat bridge; nil when it is off.
+func (s *Stack) Chat() *Chat {
+	if v, ok := chats.Load(s); ok {
+		return v.(*chatState).chat
+	}
+	return nil
+}
+
+// notifierFor is what the control worker notifies: o.Notifier and, once mountChat has run,
+// the chat conversation. The control worker is built before the bridge exists, so it gets
+// this indirection.
+func notifierFor(s *Stack, o Options) activities.Notifier {
+	r := stateFor(s).router
+	r.next = o.Notifier
+	s.closers = append(s.closers, func() { chats.Delete(s) })
+	return r
+}
+
+// notifyRouter forwards notices to the chat (when mounted) and to the configured notifier.
+type notifyRouter struct {
+	mu   sync.RWMutex
+	chat activities.Notifier
+	next activities.Notifier
+}
+
+func (r *notifyRouter) set(n activities.Notifier) {
+	r.mu.Lock()
+	r.chat = n
+	r.mu.Unlock()
+}
+
+// Notify implements activities.Notifier.
+func (r *notifyRouter) Notify(ctx context.Context, n activities.Notice) error {
+	r.mu.RLock()
+	chat := r.chat
+	r.mu.RUnlock()
+	var errs []error
+	if chat != nil {
+		errs = append(errs, chat.Notify(ctx, n))
+	}
+	if r.next != nil {
+		errs = append(errs, r.next.Notify(ctx, n))
+	}
+	return errors.Join(errs...)
+}
+
+// mountChat puts the bridge on the public listener, the local Almanac and the bridge's
+// description on the loopback one, and routes workflow notices to the conversation.
+func mountChat(_ context.Context, s *Stack, o Options) error {
+	if o.Chat.Disabled || !o.Control {
+		return nil
+	}
+	log := slog.New(slog.NewTextHandler(orDiscard(o.Log), &slog.HandlerOptions{Level: slog.LevelInfo})).With("part", "chat")
+	keys := s.Config.Layout().Keys
+	seed := o.Chat.Seed
+	if seed == "" {
+		var err error
+		if seed, err = loadOrCreateSeed(filepath.Join(keys, AgentSeedFile)); err != nil {
+			return fmt.Errorf("agent seed: %w", err)
+		}
+	}
+	id, err := identity.FromSeed(seed, 0)
+	if err != nil {
+		return fmt.Errorf("agent identity: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.closers = append(s.closers, cancel)
+
+	registry := &almanac.Registry{Logger: log}
+	resolver := transport.FirstOf{registry}
+	if o.Chat.AlmanacAPI != "" {
+		resolver = append(resolver, &almanac.APIResolver{BaseURL: o.Chat.AlmanacAPI})
+	}
+	avBase := strings.TrimRight(o.Chat.AgentverseURL, "/")
+	if avBase == "" {
+		avBase = agentverse.DefaultBaseURL
+	}
+	if o.Chat.AgentverseAPIKey != "" && o.Chat.AlmanacAPI != avBase+agentverse.AlmanacPath {
+		resolver = append(resolver, &almanac.APIResolver{BaseURL: avBase + agentverse.AlmanacPath})
+	}
+
+	conv, err := conversation.New(conversationConfig(s, o, log))
+	if err != nil {
+		return err
+	}
+	bridge, err := chatbridge.New(chatbridge.Config{Identity: id, Conversation: conv, Resolver: resolver, Logger: log})
+	if err != nil {
+		conv.Close()
+		return err
+	}
+	conv.Attach(bridge)
+	st := stateFor(s)
+	st.router.set(conv)
+	s.closers = append(s.closers, func() {
+		st.router.set(nil)
+		closeCtx, done := context.WithTimeout(context.Background(), 5*time.Second)
+		defer done()
+		_ = bridge.Close(closeCtx)
+		conv.Close()
+	})
+	if err := conv.Resume(); err != nil {
+		log.Warn("chat watchers not resumed", "err", err)
+	}
+
+	base := loopbackURL(s.PublicURL, log)
+	if base == "" {
+		base = s.PublicURL
+	}
+	endpoint := base + "/submit"
+	s.PublicMux.Handle("/submit", bridge)
+	s.Loopback.Extra["/v1/almanac/"] = registry
+	info := Info{Address: id.Address(), Endpoint: endpoint, AlmanacURL: s.LoopbackURL + "/v1/almanac", Protocol: chatproto.ProtocolDigest}
+	s.Loopback.Extra["GET "+InfoPath] = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(info)
+	})
+	register := func() {
+		att, err := almanac.NewAttestation(id, identity.MainnetPrefix, []string{endpoint}, []string{chatproto.ProtocolDigest}, time.Now())
+		if err == nil {
+			err = registry.Register(att)
+		}
+		if err != nil {
+			log.Warn("local almanac registration failed", "err", err)
+		}
+	}
+	register()
+	go func() { // registrations expire after the registry's TTL (48 h); renew well before
+		t := time.NewTicker(12 * time.Hour)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				register()
+			}
+		}
+	}()
+
+	chat := &Chat{Address: id.Address(), Endpoint: endpoint, AlmanacURL: info.AlmanacURL, InfoURL: s.LoopbackURL + InfoPath,
+		Bridge: bridge, Conversation: conv, Registry: registry,
+		Agentverse: "Agentverse:       not configured (local almanac only; set AGENTVERSE_API_KEY to list the agent)"}
+	if o.Chat.AgentverseAPIKey != "" {
+		chat.Agentverse = startAgentverse(ctx, o, id, bridge, avBase, log)
+	}
+	st.chat = chat
+	return nil
+}
+
+// conversationConfig wires the conversation to this stack: its Temporal client, the prepared
+// runs and their repository, the payment's local checkout, the index and proof pages.
+func conversationConfig(s *Stack, o Options, log *slog.Logger) conversation.Config {
+	limit := o.Chat.RateLimit
+	if limit <= 0 {
+		limit = 20
+	}
+	dataDir := s.Config.DataDir
+	remotes := s.Local.Deliverer.Remotes
+	cfg := conversation.Config{
+		Temporal: s.Client, StateFile: filepath.Join(dataDir, "chat", "sessions.json"), RunsDir: o.RunsDir,
+		PrepareRun: func(ctx context.Context, r *runs.Run) error {
+			if err := runs.Materialize(ctx, remotes, dataDir, r.Contract); err != nil {
+				return err
+			}
+			if o.Chat.Faults != nil {
+				o.Chat.Faults.Set(r.Contract.ContractID, r.Spec.PreviewFaults)
+			}
+			return nil
+		},
+		Author: &authoring.Author{Admission: &authoring.Admission{Allow: o.Allow, Limit: limit, Window: time.Hour},
+			Checker: o.Chat.Checker, Verifier: verify.Ref(), CloneDir: filepath.Join(dataDir, "authoring", "clones")},
+		Trust: func() (workflows.Trust, error) { return workers.ReadTrust(dataDir) },
+		Index: s.Local.Index, ExecutorNote: o.Chat.ExecutorNote, Timeouts: o.Chat.Timeouts, Logger: log,
+		ProofURL: func(id string) string { return s.LoopbackURL + "/proofs/" + url.PathEscape(id) + "/" },
+	}
+	// The repositories tasks may name: those of the prepared runs (the finance fixture).
+	seen := map[string]bool{}
+	for _, name := range runs.List(o.RunsDir) {
+		r, err := runs.Load(o.RunsDir, name)
+		if err != nil {
+			continue
+		}
+		rc := r.Contract
+		slug := rc.Repo.Owner + "/" + rc.Repo.Name
+		path, err := remotes.Path(rc.Repo.Owner, rc.Repo.Name)
+		if seen[slug] || err != nil {
+			continue
+		}
+		seen[slug] = true
+		cfg.Repos = append(cfg.Repos, conversation.Repo{Slug: slug, Path: path, URL: rc.Repo.URL,
+			Prepare: func(ctx context.Context) error { return runs.Materialize(ctx, remotes, dataDir, rc) }})
+	}
+	// "pay" completes a local checkout: the local Stripe test double's, or the old ledger's.
+	switch {
+	case s.Loopback.Ledger != nil:
+		l := s.Loopback.Ledger
+		cfg.PaymentLabel = ledger.Label
+		cfg.Checkout = func(ctx context.Context, id string) error { return web.AuthorizeLocal(ctx, l, s.Client, id) }
+	case s.Services != nil && s.Services.LocalStripe != nil:
+		cfg.PaymentLabel = "local Stripe test double: no money moves"
+		cfg.Checkout = func(ctx context.Context, id string) error {
+			_, err := web.CompleteTestCheckout(ctx, s.Client, id)
+			return err
+		}
+	}
+	return cfg
+}
+
+// startAgentverse lists the agent on Agentverse in the background and, without a public
+// endpoint, polls its mailbox. It returns the line `signoff dev` prints.
+func startAgentverse(ctx context.Context, o Options, id *identity.Identity, bridge *chatbridge.Bridge, base string, log *slog.Logger) string {
+	name := o.Chat.Name
+	if name == "" {
+		name = "Signoff"
+	}
+	client := &agentverse.Client{BaseURL: base, APIKey: o.Chat.AgentverseAPIKey, Team: o.Chat.AgentverseTeam, Identity: id}
+	readme, err := agentverse.RenderReadme(readmeConfig(name, id.Address(), o))
+	if err != nil {
+		log.Warn("agentverse readme", "err", err)
+	}
+	agent := agentverse.ChatAgent{Name: name, Endpoint: o.Chat.Endpoint, Mailbox: o.Chat.Endpoint == "",
+		Profile: agentverse.Profile{Description: "Fixed-price web changes, called done only when a real browser verifies the delivered commit.",
+			Readme: readme, StarterPrompts: starterPrompts}}
+	go func() {
+		if err := client.RegisterChatAgent(ctx, agent); err != nil {
+			log.Warn("agentverse registration failed", "err", err) // the error never carries the key
+			return
+		}
+		log.Info("registered on agentverse", "address", id.Address())
+	}()
+	how := "endpoint " + o.Chat.Endpoint
+	if agent.Mailbox {
+		how = "mailbox, polled"
+		mb := &agentverse.Mailbox{Client: client, Deliver: bridge.Deliver, Logger: log}
+		go func() { _ = mb.Run(ctx) }()
+	}
+	return fmt.Sprintf("Agentverse:       registering %s as %q (%s)", id.Address(), name, how)
+}
+
+var starterPrompts = []string{
+	"Make the Watchlist page work well on mobile",
+	"run W1",
+	"status W2",
+	"help",
+}
+
+// readmeConfig describes the running configuration for the Agentverse README: which
+// external services are switched on and which run on their local default.
+func readmeConfig(name, address string, o Options) agentverse.ReadmeConfig {
+	getenv := o.Getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	state := func(env, on, off string) string {
+		if getenv(env) != "" {
+			return on + " (configured)"
+		}
+		return off
+	}
+	return agentverse.ReadmeConfig{
+		Name: name, Address: address,
+		Tagline: "Refuses to call a software task done until an independent browser run verifies the approved contract on the delivered commit.",
+		Description: "Describe a change to a web app. Signoff surveys the repository, quotes a fixed-price contract of " +
+			"executable browser criteria with its hash, and waits for your approval of exactly that hash. A coding CLI " +
+			"makes the change; an independent verifier drives Chromium against the delivered commit; a deterministic " +
+			"policy decides. The payment is authorized up front and captured only when the verdict is satisfied; " +
+			"otherwise the authorization is cancelled.",
+		Usage: starterPrompts,
+		Resources: []agentverse.ExternalResource{
+			{Name: "Agentverse", EnvVar: "AGENTVERSE_API_KEY", Purpose: "listing and mailbox for ASI:One (configured)", Required: true},
+			{Name: "Stripe", EnvVar: workers.EnvStripeSecretKey, Purpose: state(workers.EnvStripeSecretKey,
+				"manual-capture payment authorizations", "payments: local Stripe test double, no money moves")},
+			{Name: "GitHub", EnvVar: workers.EnvGitHubToken, Purpose: state(workers.EnvGitHubToken,
+				"draft pull requests and commit statuses", "deliverable: local bare git remote")},
+			{Name: "Browserbase", EnvVar: verify.EnvBrowserbaseKey, Purpose: state(verify.EnvBrowserbaseKey,
+				"remote browser for verification", "verification: local Chromium")},
+			{Name: "Sentry", EnvVar: "SENTRY_AUTH_TOKEN", Purpose: state("SENTRY_AUTH_TOKEN",
+				"runtime error gate", "runtime gate: page errors only")},
+			{Name: "Coding CLI", EnvVar: workers.EnvExecutorCommand, Purpose: state(workers.EnvExecutorCommand,
+				"executor (Codex CLI, Claude Code, ...)", "executor: prepared runs only")},
+			{Name: "Temporal", EnvVar: "TEMPORAL_API_KEY", Purpose: state("TEMPORAL_API_KEY",
+				"durable workflows on a Temporal cluster", "durable workflows: embedded Temporal server")},
+		},
+	}
+}
+
+// loadOrCreateSeed reads the agent seed, or creates a random one (0600, folder 0700).
+func loadOrCreateSeed(path string) (string, error) {
+	if b, err := os.ReadFile(path); err == nil {
+		seed := strings.TrimSpace(string(b))
+		if len(seed) < 32 {
+			return "", fmt.Errorf("%s holds a seed shorter than 32 characters", path)
+		}
+		return seed, nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return "", err
+	}
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	seed := hex.EncodeToString(b)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		return loadOrCreateSeed(path) // another process made it first
+	}
+	if err != nil {
+		return "", err
+	}
+	if _, err := f.WriteString(seed + "\n"); err != nil {
+		f.Close()
+		return "", err
+	}
+	return seed, f.Close()
+}

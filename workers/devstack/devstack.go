@@ -67,6 +67,9 @@ type Stack struct {
 	PublicURL   string
 	Loopback    *web.Loopback
 	PublicMux   *http.ServeMux
+	// Services are the control queue's payment and deliverable (services.go); nil without
+	// the control queue.
+	Services *workers.Services
 
 	closers []func()
 }
@@ -126,9 +129,14 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 
 	s.Config = workers.Config{DataDir: o.DataDir, ProofDir: o.ProofDir, RunsDir: o.RunsDir, Allow: o.Allow, LoopbackURL: s.LoopbackURL, Hooks: o.Hooks}
 	s.Local = workers.NewLocal(s.Config)
+	if err := openServices(ctx, s, o, logger); err != nil {
+		loopLn.Close()
+		pubLn.Close()
+		return nil, err
+	}
 	var set workers.Set
 	if o.Control {
-		if set.Control, err = workers.NewControl(s.Config, c, s.Local, o.Notifier); err != nil {
+		if set.Control, err = workers.NewControl(s.Config, c, s.Local, notifierFor(s, o)); err != nil {
 			loopLn.Close()
 			pubLn.Close()
 			return nil, err

@@ -36,6 +36,9 @@ type Options struct {
 	SharedDeps   string
 	RunAs        string
 	Allow        []string
+	Executor     string
+	// Chat configures the chat bridge.
+	Chat ChatFlags
 	// Ready, when set, is called once everything is up (tests).
 	Ready func(*devstack.Stack)
 }
@@ -73,8 +76,14 @@ func NewCmdDev(io *iostreams.IO, runF func(*Options) error) *cobra.Command {
 	f.StringVar(&o.SharedDeps, "shared-deps", filepath.Join(".cache", "finance-deps"), "installed node_modules to hardlink from")
 	f.StringVar(&o.RunAs, "run-as", "", "user the app runs as (default signoff-preview; - for this user)")
 	f.StringSliceVar(&o.Allow, "allow", []string{"signoff-fixtures/*"}, "owner/name patterns contracts may touch")
+	f.StringVar(&o.Executor, "executor", "", executorUsage)
+	o.Chat.addFlags(f)
 	return cmd
 }
+
+// executorUsage documents --executor for dev and worker.
+const executorUsage = "executor: prepared (the prepared runs' patches) or command (the coding CLI in " +
+	workers.EnvExecutorCommand + "); default: command when " + workers.EnvExecutorCommand + " is set"
 
 // Run starts the stack and blocks until ctx ends.
 func Run(ctx context.Context, o *Options) error {
@@ -85,18 +94,34 @@ func Run(ctx context.Context, o *Options) error {
 	runsDir, _ := filepath.Abs(o.RunsDir)
 	shared, _ := filepath.Abs(o.SharedDeps)
 	faults := &activities.FaultPlan{}
+	report, err := workers.StartSelfReporting(os.Getenv)
+	if err != nil {
+		return iostreams.Failed(err)
+	}
+	defer report.Close()
+	gate, err := workers.NewGate(os.Getenv)
+	if err != nil {
+		return iostreams.Failed(err)
+	}
 	st, err := devstack.Start(ctx, devstack.Options{
 		DataDir: dataDir, Dial: o.Conn.DialConfig(), TemporalPort: o.TemporalPort, UIPort: o.UIPort, RetentionDays: o.Retention,
 		LoopbackAddr: o.Loopback, PublicAddr: o.Public, RunsDir: runsDir, Allow: o.Allow, Control: true, Execute: true, Verify: true,
 		Hooks: barrier(os.Getenv(EnvTestBarrier)),
 		BuildExecute: func(cfg workers.Config) (*activities.Execute, error) {
-			return workers.NewExecute(cfg, workers.ExecuteOptions{Executor: workers.NewPreparedExecutor(cfg), Preview: o.Preview,
+			ex, err := workers.NewExecutor(cfg, o.Executor, os.Getenv)
+			if err != nil {
+				return nil, err
+			}
+			return workers.NewExecute(cfg, workers.ExecuteOptions{Executor: ex, Preview: o.Preview,
 				SharedDeps: shared, RunAs: o.RunAs, Faults: faults})
 		},
-		BuildVerify: func(cfg workers.Config) (*activities.Verify, func(), error) { return workers.NewVerify(cfg, nil) },
+		BuildVerify: func(cfg workers.Config) (*activities.Verify, func(), error) { return workers.NewVerify(cfg, gate) },
 		Log:         o.IO.ErrOut,
+		Getenv:      os.Getenv,
+		Chat:        o.Chat.options(o.Executor, faults),
 	})
 	if err != nil {
+		report.Report(err)
 		return iostreams.Failed(err)
 	}
 	defer st.Close()
@@ -120,7 +145,10 @@ func Run(ctx context.Context, o *Options) error {
 	o.IO.Printf("Loopback:         %s  (contract index, local checkout, proof pages)\n", st.LoopbackURL)
 	o.IO.Printf("Public:           %s  (webhooks, chat /submit)\n", st.PublicURL)
 	o.IO.Printf("Workers:          control, execute, verify\n")
-	o.IO.Printf("Payment:          local ledger (no money moves)\nDeliverable:      local bare remotes in %s\n", st.Config.Layout().Remotes)
+	for _, line := range st.Services.Describe(st.Config) {
+		o.IO.Printf("%s\n", line)
+	}
+	printChat(o.IO, st)
 	o.IO.Printf("Data dir:         %s\nCtrl-C stops.\n", dataDir)
 	if o.Ready != nil {
 		o.Ready(st)

@@ -35,6 +35,7 @@ type WorkerOptions struct {
 	SharedDeps string
 	RunAs      string
 	Allow      []string
+	Executor   string
 }
 
 // NewCmdWorker builds `worker --queue control|execute|verify`.
@@ -64,6 +65,7 @@ func NewCmdWorker(io *iostreams.IO, runF func(*WorkerOptions) error) *cobra.Comm
 	f.StringVar(&o.SharedDeps, "shared-deps", filepath.Join(".cache", "finance-deps"), "installed node_modules to hardlink from")
 	f.StringVar(&o.RunAs, "run-as", "", "user the app runs as (default signoff-preview; - for this user)")
 	f.StringSliceVar(&o.Allow, "allow", []string{"signoff-fixtures/*"}, "owner/name patterns contracts may touch")
+	f.StringVar(&o.Executor, "executor", "", executorUsage)
 	return cmd
 }
 
@@ -82,6 +84,11 @@ func RunWorker(ctx context.Context, o *WorkerOptions) error {
 		return iostreams.BadInput(err)
 	}
 	runsDir, _ := filepath.Abs(o.RunsDir)
+	report, err := workers.StartSelfReporting(os.Getenv)
+	if err != nil {
+		return iostreams.Failed(err)
+	}
+	defer report.Close()
 	c, err := o.Conn.Dial(ctx)
 	if err != nil {
 		return iostreams.Failed(err)
@@ -91,23 +98,42 @@ func RunWorker(ctx context.Context, o *WorkerOptions) error {
 	var set workers.Set
 	switch o.Queue {
 	case "control":
-		set.Control, err = workers.NewControl(cfg, c, workers.NewLocal(cfg), nil)
+		// No public listener here: the local Stripe test double sends no webhooks and the
+		// workflow polls; a local PR head watcher runs beside the worker.
+		var svc *workers.Services
+		if svc, err = workers.OpenServices(ctx, cfg, workers.ServiceOptions{Getenv: os.Getenv}); err == nil {
+			defer svc.Close()
+			local := workers.NewLocal(cfg)
+			svc.Apply(local)
+			set.Control, err = workers.NewControl(cfg, c, local, nil)
+			defer svc.WatchHeads(c, local)()
+			fmt.Fprintf(o.IO.ErrOut, "%s\n", strings.Join(svc.Describe(cfg), "\n"))
+		}
 	case "execute":
 		shared, _ := filepath.Abs(o.SharedDeps)
-		set.Execute, err = workers.NewExecute(cfg, workers.ExecuteOptions{Executor: workers.NewPreparedExecutor(cfg),
-			Preview: o.Preview, SharedDeps: shared, RunAs: o.RunAs, Faults: &activities.FaultPlan{}})
+		var ex activities.Executor
+		if ex, err = workers.NewExecutor(cfg, o.Executor, os.Getenv); err == nil {
+			set.Execute, err = workers.NewExecute(cfg, workers.ExecuteOptions{Executor: ex,
+				Preview: o.Preview, SharedDeps: shared, RunAs: o.RunAs, Faults: &activities.FaultPlan{}})
+		}
 	case "verify":
 		var stop func()
-		set.Verify, stop, err = workers.NewVerify(cfg, nil)
+		var gate activities.Gate
+		if gate, err = workers.NewGate(os.Getenv); err == nil {
+			set.Verify, stop, err = workers.NewVerify(cfg, gate)
+		}
 		if stop != nil {
 			defer stop()
 		}
 	}
 	if err != nil {
+		report.Report(err)
 		return iostreams.Failed(err)
 	}
 	fmt.Fprintf(o.IO.ErrOut, "worker for the %s queue (%s) on %s, pid %d\n", o.Queue, workers.Queues[o.Queue], o.Conn.Address, os.Getpid())
-	return workers.Run(ctx, c, set)
+	err = workers.Run(ctx, c, set)
+	report.Report(err)
+	return err
 }
 
 // barrier returns the test hook for dir, or nil.

@@ -42,10 +42,10 @@ func NewCmdReplay(io *iostreams.IO, runF func(*Options) error) *cobra.Command {
 	o := &Options{IO: io}
 	cmd := &cobra.Command{
 		Use:   "replay RUN [RUN...]",
-		Short: "Re-run prepared runs (W1-W5, P1, P2) for real and check their verdicts",
+		Short: "Re-run prepared runs (W1-W5, G1, P1, P2) for real and check their verdicts",
 		Long: "Runs each prepared contract through the real workflow on the embedded Temporal server (or\n" +
 			"--temporal-address): the prepared executor's patches, a real build, a real Chromium, the policy,\n" +
-			"the local payment ledger (no money moves). Prints live progress, the verdict per attempt, the\n" +
+			"the local Stripe test double (test mode, no money moves). Prints live progress, the verdict per attempt, the\n" +
 			"payment state and the proof directory, and exits 1 when the outcome differs from run.json.",
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -105,6 +105,8 @@ func Run(ctx context.Context, o *Options) error {
 		},
 		BuildVerify: func(cfg workers.Config) (*activities.Verify, func(), error) { return workers.NewVerify(cfg, nil) },
 		Log:         nil,
+		// No Getenv: a replay reproduces a prepared run on local services only (the local
+		// Stripe test double, the bare remote), whatever keys the shell holds.
 	})
 	if err != nil {
 		return iostreams.Failed(err)
@@ -124,7 +126,8 @@ func Run(ctx context.Context, o *Options) error {
 		final, mismatches, err := r.Replay(ctx, runs.Env{Client: st.Client, Remotes: st.Local.Deliverer.Remotes, DataDir: dataDir,
 			Trust: trust, Faults: faults, OnStatus: p.Update,
 			Pay: func(ctx context.Context, id string) error {
-				return web.AuthorizeLocal(ctx, st.Local.Ledger, st.Client, id)
+				_, err := web.CompleteTestCheckout(ctx, st.Client, id)
+				return err
 			}})
 		if err != nil {
 			return iostreams.Failed(fmt.Errorf("run %s: %w", r.Name, err))
@@ -166,9 +169,14 @@ func printSummary(io *iostreams.IO, r *runs.Run, st workflows.Status, mismatches
 	}
 	label := ""
 	if st.Payment.Local {
-		label = " (local: no money moves)"
+		label = " (local Stripe test double: test mode, no money moves)"
 	}
 	io.Printf("   payment: %s%s; final state: %s\n", st.Payment.State, label, st.State)
+	for _, e := range st.Timeline {
+		if e.Type == "merge_eligibility_revoked" {
+			io.Printf("   merge eligibility revoked: %s (head %s, verified %s)\n", e.Data["why"], short(e.Data["head"]), short(e.Data["verified"]))
+		}
+	}
 	if len(mismatches) == 0 {
 		io.Printf("   matches run.json: %s\n", strings.Join(r.Spec.Expected.Verdicts, ", "))
 		return
@@ -177,4 +185,11 @@ func printSummary(io *iostreams.IO, r *runs.Run, st workflows.Status, mismatches
 	for _, m := range mismatches {
 		fmt.Fprintf(io.ErrOut, "     - %s\n", m)
 	}
+}
+
+func short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
 }

@@ -4,6 +4,7 @@ package root
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/signoff/signoff/cmd/signoff/internal/cmd/chat"
 	"github.com/signoff/signoff/cmd/signoff/internal/cmd/contract"
 	"github.com/signoff/signoff/cmd/signoff/internal/cmd/dev"
 	"github.com/signoff/signoff/cmd/signoff/internal/cmd/payment"
@@ -26,6 +27,7 @@ func NewCmdRoot(io *iostreams.IO) *cobra.Command {
 	}
 	cmd.SetOut(io.Out)
 	cmd.SetErr(io.ErrOut)
+	cmd.AddCommand(chat.NewCmdChat(io, nil))
 	cmd.AddCommand(contract.NewCmdContract(io), policy.NewCmdPolicy(io), dev.NewCmdDev(io, nil), dev.NewCmdWorker(io, nil),
 		payment.NewCmdPayment(io), replay.NewCmdReplay(io, nil), proof.NewCmdProof(io))
 	return cmd

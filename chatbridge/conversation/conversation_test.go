@@ -1,0 +1,373 @@
+package conversation_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/signoff/signoff/activities"
+	"github.com/signoff/signoff/activities/index"
+	"github.com/signoff/signoff/activities/ledger"
+	"github.com/signoff/signoff/chatbridge"
+	"github.com/signoff/signoff/chatbridge/conversation"
+	"github.com/signoff/signoff/chatbridge/identity"
+	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/contracts/authoring"
+	"github.com/signoff/signoff/fixtures/finance"
+	"github.com/signoff/signoff/fixtures/fixturerepo"
+	"github.com/signoff/signoff/fixtures/runs"
+	"github.com/signoff/signoff/web"
+	"github.com/signoff/signoff/workflows"
+)
+
+func runsDir() string {
+	_, f, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(f), "..", "..", "fixtures", "runs")
+}
+
+type env struct {
+	conv   *conversation.Conversation
+	cfg    conversation.Config
+	tmp    *fakeTemporal
+	out    *outbox
+	ledger *ledger.Ledger
+	index  *index.Index
+	dir    string
+}
+
+const proofBase = "http://127.0.0.1:8480/proofs/"
+
+func newEnv(t *testing.T, withRepo bool) *env {
+	t.Helper()
+	dir := t.TempDir()
+	l := ledger.Open(filepath.Join(dir, "ledger.json"), "http://127.0.0.1:8480")
+	e := &env{tmp: newFakeTemporal(l), out: &outbox{}, ledger: l, index: index.Open(filepath.Join(dir, "index.json")), dir: dir}
+	w1, err := runs.Load(runsDir(), "W1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.cfg = conversation.Config{
+		Temporal: e.tmp, StateFile: filepath.Join(dir, "chat", "sessions.json"), RunsDir: runsDir(),
+		Trust: func() (workflows.Trust, error) {
+			return workflows.Trust{VerifierPublicKey: make([]byte, 32), VerifierDigest: w1.Contract.Verifier.Digest}, nil
+		},
+		Checkout: func(ctx context.Context, id string) error { return web.AuthorizeLocal(ctx, l, e.tmp, id) }, PaymentLabel: ledger.Label,
+		Index: e.index, ProofURL: func(id string) string { return proofBase + id + "/" },
+		Poll: 10 * time.Millisecond, ReplyWait: 3 * time.Second,
+	}
+	if withRepo {
+		repo := filepath.Join(dir, "finance")
+		if _, err := fixturerepo.MaterializeFS(finance.Files, repo); err != nil {
+			t.Fatal(err)
+		}
+		e.cfg.Repos = []conversation.Repo{{Slug: "signoff-fixtures/finance", Path: repo, URL: "fixture://finance"}}
+		e.cfg.Author = &authoring.Author{Admission: &authoring.Admission{Allow: []string{"signoff-fixtures/*"}}, Verifier: w1.Contract.Verifier}
+		e.cfg.ExecutorNote = "this process runs the prepared executor"
+	}
+	e.start(t)
+	return e
+}
+
+func (e *env) start(t *testing.T) {
+	t.Helper()
+	c, err := conversation.New(e.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Attach(e.out)
+	if err := c.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	e.conv = c
+}
+
+type person struct {
+	addr, session string
+}
+
+func newPerson(t *testing.T, session string) person {
+	t.Helper()
+	id, err := identity.Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return person{id.Address(), session}
+}
+
+var msgSeq int
+
+// say sends text as p and returns the replies joined, with a UserError's text as the reply.
+func (e *env) say(t *testing.T, p person, text string) (string, string) {
+	t.Helper()
+	msgSeq++
+	msgID := chatbridge.MessageID("test-msg-" + time.Now().String() + text + string(rune('a'+msgSeq%26)))
+	replies, err := e.conv.OnText(context.Background(), chatbridge.Inbound{Sender: p.addr, Session: p.session, MsgID: msgID, Text: text})
+	var ue *chatbridge.UserError
+	switch {
+	case errors.As(err, &ue):
+		return ue.Msg, msgID
+	case err != nil:
+		t.Fatalf("%q: %v", text, err)
+	}
+	return strings.Join(replies, "\n---\n"), msgID
+}
+
+func mustContain(t *testing.T, got string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(got, w) {
+			t.Fatalf("reply lacks %q:\n%s", w, got)
+		}
+	}
+}
+
+const (
+	sessionA = "6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b"
+	sessionB = "7a2d3b4c-5e6f-4a71-9b8c-0d1e2f3a4b5c"
+	sessionC = "8b3e4c5d-6f7a-4b82-8c9d-1e2f3a4b5c6d"
+)
+
+// The prepared-run conversation: quote, refusals by the workflow's rules, approval with the
+// sender and message id, the local checkout, progress, verdict from the bundle, restart.
+func TestPreparedRunConversation(t *testing.T) {
+	e := newEnv(t, false)
+	alice, mallory := newPerson(t, sessionA), newPerson(t, sessionB)
+	w1, _ := runs.Load(runsDir(), "W1")
+	q, _ := contracts.NewQuote(w1.Contract, alice.addr)
+	id := w1.Contract.ContractID
+
+	reply, _ := e.say(t, alice, "run w1")
+	mustContain(t, reply, "Prepared run W1", "Quoted contract "+id, "Criteria (", "49.00 USD", "Contract hash: "+q.Hash, "approve "+q.Hash)
+	in := e.tmp.input(id)
+	if in.Quote.Requester != alice.addr || in.Channel != "chat:"+sessionA || in.Quote.Hash != q.Hash {
+		t.Fatalf("workflow input: requester %q channel %q hash %s", in.Quote.Requester, in.Channel, in.Quote.Hash)
+	}
+	if s := e.tmp.starts[0]; !s.WorkflowExecutionErrorWhenAlreadyStarted || s.ID != workflows.WorkflowID(id) || s.TaskQueue != workflows.ControlQueue {
+		t.Fatalf("start options %+v", s)
+	}
+	// Asking again re-shows the same quote; another requester cannot take it over.
+	reply, _ = e.say(t, alice, "run W1")
+	mustContain(t, reply, "already quoted to you", q.Hash)
+	reply, _ = e.say(t, mallory, "run W1")
+	mustContain(t, reply, "in progress for another requester")
+
+	reply, _ = e.say(t, alice, "pay")
+	mustContain(t, reply, "not approved yet")
+
+	// Someone else approving the exact hash: the workflow refuses, and the reply says why.
+	reply, _ = e.say(t, mallory, "approve "+q.Hash)
+	mustContain(t, reply, "Approval refused by the workflow", "only the requester")
+	wrong := strings.Repeat("ab", 32)
+	reply, _ = e.say(t, alice, "approve "+wrong)
+	mustContain(t, reply, "Approval refused by the workflow", "hash "+wrong[:12])
+	reply, _ = e.say(t, alice, "approve abc123")
+	mustContain(t, reply, "full 64-character")
+
+	reply, approveMsg := e.say(t, alice, "approve "+q.Hash)
+	mustContain(t, reply, "Approved "+id, approveMsg, "authorize 49.00 USD")
+	sigs := e.tmp.signalsNamed(workflows.SignalApprove)
+	last := sigs[len(sigs)-1].Arg.(workflows.Approve)
+	if last.Approver != alice.addr || last.MessageID != approveMsg || last.Channel != "chat:"+sessionA || last.Hash != q.Hash {
+		t.Fatalf("approval signal %+v", last)
+	}
+
+	// The workflow's payment notice reaches the session, once, with the local checkout hint.
+	notice := activities.Notice{ContractID: id, Requester: alice.addr, Channel: "chat:" + sessionA, Kind: "payment",
+		Text: "Authorize 29.00 usd to start (captured only if the contract is satisfied): http://127.0.0.1:8480/checkout/x"}
+	for range 2 {
+		if err := e.conv.Notify(context.Background(), notice); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := e.out.waitPushed(t, "reply \"pay\"")
+	if m.To != alice.addr || m.Session != sessionA {
+		t.Fatalf("payment notice went to %s/%s", m.To, m.Session)
+	}
+	if n := countContaining(e.out.all(), "Authorize 29.00 usd"); n != 1 {
+		t.Fatalf("payment notice pushed %d times", n)
+	}
+	// A notice for a contract started elsewhere (the CLI) is not chat's business.
+	if err := e.conv.Notify(context.Background(), activities.Notice{ContractID: "x", Requester: "alice", Channel: "cli", Kind: "verdict", Text: "cli only"}); err != nil {
+		t.Fatal(err)
+	}
+
+	reply, _ = e.say(t, mallory, "cancel "+id)
+	mustContain(t, reply, "Only the requester")
+	reply, _ = e.say(t, mallory, "pay")
+	mustContain(t, reply, "No contract in this conversation")
+
+	reply, _ = e.say(t, alice, "pay")
+	mustContain(t, reply, "Local checkout completed for "+id, "Payment authorized ("+ledger.Label+"): nothing is captured unless",
+		"Attempt 1 of 3 starts: cloning signoff-fixtures/finance")
+	entries, _ := e.ledger.Entries()
+	if len(entries) != 1 || entries[0].State != activities.PaymentAuthorized {
+		t.Fatalf("ledger %+v", entries)
+	}
+
+	reply, _ = e.say(t, mallory, "status W1")
+	mustContain(t, reply, id+": payment authorized", "Payment: authorized, not captured ("+ledger.Label+")")
+	reply, _ = e.say(t, alice, "status w2")
+	mustContain(t, reply, "Prepared run W2", "has not been started", "run W2")
+	reply, _ = e.say(t, alice, "status no-such-contract")
+	mustContain(t, reply, "No contract \"no-such-contract\"")
+
+	// The verdict comes from the signed bundle the index points at: criterion, observed values,
+	// what happens next.
+	proof := writeBundle(t, e.dir, w1.Contract, q.Hash, 1)
+	if err := e.index.Put(activities.IndexEntry{ContractID: id, ContractHash: q.Hash, ProofDir: proof, State: workflows.StateNotSatisfied}); err != nil {
+		t.Fatal(err)
+	}
+	e.tmp.set(id, func(st *workflows.Status) { st.State, st.Attempt = workflows.StateNotSatisfied, 1 })
+	if err := e.conv.Notify(context.Background(), activities.Notice{ContractID: id, Requester: alice.addr, Channel: "chat:" + sessionA,
+		Kind: "verdict", Text: "Attempt 1: not satisfied."}); err != nil {
+		t.Fatal(err)
+	}
+	v := e.out.waitPushed(t, "scrollWidth = 927, innerWidth = 390")
+	mustContain(t, v.Text, id+": not satisfied on attempt 1 of 3", "attempt 2 under the same contract", "Proof: "+proofBase+id+"/",
+		"Also: criterion 4")
+	e.tmp.set(id, func(st *workflows.Status) {
+		st.State, st.Attempt, st.Phase = workflows.StateRepairing, 2, "executor repairing"
+	})
+	e.tmp.waitQueries(t, 5)
+	// The reply to "pay" announced the authorization; the watcher did not repeat it.
+	if n := countContaining(e.out.all(), "nothing is captured unless"); n != 0 {
+		t.Fatalf("the watcher repeated the authorization %d times", n)
+	}
+
+	// A restarted process keeps the session's contract and does not repeat what was said.
+	before := len(e.out.all())
+	e.conv.Close()
+	e.start(t)
+	reply, _ = e.say(t, alice, "status")
+	mustContain(t, reply, id+": executor repairing, attempt 2 of 3")
+	e.tmp.waitQueries(t, 5) // the resumed watcher has read the status several times
+	if n := countContaining(e.out.all()[before:], "nothing is captured unless"); n != 0 {
+		t.Fatalf("a restart repeated a progress message %d times", n)
+	}
+	reply, _ = e.say(t, alice, "cancel")
+	mustContain(t, reply, "Cancel requested for "+id, "authorization will be cancelled")
+	c := e.tmp.signalsNamed(workflows.SignalCancel)
+	if len(c) != 1 || c[0].Arg.(workflows.Cancel).By != alice.addr {
+		t.Fatalf("cancel signals %+v", c)
+	}
+}
+
+// A task becomes a surveyed, quoted contract per requester; bad repositories and goals are
+// refused with reasons and start nothing.
+func TestTaskConversation(t *testing.T) {
+	e := newEnv(t, true)
+	alice, bob := newPerson(t, sessionA), newPerson(t, sessionC)
+	reply, _ := e.say(t, alice, "Make the Watchlist page work well on mobile in signoff-fixtures/finance")
+	mustContain(t, reply, "Survey of signoff-fixtures/finance @", "/watchlist", "Quoted contract watchlist-", "Goal: Make the Watchlist page work well on mobile\n",
+		"Base check: skipped in chat", "Note: this process runs the prepared executor", "Contract hash: ")
+	if len(e.tmp.starts) != 1 {
+		t.Fatalf("%d workflows started", len(e.tmp.starts))
+	}
+	id := strings.TrimPrefix(e.tmp.starts[0].ID, "contract-")
+	in := e.tmp.input(id)
+	if h, _ := contracts.Hash(in.Quote.Contract); h != in.Quote.Hash || in.Quote.Requester != alice.addr || in.Quote.Contract.Repo.URL != "fixture://finance" {
+		t.Fatalf("quote %+v", in.Quote)
+	}
+	mustContain(t, reply, "approve "+in.Quote.Hash)
+
+	reply, _ = e.say(t, bob, "make the Watchlist page work well on mobile")
+	if len(e.tmp.starts) != 2 || e.tmp.starts[1].ID == e.tmp.starts[0].ID {
+		t.Fatalf("the same words from another requester must give another contract: %+v", e.tmp.starts)
+	}
+	mustContain(t, reply, "Quoted contract watchlist-")
+	reply, _ = e.say(t, alice, "Make the Watchlist page work well on mobile")
+	mustContain(t, reply, "already quoted to you", in.Quote.Hash)
+
+	reply, _ = e.say(t, alice, "make the Watchlist page work well on mobile repo acme/shop")
+	mustContain(t, reply, "acme/shop is not among the repositories", "signoff-fixtures/finance")
+	reply, _ = e.say(t, alice, "make everything better and nicer")
+	mustContain(t, reply, "I cannot turn that into a contract")
+	if len(e.tmp.starts) != 3 {
+		t.Fatalf("refused tasks started workflows: %d starts", len(e.tmp.starts))
+	}
+	reply, _ = e.say(t, alice, "thanks")
+	mustContain(t, reply, "did not understand")
+	reply, _ = e.say(t, alice, "help")
+	mustContain(t, reply, "approve <hash>", "run W1", "signoff-fixtures/finance")
+}
+
+// Pushes before Attach fail loudly instead of vanishing.
+func TestNotifyWithoutOutbox(t *testing.T) {
+	c, err := conversation.New(conversation.Config{Temporal: newFakeTemporal(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	addr := newPerson(t, sessionA).addr
+	err = c.Notify(context.Background(), activities.Notice{ContractID: "c1", Requester: addr, Channel: "chat:" + sessionA, Kind: "build", Text: "x"})
+	if !errors.Is(err, conversation.ErrNotAttached) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// Nothing a person reads in chat may talk about money in words other than authorize,
+// capture and cancel authorization.
+func TestWordingAvoidsEscrowAndRefund(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		low := strings.ToLower(string(b))
+		for _, bad := range []string{"escrow", "refund"} {
+			if strings.Contains(low, bad) {
+				t.Errorf("%s says %q", f, bad)
+			}
+		}
+	}
+}
+
+func countContaining(ms []pushed, s string) int {
+	n := 0
+	for _, m := range ms {
+		if strings.Contains(m.Text, s) {
+			n++
+		}
+	}
+	return n
+}
+
+// writeBundle writes a not-satisfied attempt as the proof store lays it out.
+func writeBundle(t *testing.T, root string, c contracts.Contract, hash string, attempt int) string {
+	t.Helper()
+	dir := filepath.Join(root, "proofs", c.ContractID, "attempt-1", "try-1")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b := contracts.Bundle{SchemaVersion: contracts.BundleSchemaVersion, ContractID: c.ContractID, ContractHash: hash, Goal: c.Goal,
+		Attempt: attempt, Try: 1, ImplementationSHA: strings.Repeat("c", 40), Verdict: contracts.NotSatisfied,
+		Reasons: []contracts.Reason{
+			{Rule: 6, Code: "criterion_failed", Criterion: "no-horizontal-overflow-mobile", Message: "criterion 3 (no-horizontal-overflow-mobile) at 390x844: scrollWidth = 927, innerWidth = 390 (want scrollWidth <= innerWidth)"},
+			{Rule: 6, Code: "criterion_failed", Criterion: "cards-mobile", Message: "criterion 4 (cards-mobile) at 390x844: matching elements: observed 0, expected >= 4"},
+		},
+		Payment: contracts.PaymentRef{Provider: ledger.Provider, State: activities.PaymentAuthorized, Local: true}, Artifacts: []contracts.Artifact{}}
+	for name, v := range map[string]any{"bundle.json": b, "contract.json": c} {
+		data, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}

@@ -1,0 +1,230 @@
+package conversation_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/signoff/signoff/activities"
+	"github.com/signoff/signoff/activities/ledger"
+	"github.com/signoff/signoff/chatbridge/chatproto"
+	"github.com/signoff/signoff/workflows"
+)
+
+// fakeTemporal plays the contract workflow's signal and query surface: the approval rules
+// (exact hash, requester only), the checkout opened on approval, the payment confirmed with
+// the ledger, cancel. It records what the conversation asked for.
+type fakeTemporal struct {
+	mu      sync.Mutex
+	ledger  *ledger.Ledger
+	wfs     map[string]*fakeWF
+	signals []fakeSignal
+	starts  []client.StartWorkflowOptions
+	queries int
+}
+
+type fakeWF struct {
+	in workflows.ContractInput
+	st workflows.Status
+}
+
+type fakeSignal struct {
+	WorkflowID, Name string
+	Arg              any
+}
+
+func newFakeTemporal(l *ledger.Ledger) *fakeTemporal {
+	return &fakeTemporal{ledger: l, wfs: map[string]*fakeWF{}}
+}
+
+func (f *fakeTemporal) ExecuteWorkflow(_ context.Context, o client.StartWorkflowOptions, wf interface{}, args ...interface{}) (client.WorkflowRun, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.starts = append(f.starts, o)
+	if wf != workflows.ContractWorkflowName || len(args) != 1 {
+		return nil, fmt.Errorf("unexpected workflow %v", wf)
+	}
+	in := args[0].(workflows.ContractInput)
+	if old := f.wfs[o.ID]; old != nil && (!old.st.Final || o.WorkflowIDReusePolicy == enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE) {
+		if !o.WorkflowExecutionErrorWhenAlreadyStarted {
+			return fakeRun{o.ID}, nil // what the SDK does without the option: the old run, no error
+		}
+		return nil, serviceerror.NewWorkflowExecutionAlreadyStarted("already started", "", "run-1")
+	}
+	c := in.Quote.Contract
+	f.wfs[o.ID] = &fakeWF{in: in, st: workflows.Status{ContractID: c.ContractID, ContractHash: in.Quote.Hash, Goal: c.Goal,
+		Repo: c.Repo.Owner + "/" + c.Repo.Name, Requester: in.Quote.Requester, State: workflows.StateQuoted, MaxAttempts: c.MaxAttempts,
+		Attempts: []workflows.AttemptRecord{}, Refusals: []string{}}}
+	return fakeRun{o.ID}, nil
+}
+
+func (f *fakeTemporal) SignalWorkflow(ctx context.Context, id, _ string, name string, arg interface{}) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.signals = append(f.signals, fakeSignal{id, name, arg})
+	w := f.wfs[id]
+	if w == nil {
+		return serviceerror.NewNotFound("workflow not found")
+	}
+	switch name {
+	case workflows.SignalApprove:
+		a := arg.(workflows.Approve)
+		switch {
+		case a.Hash != w.st.ContractHash:
+			w.st.Refusals = append(w.st.Refusals, "approval of hash "+a.Hash[:12]+" refused: the quoted contract's hash is "+w.st.ContractHash[:12])
+		case a.Approver != w.st.Requester:
+			w.st.Refusals = append(w.st.Refusals, fmt.Sprintf("approval by %q refused: only the requester %q may approve", a.Approver, w.st.Requester))
+		default:
+			w.st.State = workflows.StateApproved
+			ps, err := f.ledger.Authorize(ctx, activities.AuthorizeRequest{ContractID: w.st.ContractID, ContractHash: w.st.ContractHash,
+				Goal: w.st.Goal, Price: w.in.Quote.Contract.Price})
+			if err != nil {
+				return err
+			}
+			w.st.Payment = ps
+		}
+	case workflows.SignalPaymentAuthorized:
+		ps, err := f.ledger.Status(ctx, w.st.ContractHash, w.st.Payment.CheckoutSessionID)
+		if err != nil {
+			return err
+		}
+		w.st.Payment = ps
+		if ps.State == activities.PaymentAuthorized {
+			w.st.State = workflows.StateAuthorized
+		}
+	case workflows.SignalCancel:
+		w.st.State, w.st.Final = workflows.StateCancelled, true
+	}
+	return nil
+}
+
+func (f *fakeTemporal) QueryWorkflow(_ context.Context, id, _ string, q string, _ ...interface{}) (converter.EncodedValue, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.queries++
+	w := f.wfs[id]
+	if w == nil {
+		return nil, serviceerror.NewNotFound("workflow not found")
+	}
+	if q != workflows.QueryStatus {
+		return nil, fmt.Errorf("unknown query %s", q)
+	}
+	return encoded{w.st}, nil
+}
+
+// waitQueries waits until n more status queries were answered (watchers poll).
+func (f *fakeTemporal) waitQueries(t *testing.T, n int) {
+	t.Helper()
+	f.mu.Lock()
+	want := f.queries + n
+	f.mu.Unlock()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		f.mu.Lock()
+		got := f.queries
+		f.mu.Unlock()
+		if got >= want {
+			return
+		}
+		time.Sleep(5 * time.Millisecond) // polling a condition with a deadline
+	}
+	t.Fatalf("fewer than %d status queries", n)
+}
+
+// set changes a workflow's status as the real workflow would move on.
+func (f *fakeTemporal) set(id string, fn func(st *workflows.Status)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fn(&f.wfs[workflows.WorkflowID(id)].st)
+}
+
+func (f *fakeTemporal) input(id string) workflows.ContractInput {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.wfs[workflows.WorkflowID(id)].in
+}
+
+func (f *fakeTemporal) signalsNamed(name string) []fakeSignal {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []fakeSignal
+	for _, s := range f.signals {
+		if s.Name == name {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+type fakeRun struct{ id string }
+
+func (r fakeRun) GetID() string                  { return r.id }
+func (r fakeRun) GetRunID() string               { return "run-1" }
+func (r fakeRun) GetFirstExecutionRunID() string { return "run-1" }
+func (r fakeRun) Get(context.Context, any) error { return nil }
+func (r fakeRun) GetWithOptions(context.Context, any, client.WorkflowRunGetOptions) error {
+	return nil
+}
+
+type encoded struct{ v any }
+
+func (e encoded) HasValue() bool { return true }
+func (e encoded) Get(p any) error {
+	b, err := json.Marshal(e.v)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, p)
+}
+
+// outbox collects pushed messages.
+type outbox struct {
+	mu   sync.Mutex
+	msgs []pushed
+	fail error
+}
+
+type pushed struct {
+	To, Session, MsgID, Text string
+}
+
+func (o *outbox) SendMessage(_ context.Context, to, session string, m chatproto.ChatMessage) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.fail != nil {
+		return o.fail
+	}
+	o.msgs = append(o.msgs, pushed{to, session, m.MsgID, m.Text()})
+	return nil
+}
+
+func (o *outbox) all() []pushed {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]pushed(nil), o.msgs...)
+}
+
+// waitPushed waits for a pushed message containing want.
+func (o *outbox) waitPushed(t *testing.T, want string) pushed {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, m := range o.all() {
+			if strings.Contains(m.Text, want) {
+				return m
+			}
+		}
+		time.Sleep(10 * time.Millisecond) // polling a condition with a deadline
+	}
+	t.Fatalf("no pushed message contains %q; got %+v", want, o.all())
+	return pushed{}
+}

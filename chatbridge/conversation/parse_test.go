@@ -1,0 +1,71 @@
+package conversation
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/signoff/signoff/activities"
+	"github.com/signoff/signoff/workflows"
+)
+
+func TestParse(t *testing.T) {
+	for text, want := range map[string]string{
+		"help": verbHelp, "Hi!": verbHelp, "run W1": verbRun, "run w2": verbRun, "RUN P1": verbRun,
+		"run the tests on the login page": verbTask, "approve " + strings.Repeat("a", 64): verbApprove,
+		"approve c1 " + strings.Repeat("a", 64): verbApprove, "pay": verbPay, "authorize": verbPay, "authorize payment": verbPay,
+		"cancel": verbCancel, "cancel w1-watchlist-mobile": verbCancel, "status": verbStatus, "status W1": verbStatus,
+		"retry": verbRetry, "abandon": verbAbandon, "list": verbList, "thanks": verbUnknown, "ok then": verbUnknown,
+		"make the Watchlist page work well on mobile":    verbTask,
+		"cancel the header on the watchlist page please": verbTask,
+	} {
+		if got := parse(text).verb; got != want {
+			t.Errorf("parse(%q) = %s, want %s", text, got, want)
+		}
+	}
+}
+
+func TestRequesterIDStaysValid(t *testing.T) {
+	long := strings.Repeat("a", 51) + "-0123456789"
+	id := requesterID(long, "agent1qxyz")
+	if len(id) > 64 || !strings.HasSuffix(id, id[len(id)-6:]) || strings.Contains(id, "--") {
+		t.Fatalf("id %q", id)
+	}
+	if requesterID("x-1", "a") == requesterID("x-1", "b") {
+		t.Fatal("two requesters share an id")
+	}
+}
+
+func TestTidyGoal(t *testing.T) {
+	for in, want := range map[string]string{
+		"make the page work in ":        "make the page work",
+		"  : make the page work":        "make the page work",
+		"make the page,   work well on": "make the page, work well",
+	} {
+		if got := tidyGoal(in); got != want {
+			t.Errorf("tidyGoal(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// Every step a watcher announces comes once per status, in words a person reads.
+func TestSteps(t *testing.T) {
+	st := workflows.Status{ContractID: "c1", Repo: "o/r", State: workflows.StateBuilding, Attempt: 1, MaxAttempts: 3,
+		Payment: activities.PaymentState{Local: true, State: activities.PaymentAuthorized}}
+	got := steps(st, "local")
+	if len(got) != 1 || got[0].key != "authorized" || !strings.Contains(got[0].text, "Attempt 1 of 3 starts: cloning o/r") {
+		t.Fatalf("steps %+v", got)
+	}
+	st.State, st.Attempt = workflows.StateRepairing, 2
+	got = steps(st, "local")
+	if len(got) != 1 || strings.Contains(got[0].text, "Attempt 1") {
+		t.Fatalf("steps %+v", got)
+	}
+	st = workflows.Status{ContractID: "c1", State: workflows.StateCancelled, Final: true}
+	if got := steps(st, "local"); len(got) != 1 || !strings.Contains(got[0].text, "no payment was authorized") {
+		t.Fatalf("steps %+v", got)
+	}
+	st = workflows.Status{ContractID: "c1", State: workflows.StateExpired, Final: true}
+	if got := steps(st, "local"); len(got) != 1 || got[0].key != "expired" {
+		t.Fatalf("steps %+v", got)
+	}
+}

@@ -1,0 +1,167 @@
+package conversation
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/signoff/signoff/chatbridge"
+	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/contracts/authoring"
+)
+
+// repoPhraseRe finds an explicit "repo owner/name" (or "repository ...") in a task.
+var repoPhraseRe = regexp.MustCompile(`(?i)\b(?:repo|repository)\s*:?\s+([A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9._-]+)`)
+
+// pickRepo chooses the repository a task is about: one named with "repo owner/name", or an
+// allowed slug mentioned anywhere, else the default (the first configured). The goal keeps
+// the user's words without the repository phrase.
+func (c *Conversation) pickRepo(text string) (Repo, string, error) {
+	goal := text
+	if m := repoPhraseRe.FindStringSubmatchIndex(text); m != nil {
+		slug := text[m[2]:m[3]]
+		for _, r := range c.cfg.Repos {
+			if strings.EqualFold(r.Slug, slug) {
+				return r, tidyGoal(text[:m[0]] + text[m[1]:]), nil
+			}
+		}
+		return Repo{}, "", userErr("%s is not among the repositories I may work on here (%s).", slug, strings.Join(c.repoSlugs(), ", "))
+	}
+	for _, r := range c.cfg.Repos {
+		if i := strings.Index(strings.ToLower(text), strings.ToLower(r.Slug)); i >= 0 {
+			goal = tidyGoal(text[:i] + text[i+len(r.Slug):])
+			return r, goal, nil
+		}
+	}
+	return c.cfg.Repos[0], tidyGoal(goal), nil
+}
+
+// tidyGoal drops what removing a repository phrase leaves behind ("in  ", a dangling "in").
+func tidyGoal(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	for _, suffix := range []string{" in", " on", " for", " of", ","} {
+		s = strings.TrimSuffix(s, suffix)
+	}
+	for _, prefix := range []string{"in ", "on ", "for ", ": "} {
+		s = strings.TrimPrefix(s, prefix)
+	}
+	return strings.TrimSpace(strings.TrimPrefix(s, ":"))
+}
+
+// task drafts a contract from the message (survey, criteria, price, hash) and starts its
+// workflow in state quoted with the sender as requester.
+func (c *Conversation) task(ctx context.Context, in chatbridge.Inbound, text string) ([]string, error) {
+	if c.cfg.Author == nil || len(c.cfg.Repos) == 0 {
+		return nil, userErr("This Signoff instance does not quote new tasks. Say \"run W1\" for a prepared run, or \"help\".")
+	}
+	repo, goal, err := c.pickRepo(text)
+	if err != nil {
+		return nil, err
+	}
+	if repo.Prepare != nil {
+		if err := repo.Prepare(ctx); err != nil {
+			return nil, fmt.Errorf("prepare %s: %w", repo.Slug, err)
+		}
+	}
+	src, err := authoring.ResolveSource(ctx, repo.Path, "HEAD", repo.Slug)
+	if err != nil {
+		return nil, fmt.Errorf("resolve %s: %w", repo.Slug, err)
+	}
+	if repo.URL != "" {
+		src.URL = repo.URL
+	}
+	res, err := c.cfg.Author.Draft(ctx, authoring.Request{Requester: in.Sender, Source: src, Goal: goal})
+	if err != nil {
+		if authoring.IsRefusal(err) {
+			out := []string{}
+			if res != nil && res.Survey != nil {
+				out = append(out, "Survey of "+res.Survey.Summary())
+			}
+			return append(out, refusalText(err)), nil
+		}
+		return nil, fmt.Errorf("draft a contract for %s: %w", repo.Slug, err)
+	}
+	// One contract per requester: the same words from two people are two quotes.
+	contract := *res.Contract
+	contract.ContractID = requesterID(contract.ContractID, in.Sender)
+	if err := contracts.Validate(contract, contracts.LoadOptions{}); err != nil {
+		return nil, fmt.Errorf("drafted contract: %w", err)
+	}
+	q, err := contracts.NewQuote(contract, in.Sender)
+	if err != nil {
+		return nil, err
+	}
+	rebound, err := c.startContract(ctx, in, q, "", repo.Slug)
+	if err != nil {
+		return nil, err
+	}
+	out := []string{"Survey of " + res.Survey.Summary()}
+	quote := quoteText(contract, q.Hash, res.Quote, discriminationText(res.Discrimination), c.cfg.ExecutorNote)
+	if rebound {
+		quote = "This contract is already quoted to you; here it is again.\n\n" + quote
+	}
+	return append(out, quote), nil
+}
+
+// requesterID suffixes a drafted contract id with a short digest of the requester.
+func requesterID(id, requester string) string {
+	sum := sha256.Sum256([]byte(requester))
+	suffix := "-" + hex.EncodeToString(sum[:])[:6]
+	if len(id)+len(suffix) > 64 {
+		id = strings.TrimRight(id[:64-len(suffix)], "-")
+	}
+	return id + suffix
+}
+
+func discriminationText(d *authoring.Discrimination) string {
+	switch {
+	case d == nil || !d.Checked:
+		return "Base check: skipped in chat for speed; the criteria were not run on the base commit before quoting."
+	default:
+		s := fmt.Sprintf("Base check: %d criteria fail on the base commit (the change must make them pass)", len(d.Failing))
+		if len(d.Guards) > 0 {
+			s += fmt.Sprintf("; %d already hold and guard against regressions", len(d.Guards))
+		}
+		return s + "."
+	}
+}
+
+// refusalText says why a task will not become a contract, and what would make it one.
+func refusalText(err error) string {
+	var r *authoring.RefusalError
+	var a *authoring.AdmissionError
+	var b *authoring.BudgetError
+	var d *authoring.DiscriminationError
+	var i *authoring.InputError
+	switch {
+	case errors.As(err, &r):
+		s := "I cannot turn that into a contract: " + r.Reason + "."
+		if r.Hint != "" {
+			s += " " + capitalize(r.Hint)
+			if !strings.HasSuffix(s, ".") {
+				s += "."
+			}
+		}
+		return s
+	case errors.As(err, &a):
+		return "Not accepted: " + a.Reason + "."
+	case errors.As(err, &b):
+		return "Over budget: " + b.Reason
+	case errors.As(err, &d):
+		return "No contract offered: " + d.Reason
+	case errors.As(err, &i):
+		return fmt.Sprintf("That request is incomplete (%s: %s).", i.Field, i.Reason)
+	}
+	return "I cannot turn that into a contract."
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}

@@ -1,0 +1,70 @@
+package dev
+
+import (
+	"os"
+
+	"github.com/spf13/pflag"
+
+	"github.com/signoff/signoff/activities"
+	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
+	"github.com/signoff/signoff/workers"
+	"github.com/signoff/signoff/workers/devstack"
+)
+
+// Environment variables of the chat bridge. The seed and the key are read from the
+// environment only, never from flags (flags show in process lists).
+const (
+	EnvAgentSeed      = "SIGNOFF_AGENT_SEED"
+	EnvAgentverseKey  = "AGENTVERSE_API_KEY"
+	EnvAgentverseTeam = "AGENTVERSE_TEAM"
+)
+
+// ChatFlags configure the chat bridge of `signoff dev`.
+type ChatFlags struct {
+	Off           bool
+	SeedEnv       string
+	Name          string
+	AlmanacAPI    string
+	AgentverseURL string
+	Endpoint      string
+}
+
+func (c *ChatFlags) addFlags(f *pflag.FlagSet) {
+	f.BoolVar(&c.Off, "no-chat", false, "do not serve the chat bridge")
+	f.StringVar(&c.SeedEnv, "agent-seed-env", EnvAgentSeed, "environment variable holding the agent seed (unset: a seed generated once in <data-dir>/keys/"+devstack.AgentSeedFile+")")
+	f.StringVar(&c.Name, "agent-name", "Signoff", "the agent's name on Agentverse")
+	f.StringVar(&c.AlmanacAPI, "almanac-api", "", "also resolve chat peers through this Almanac API (e.g. https://agentverse.ai/v1/almanac)")
+	f.StringVar(&c.AgentverseURL, "agentverse-url", "", "Agentverse base URL (default https://agentverse.ai; used when $"+EnvAgentverseKey+" is set)")
+	f.StringVar(&c.Endpoint, "agent-endpoint", "", "public URL of this process's /submit for Agentverse (default: the Agentverse mailbox)")
+}
+
+// options builds the stack's chat options. A prepared executor changes code only for the
+// prepared runs, and task quotes say so.
+func (c *ChatFlags) options(executor string, faults *activities.FaultPlan) devstack.ChatOptions {
+	note := ""
+	if executor == workers.ExecutorPrepared || (executor == "" && os.Getenv(workers.EnvExecutorCommand) == "") {
+		note = "this Signoff runs the prepared executor, which changes code only for the prepared runs (run W1...). " +
+			"Approving this contract ends in verification_error with the authorization cancelled, unless " +
+			workers.EnvExecutorCommand + " names a coding CLI."
+	}
+	seedEnv := c.SeedEnv
+	if seedEnv == "" {
+		seedEnv = EnvAgentSeed
+	}
+	return devstack.ChatOptions{Disabled: c.Off, Seed: os.Getenv(seedEnv), Name: c.Name, AlmanacAPI: c.AlmanacAPI,
+		AgentverseAPIKey: os.Getenv(EnvAgentverseKey), AgentverseTeam: os.Getenv(EnvAgentverseTeam), AgentverseURL: c.AgentverseURL, Endpoint: c.Endpoint,
+		ExecutorNote: note, Faults: faults}
+}
+
+// printChat tells the person starting Signoff how to reach the agent.
+func printChat(io *iostreams.IO, st *devstack.Stack) {
+	ch := st.Chat()
+	if ch == nil {
+		io.Printf("Chat:             off\n")
+		return
+	}
+	io.Printf("Chat agent:       %s\n", ch.Address)
+	io.Printf("Chat endpoint:    %s  (Agent Chat Protocol; local almanac %s)\n", ch.Endpoint, ch.AlmanacURL)
+	io.Printf("%s\n", ch.Agentverse)
+	io.Printf("Talk to it:       signoff chat --dev-url %s\n", st.LoopbackURL)
+}

@@ -1,0 +1,190 @@
+package workers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/getsentry/sentry-go"
+	"go.temporal.io/sdk/activity"
+
+	"github.com/signoff/signoff/activities"
+	"github.com/signoff/signoff/activities/executor"
+	"github.com/signoff/signoff/activities/localgit"
+	"github.com/signoff/signoff/activities/sentrygate"
+)
+
+// Executor kinds (`--executor`).
+const (
+	ExecutorPrepared = "prepared" // stored patches of the prepared runs
+	ExecutorCommand  = "command"  // a coding CLI from SIGNOFF_EXECUTOR_COMMAND
+)
+
+// Environment variables of the execute and verify queues and of self-reporting.
+const (
+	// EnvExecutorCommand is the coding CLI's command template, e.g.
+	// `codex exec --full-auto {prompt}` or `claude -p {prompt}`; setting it switches the
+	// execute queue to the command executor (see executor.Command for the placeholders).
+	EnvExecutorCommand = "SIGNOFF_EXECUTOR_COMMAND"
+	// EnvExecutorStdin ("1") feeds the prompt on the CLI's standard input instead.
+	EnvExecutorStdin = "SIGNOFF_EXECUTOR_STDIN"
+	// EnvExecutorPassEnv lists (comma or space separated) variables the CLI may see besides
+	// PATH, LANG and TERM, such as its own model key. Signoff's secrets are refused.
+	EnvExecutorPassEnv = "SIGNOFF_EXECUTOR_PASS_ENV"
+	// EnvExecutorTimeout is one run's wall-clock limit (a Go duration, default 25m, below
+	// the RunExecutor activity's 30 min).
+	EnvExecutorTimeout = "SIGNOFF_EXECUTOR_TIMEOUT"
+	// EnvSentryAuthToken (with SENTRY_ORG and SENTRY_PROJECT, optionally SENTRY_URL) makes
+	// Sentry the verify queue's runtime gate; a read-only token.
+	EnvSentryAuthToken = "SENTRY_AUTH_TOKEN"
+	// EnvSentryDSN reports Signoff's own errors to Sentry.
+	EnvSentryDSN = "SENTRY_DSN"
+)
+
+// DefaultExecutorTimeout is a command executor run's limit when EnvExecutorTimeout is unset.
+const DefaultExecutorTimeout = 25 * time.Minute
+
+// maxExecutorTimeout keeps the CLI's own limit inside the RunExecutor activity's 30 min
+// start-to-close timeout (workflows/contract.go), so the executor, not Temporal, ends a run
+// that is too long, and its log is kept.
+const maxExecutorTimeout = 29 * time.Minute
+
+func envOrNone(getenv func(string) string) func(string) string {
+	if getenv == nil {
+		return func(string) string { return "" }
+	}
+	return getenv
+}
+
+// NewExecutor picks the execute queue's executor: kind "prepared" or "command", or "" for
+// the command executor when SIGNOFF_EXECUTOR_COMMAND is set and the prepared one otherwise.
+// A command executor first sweeps what a crashed worker left (CLI process groups, job
+// directories).
+func NewExecutor(cfg Config, kind string, getenv func(string) string) (activities.Executor, error) {
+	getenv = envOrNone(getenv)
+	if kind == "" {
+		kind = ExecutorPrepared
+		if getenv(EnvExecutorCommand) != "" {
+			kind = ExecutorCommand
+		}
+	}
+	switch kind {
+	case ExecutorPrepared:
+		return NewPreparedExecutor(cfg), nil
+	case ExecutorCommand:
+		c, err := NewCommandExecutor(cfg, getenv)
+		if err != nil {
+			return nil, err
+		}
+		if err := c.Sweep(); err != nil {
+			return nil, fmt.Errorf("sweep command executor jobs left by a previous worker: %w", err)
+		}
+		return c, nil
+	}
+	return nil, fmt.Errorf("unknown executor %q (want %s or %s)", kind, ExecutorPrepared, ExecutorCommand)
+}
+
+// NewCommandExecutor builds the coding-CLI executor from SIGNOFF_EXECUTOR_* variables.
+func NewCommandExecutor(cfg Config, getenv func(string) string) (*executor.Command, error) {
+	getenv = envOrNone(getenv)
+	tmpl := getenv(EnvExecutorCommand)
+	if tmpl == "" {
+		return nil, fmt.Errorf("the command executor needs %s (e.g. %q)", EnvExecutorCommand, "claude -p {prompt}")
+	}
+	argv, err := executor.ParseTemplate(tmpl)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", EnvExecutorCommand, err)
+	}
+	timeout := DefaultExecutorTimeout
+	if v := getenv(EnvExecutorTimeout); v != "" {
+		if timeout, err = time.ParseDuration(v); err != nil || timeout <= 0 || timeout > maxExecutorTimeout {
+			return nil, fmt.Errorf("%s=%q: want a duration up to %s", EnvExecutorTimeout, v, maxExecutorTimeout)
+		}
+	}
+	stdin := false
+	if v := getenv(EnvExecutorStdin); v != "" {
+		if stdin, err = strconv.ParseBool(v); err != nil {
+			return nil, fmt.Errorf("%s=%q: want 1 or 0", EnvExecutorStdin, v)
+		}
+	}
+	p := cfg.Layout()
+	c := &executor.Command{Argv: argv, Stdin: stdin, JobsDir: filepath.Join(p.Jobs, "command"), LogDir: p.ExecutorLogs,
+		Remotes: localgit.Remotes{Root: p.Remotes}, Allow: executor.Allowlist(cfg.Allow),
+		PassEnv: strings.FieldsFunc(getenv(EnvExecutorPassEnv), func(r rune) bool { return r == ',' || r == ' ' }),
+		Timeout: timeout, Progress: heartbeat}
+	if err := c.Check(); err != nil {
+		return nil, fmt.Errorf("command executor: %w", err)
+	}
+	return c, nil
+}
+
+// heartbeat tells Temporal what the CLI run is doing.
+func heartbeat(ctx context.Context, detail string) {
+	if activity.IsActivity(ctx) {
+		activity.RecordHeartbeat(ctx, detail)
+	}
+}
+
+// NewGate is the verify queue's runtime gate beyond page errors: Sentry when
+// SENTRY_AUTH_TOKEN is set (with SENTRY_ORG and SENTRY_PROJECT), else nil. A nil result is a
+// nil interface, never a nil *sentrygate.Gate inside one.
+func NewGate(getenv func(string) string) (activities.Gate, error) {
+	g, err := sentrygate.FromEnv(envOrNone(getenv))
+	if err != nil {
+		return nil, err
+	}
+	if g == nil {
+		return nil, nil
+	}
+	return g, nil
+}
+
+// SelfReport sends Signoff's own errors to Sentry when SENTRY_DSN is set; otherwise every
+// method does nothing.
+type SelfReport struct {
+	flush func()
+	on    bool
+}
+
+// StartSelfReporting initialises Sentry for this process when SENTRY_DSN is set.
+func StartSelfReporting(getenv func(string) string) (*SelfReport, error) {
+	dsn := envOrNone(getenv)(EnvSentryDSN)
+	flush, err := sentrygate.InitSelfReporting(dsn, Release())
+	if err != nil {
+		return &SelfReport{flush: func() {}}, err
+	}
+	return &SelfReport{flush: flush, on: dsn != ""}, nil
+}
+
+// Report sends err (nil is ignored).
+func (r *SelfReport) Report(err error) {
+	if r == nil || !r.on || err == nil || errors.Is(err, context.Canceled) {
+		return
+	}
+	sentry.CaptureException(err)
+}
+
+// Close flushes queued reports; call it before the process exits.
+func (r *SelfReport) Close() {
+	if r != nil && r.flush != nil {
+		r.flush()
+	}
+}
+
+// Release names this build for error reports: signoff@<vcs revision>.
+func Release() string {
+	rev := "dev"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				rev = s.Value[:12]
+			}
+		}
+	}
+	return "signoff@" + rev
+}
