@@ -18,7 +18,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/signoff/signoff/activities/ledger"
 	"github.com/signoff/signoff/activities/proofstore"
 	"github.com/signoff/signoff/activities/proofstore/prooftest"
 )
@@ -46,7 +45,7 @@ func TestPageW1AndW2(t *testing.T) {
 	r := buildRuns(t, nil)
 	w1 := text(render(t, r.root, r.w1.Contract.ContractID, keys(), Links{}))
 	for _, want := range []string{"Satisfied", r.w1.Hash, r.w1.Contract.Repo.BaseCommitSHA, r.w1.Bundles[0].ImplementationSHA,
-		r.w1.Evidence[0].RuntimeSHA, "3 file(s), +64 -5", ledger.Label, "6 of 6 criteria passed", "checks hold"} {
+		r.w1.Evidence[0].RuntimeSHA, "3 file(s), +64 -5", LocalPaymentLabel, "6 of 6 criteria passed", "checks hold"} {
 		if !strings.Contains(w1, want) {
 			t.Errorf("W1 page lacks %q", want)
 		}
@@ -255,9 +254,9 @@ func TestPRCommentAndChatSummary(t *testing.T) {
 		got  string
 		want []string
 	}{
-		"W1 comment": {pr1, []string{"## Signoff: Satisfied (attempt 1 of 3)", "Criteria: 6 of 6 passed", "`" + r.w1.Hash + "`", ledger.Label, "[Proof page](http://127.0.0.1:7233/proofs/w1-watchlist-mobile/)", "signoff proof verify"}},
+		"W1 comment": {pr1, []string{"## Signoff: Satisfied (attempt 1 of 3)", "Criteria: 6 of 6 passed", "`" + r.w1.Hash + "`", LocalPaymentLabel, "[Proof page](http://127.0.0.1:7233/proofs/w1-watchlist-mobile/)", "signoff proof verify"}},
 		"W2 comment": {pr2, []string{"## Signoff: Not satisfied (attempt 3 of 3)", "scrollWidth = 927, innerWidth = 390", "`scroll_width = 927`", "(`<= inner_width = 390`)", "**fail**"}},
-		"W1 chat":    {chat1, []string{"w1-watchlist-mobile: satisfied on attempt 1 of 3", "6 of 6 criteria passed", "Payment authorized (" + ledger.Label + ")", "Proof: http://127.0.0.1:7233/proofs/w1-watchlist-mobile/"}},
+		"W1 chat":    {chat1, []string{"w1-watchlist-mobile: satisfied on attempt 1 of 3", "6 of 6 criteria passed", "Payment authorized (" + LocalPaymentLabel + ")", "Proof: http://127.0.0.1:7233/proofs/w1-watchlist-mobile/"}},
 		"W2 chat":    {chat2, []string{"not satisfied on attempt 3 of 3", "4 of 6 criteria passed", "scrollWidth = 927, innerWidth = 390", "more)"}},
 	} {
 		for _, w := range c.want {

@@ -130,3 +130,7 @@ func clip(s string, n int) string {
 	}
 	return string(r[:n-1]) + "…"
 }
+
+// LocalPaymentLabel marks payments made against a local stand-in (the Stripe test double or
+// the ledger): nothing on the page may suggest money moved.
+const LocalPaymentLabel = "local test mode: no money moves"

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/signoff/signoff/activities/ledger"
 	"github.com/signoff/signoff/activities/proofstore"
 	"github.com/signoff/signoff/contracts"
 )
@@ -361,7 +360,7 @@ func newAttemptView(a *Attempt, c *contracts.Contract, baseShots map[string]stri
 		av.Payment = paymentView{Provider: b.Payment.Provider, State: b.Payment.State, Session: b.Payment.CheckoutSessionID,
 			Intent: b.Payment.PaymentIntentID, Local: b.Payment.Local}
 		if b.Payment.Local {
-			av.Payment.LocalLabel = ledger.Label
+			av.Payment.LocalLabel = LocalPaymentLabel
 		}
 		av.PR = prView{URL: b.PR.URL, Branch: b.PR.Branch, Status: b.PR.Status, Number: b.PR.Number}
 		if u, err := url.Parse(b.PR.URL); err == nil && (u.Scheme == "https" || u.Scheme == "http") {

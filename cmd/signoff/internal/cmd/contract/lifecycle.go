@@ -112,7 +112,7 @@ func RunStart(ctx context.Context, o *StartOptions) error {
 	}
 	defer cl.Close()
 	_, err = cl.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.WorkflowID(c.ContractID), TaskQueue: workflows.ControlQueue,
-		WorkflowIDConflictPolicy: 1 /* fail */}, workflows.ContractWorkflowName,
+		WorkflowExecutionErrorWhenAlreadyStarted: true}, workflows.ContractWorkflowName,
 		workflows.ContractInput{Quote: q, Channel: "cli", Trust: trust, Discrimination: disc})
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {
