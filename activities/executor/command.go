@@ -17,7 +17,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -439,12 +438,12 @@ wait:
 			break wait
 		case <-ctx.Done():
 			stopErr = fmt.Errorf("coding CLI stopped: %w", ctx.Err())
-			killProcessGroup(pgid, grace)
+			procstat.KillGroup(pgid, grace)
 			waitErr = <-exited
 			break wait
 		case <-timer.C:
 			stopErr = fmt.Errorf("coding CLI timed out after %s; its process group was killed", timeout)
-			killProcessGroup(pgid, grace)
+			procstat.KillGroup(pgid, grace)
 			waitErr = <-exited
 			break wait
 		case <-tick.C:
@@ -452,7 +451,7 @@ wait:
 		}
 	}
 	// Whatever the CLI left running in its group goes with it.
-	killProcessGroup(pgid, grace)
+	procstat.KillGroup(pgid, grace)
 	select {
 	case <-drained:
 	case <-time.After(2 * time.Second):
@@ -731,7 +730,7 @@ func (c *Command) Sweep() error {
 				leaderIsOurs := err == nil && st.StartTicks == rec.StartTicks
 				leaderGone := err != nil
 				if leaderIsOurs || leaderGone {
-					killProcessGroup(rec.PID, grace)
+					procstat.KillGroup(rec.PID, grace)
 				}
 			}
 		}
@@ -740,53 +739,6 @@ func (c *Command) Sweep() error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// killProcessGroup sends SIGTERM to the group, waits up to grace for it to go, then SIGKILL.
-func killProcessGroup(pgid int, grace time.Duration) {
-	if pgid <= 1 {
-		return // never "every process" or init
-	}
-	if !groupRunning(pgid) {
-		return
-	}
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
-	if waitGroupGone(pgid, grace) {
-		return
-	}
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	waitGroupGone(pgid, 5*time.Second)
-}
-
-func waitGroupGone(pgid int, limit time.Duration) bool {
-	deadline := time.Now().Add(limit)
-	for groupRunning(pgid) {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return true
-}
-
-// groupRunning reports whether a live (non-zombie) process is in group pgid. Zombies run
-// nothing; in a container whose init does not reap they may stay for good.
-func groupRunning(pgid int) bool {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return syscall.Kill(-pgid, 0) == nil
-	}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		st, err := procstat.Read(pid)
-		if err == nil && st.Pgrp == pgid && st.State != "Z" && st.State != "X" {
-			return true
-		}
-	}
-	return false
 }
 
 // Compile-time check: Command is an activities.Executor.

@@ -29,6 +29,8 @@
 package preview
 
 import (
+	"github.com/signoff/signoff/activities/procstat"
+
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -514,7 +516,7 @@ func (l *Launcher) Stop(job *Job) error {
 		p.stop(l.cfg.StopGrace)
 	case job.PID > 1:
 		if st, err := readStat(job.PID); err == nil && st.StartTicks == job.StartTicks && st.Pgrp == job.PID {
-			killGroup(job.PID, l.cfg.StopGrace)
+			procstat.KillGroup(job.PID, l.cfg.StopGrace)
 		}
 		files, _ := filepath.Glob(filepath.Join(l.pidDir(), job.ID+"-*.json"))
 		for _, f := range files {

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -61,7 +60,7 @@ func spawn(cmd *exec.Cmd, cred *syscall.Credential, pidDir, job, step string) (*
 	}
 	p.pidFile = filepath.Join(pidDir, fmt.Sprintf("%s-%s-%d.json", job, step, rec.PID))
 	if err := writePidFile(p.pidFile, rec); err != nil {
-		killGroup(rec.PID, 5*time.Second)
+		procstat.KillGroup(rec.PID, 5*time.Second)
 		<-p.done
 		return nil, err
 	}
@@ -72,7 +71,7 @@ func spawn(cmd *exec.Cmd, cred *syscall.Credential, pidDir, job, step string) (*
 // the pid file. It is safe to call more than once.
 func (p *proc) stop(grace time.Duration) {
 	// Even when the leader has exited, children may still hold the group.
-	killGroup(p.cmd.Process.Pid, grace)
+	procstat.KillGroup(p.cmd.Process.Pid, grace)
 	<-p.done
 	os.Remove(p.pidFile)
 }
@@ -99,58 +98,6 @@ func writePidFile(path string, rec pidRecord) error {
 		return fmt.Errorf("preview: write pid file: %w", err)
 	}
 	return nil
-}
-
-// killGroup sends SIGTERM to the process group, waits up to grace for every
-// live member to go, then sends SIGKILL and waits again.
-func killGroup(pgid int, grace time.Duration) {
-	if pgid <= 1 {
-		return // never signal "all processes" or init
-	}
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
-	if waitGroupGone(pgid, grace) {
-		return
-	}
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	waitGroupGone(pgid, 5*time.Second)
-}
-
-func waitGroupGone(pgid int, limit time.Duration) bool {
-	deadline := time.Now().Add(limit)
-	for {
-		if !groupAlive(pgid) {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// groupAlive reports whether any non-zombie process is in group pgid.
-// Zombies count as gone: they run nothing, and in a container whose init
-// does not reap, orphans may stay zombies for good.
-func groupAlive(pgid int) bool {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		// Without /proc fall back to kill(0), which also counts zombies.
-		return syscall.Kill(-pgid, 0) == nil
-	}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		st, err := readStat(pid)
-		if err != nil {
-			continue
-		}
-		if st.Pgrp == pgid && st.State != "Z" && st.State != "X" {
-			return true
-		}
-	}
-	return false
 }
 
 // processAlive reports whether pid runs (and is not a zombie).

@@ -1,6 +1,8 @@
 package preview
 
 import (
+	"github.com/signoff/signoff/activities/procstat"
+
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -58,7 +60,7 @@ func Sweep(jobsRoot string) (SweepReport, error) {
 			// this is not our process.
 			rep.Mismatched = append(rep.Mismatched, rec.PID)
 		default:
-			killGroup(rec.PID, 2*time.Second)
+			procstat.KillGroup(rec.PID, 2*time.Second)
 			rep.Killed = append(rep.Killed, rec.PID)
 		}
 		os.Remove(path)

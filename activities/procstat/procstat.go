@@ -9,6 +9,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // Stat is what Signoff needs of /proc/<pid>/stat.
@@ -50,4 +52,51 @@ func Read(pid int) (Stat, error) {
 func Alive(pid int) bool {
 	st, err := Read(pid)
 	return err == nil && st.State != "Z" && st.State != "X"
+}
+
+// GroupAlive reports whether any non-zombie process is in group pgid. Zombies count as gone:
+// they run nothing, and in a container whose init does not reap, orphans may stay zombies.
+func GroupAlive(pgid int) bool {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return syscall.Kill(-pgid, 0) == nil // without /proc; this also counts zombies
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if st, err := Read(pid); err == nil && st.Pgrp == pgid && st.State != "Z" && st.State != "X" {
+			return true
+		}
+	}
+	return false
+}
+
+// KillGroup sends SIGTERM to process group pgid, waits up to grace for every live member to
+// go, then sends SIGKILL and waits again (up to 5 s).
+func KillGroup(pgid int, grace time.Duration) {
+	if pgid <= 1 {
+		return // never signal "all processes" or init
+	}
+	if !GroupAlive(pgid) {
+		return
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	if waitGroupGone(pgid, grace) {
+		return
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	waitGroupGone(pgid, 5*time.Second)
+}
+
+func waitGroupGone(pgid int, limit time.Duration) bool {
+	deadline := time.Now().Add(limit)
+	for GroupAlive(pgid) {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond) // polling the process table
+	}
+	return true
 }

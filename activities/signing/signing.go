@@ -7,12 +7,14 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/x509"
+	"encoding/hex"
 	"encoding/pem"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // LoadOrCreate returns the key in path, creating it (and its folder, mode 0700) when missing.
@@ -133,4 +135,39 @@ func LoadPublic(path string) (ed25519.PublicKey, error) {
 		return nil, err
 	}
 	return ParsePublicPEM(b)
+}
+
+// LoadOrCreateSeed returns the secret seed in path (an identity seed, such as the chat agent's),
+// creating a random 32-byte hex seed (mode 0600, folder 0700) when the file does not exist. A
+// seed shorter than minLen is refused. Concurrent creators agree on one seed.
+func LoadOrCreateSeed(path string, minLen int) (string, error) {
+	if b, err := os.ReadFile(path); err == nil {
+		seed := strings.TrimSpace(string(b))
+		if len(seed) < minLen || seed == "" {
+			return "", fmt.Errorf("%s holds a seed shorter than %d characters", path, minLen)
+		}
+		return seed, nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return "", err
+	}
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	seed := hex.EncodeToString(b)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return LoadOrCreateSeed(path, minLen) // another process made it first
+	}
+	if err != nil {
+		return "", err
+	}
+	if _, err := f.WriteString(seed + "\n"); err != nil {
+		f.Close()
+		return "", err
+	}
+	return seed, f.Close()
 }

@@ -2,15 +2,12 @@ package devstack
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -18,6 +15,7 @@ import (
 
 	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/activities/ledger"
+	"github.com/signoff/signoff/activities/signing"
 	"github.com/signoff/signoff/activities/verify"
 	"github.com/signoff/signoff/chatbridge"
 	"github.com/signoff/signoff/chatbridge/agentverse"
@@ -169,7 +167,7 @@ func mountChat(_ context.Context, s *Stack, o Options) error {
 	seed := o.Chat.Seed
 	if seed == "" {
 		var err error
-		if seed, err = loadOrCreateSeed(filepath.Join(keys, AgentSeedFile)); err != nil {
+		if seed, err = signing.LoadOrCreateSeed(filepath.Join(keys, AgentSeedFile), 32); err != nil {
 			return fmt.Errorf("agent seed: %w", err)
 		}
 	}
@@ -396,37 +394,4 @@ func readmeConfig(name, address string, o Options) agentverse.ReadmeConfig {
 				"durable workflows on a Temporal cluster", "durable workflows: embedded Temporal server")},
 		},
 	}
-}
-
-// loadOrCreateSeed reads the agent seed, or creates a random one (0600, folder 0700).
-func loadOrCreateSeed(path string) (string, error) {
-	if b, err := os.ReadFile(path); err == nil {
-		seed := strings.TrimSpace(string(b))
-		if len(seed) < 32 {
-			return "", fmt.Errorf("%s holds a seed shorter than 32 characters", path)
-		}
-		return seed, nil
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return "", err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return "", err
-	}
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		return "", err
-	}
-	seed := hex.EncodeToString(b)
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if errors.Is(err, os.ErrExist) {
-		return loadOrCreateSeed(path) // another process made it first
-	}
-	if err != nil {
-		return "", err
-	}
-	if _, err := f.WriteString(seed + "\n"); err != nil {
-		f.Close()
-		return "", err
-	}
-	return seed, f.Close()
 }

@@ -7,8 +7,6 @@ package chat
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,6 +22,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/signoff/signoff/activities/signing"
 	"github.com/signoff/signoff/chatbridge/chatclient"
 	"github.com/signoff/signoff/chatbridge/identity"
 	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
@@ -340,7 +339,7 @@ func clientIdentity(o *Options) (*identity.Identity, error) {
 	}
 	if seed == "" {
 		var err error
-		if seed, err = loadOrCreate(filepath.Join(workers.Paths(o.DataDir).Keys, SeedFile)); err != nil {
+		if seed, err = signing.LoadOrCreateSeed(filepath.Join(workers.Paths(o.DataDir).Keys, SeedFile), 1); err != nil {
 			return nil, iostreams.Failed(fmt.Errorf("chat client seed: %w", err))
 		}
 	}
@@ -349,35 +348,4 @@ func clientIdentity(o *Options) (*identity.Identity, error) {
 		return nil, iostreams.BadInput(err)
 	}
 	return id, nil
-}
-
-func loadOrCreate(path string) (string, error) {
-	if b, err := os.ReadFile(path); err == nil {
-		if s := strings.TrimSpace(string(b)); s != "" {
-			return s, nil
-		}
-		return "", fmt.Errorf("%s is empty", path)
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return "", err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return "", err
-	}
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		return "", err
-	}
-	seed := hex.EncodeToString(b)
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if errors.Is(err, os.ErrExist) {
-		return loadOrCreate(path)
-	}
-	if err != nil {
-		return "", err
-	}
-	if _, err := f.WriteString(seed + "\n"); err != nil {
-		f.Close()
-		return "", err
-	}
-	return seed, f.Close()
 }
