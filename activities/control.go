@@ -23,7 +23,9 @@ type Payments interface {
 // Deliverer publishes commits: a GitHub PR when configured, a local bare remote otherwise.
 type Deliverer interface {
 	Publish(ctx context.Context, req PublishRequest) (contracts.PRRef, error)
-	Report(ctx context.Context, b contracts.Bundle, final bool) (contracts.PRRef, error)
+	// Report posts the proof comment (comment, when not empty, is its body: the shared
+	// template's rendering) and sets the commit status on the final verdict.
+	Report(ctx context.Context, b contracts.Bundle, final bool, comment string) (contracts.PRRef, error)
 	Head(ctx context.Context, req HeadRequest) (string, error)
 }
 
@@ -56,6 +58,9 @@ type Control struct {
 	Temporal client.Client
 	// Hook, when set, is called at named points (tests use it as a barrier).
 	Hook func(point string)
+	// Comment renders the PR comment from the bundle, with the same template set as the
+	// proof page and the chat summary; nil leaves each deliverer its plain summary.
+	Comment func(b contracts.Bundle, c contracts.Contract) string
 }
 
 func (c *Control) hook(point string) {
@@ -141,7 +146,11 @@ func (c *Control) RecordAttempt(ctx context.Context, req RecordRequest) (RecordR
 		return RecordResult{}, fmt.Errorf("write bundle: %w", err)
 	}
 	if c.Deliverer != nil {
-		if _, err := c.Deliverer.Report(ctx, b, req.Final); err != nil {
+		comment := ""
+		if c.Comment != nil {
+			comment = c.Comment(b, req.Contract)
+		}
+		if _, err := c.Deliverer.Report(ctx, b, req.Final, comment); err != nil {
 			return RecordResult{}, fmt.Errorf("report on deliverable: %w", err)
 		}
 	}

@@ -2,6 +2,7 @@ package workers
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"go.temporal.io/sdk/client"
@@ -13,6 +14,8 @@ import (
 	"github.com/signoff/signoff/activities/localgit"
 	"github.com/signoff/signoff/activities/proofstore"
 	"github.com/signoff/signoff/activities/signing"
+	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/web/proofpage"
 )
 
 // Local is the control plane kept under the data dir: the bare-remote deliverable, the proof
@@ -62,7 +65,31 @@ func NewControl(cfg Config, c client.Client, l *Local, notifier activities.Notif
 	if l.Publisher != nil {
 		ctl.Deliverer = l.Publisher
 	}
+	ctl.Comment = prComment(cfg)
 	return ctl, nil
+}
+
+// prComment renders the PR comment with the proof page's template set, reading the
+// attempt's evidence from the proof store when it is there.
+func prComment(cfg Config) func(contracts.Bundle, contracts.Contract) string {
+	store := proofstore.Store{Root: cfg.Layout().Proofs}
+	return func(b contracts.Bundle, c contracts.Contract) string {
+		var ev *contracts.Evidence
+		if dir, err := store.Dir(b.ContractID, b.Attempt, max(b.Try, 1)); err == nil {
+			if data, err := os.ReadFile(filepath.Join(dir, proofstore.EvidenceFile)); err == nil {
+				ev, _ = contracts.DecodeEvidence(data)
+			}
+		}
+		url := ""
+		if cfg.LoopbackURL != "" {
+			url = cfg.LoopbackURL + "/proofs/" + b.ContractID + "/"
+		}
+		text, err := proofpage.PRCommentOf(b, &c, ev, url)
+		if err != nil {
+			return "" // the deliverer falls back to its plain summary
+		}
+		return text
+	}
 }
 
 // NewPreparedExecutor is the executor of the prepared runs.

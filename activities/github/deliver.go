@@ -261,7 +261,7 @@ func ref(rec record, pr *gh.PullRequest) contracts.PRRef {
 // Report comments the verdict's proof on the PR (once per attempt and try, however often the
 // activity is retried) and sets the commit status on the verified commit: success only when
 // satisfied, failure on a final verdict that is not, pending while repairs continue.
-func (d *Deliverer) Report(ctx context.Context, b contracts.Bundle, final bool) (contracts.PRRef, error) {
+func (d *Deliverer) Report(ctx context.Context, b contracts.Bundle, final bool, comment string) (contracts.PRRef, error) {
 	rec, err := d.load(b.ContractID)
 	if err != nil {
 		return contracts.PRRef{}, err
@@ -275,7 +275,11 @@ func (d *Deliverer) Report(ctx context.Context, b contracts.Bundle, final bool) 
 		return contracts.PRRef{}, err
 	}
 	if !posted {
-		_, _, err := d.client.Issues.CreateComment(ctx, rec.Owner, rec.Name, rec.Number, &gh.IssueComment{Body: gh.String(ProofComment(b))})
+		body := ProofComment(b)
+		if comment != "" {
+			body = marker + "\n" + comment // the marker keeps a retried activity from posting twice
+		}
+		_, _, err := d.client.Issues.CreateComment(ctx, rec.Owner, rec.Name, rec.Number, &gh.IssueComment{Body: gh.String(body)})
 		if err != nil {
 			return contracts.PRRef{}, fmt.Errorf("report: proof comment on PR #%d: %w", rec.Number, err)
 		}

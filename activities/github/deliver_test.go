@@ -297,7 +297,7 @@ func TestPublishReportAndHead(t *testing.T) {
 	b1 := contracts.Bundle{ContractID: contractID, ContractHash: strings.Repeat("cd", 32), Attempt: 1, Try: 1, ImplementationSHA: sha1,
 		BaseSHA: w.repo.BaseCommitSHA, Verdict: contracts.NotSatisfied, EvidenceDigest: strings.Repeat("e", 64),
 		Reasons: []contracts.Reason{{Rule: 3, Criterion: "no-overflow", Message: "scrollWidth = 927, innerWidth = 390 <img src=x>"}}}
-	if _, err := w.d.Report(ctx, b1, false); err != nil {
+	if _, err := w.d.Report(ctx, b1, false, ""); err != nil {
 		t.Fatal(err)
 	}
 	calls = w.fake.take()
@@ -318,7 +318,7 @@ func TestPublishReportAndHead(t *testing.T) {
 	// The final satisfied verdict on attempt 2: success on the verified commit.
 	b2 := b1
 	b2.Attempt, b2.ImplementationSHA, b2.Verdict, b2.Reasons = 2, sha2, contracts.Satisfied, nil
-	if _, err := w.d.Report(ctx, b2, true); err != nil {
+	if _, err := w.d.Report(ctx, b2, true, ""); err != nil {
 		t.Fatal(err)
 	}
 	calls = w.fake.take()
@@ -331,7 +331,7 @@ func TestPublishReportAndHead(t *testing.T) {
 	posted := strings.Replace(docIssueComment, `"body": "Me too"`, `"body": `+jsonString(signoffgh.ProofComment(b2)), 1)
 	w.fake.comments = "[" + docIssueComment + "," + posted + "]"
 	w.fake.mu.Unlock()
-	if _, err := w.d.Report(ctx, b2, true); err != nil {
+	if _, err := w.d.Report(ctx, b2, true, ""); err != nil {
 		t.Fatal(err)
 	}
 	calls = w.fake.take()
@@ -340,7 +340,7 @@ func TestPublishReportAndHead(t *testing.T) {
 	// A final verdict that is not satisfied sets failure.
 	b3 := b1
 	b3.Attempt, b3.Try = 3, 2
-	if _, err := w.d.Report(ctx, b3, true); err != nil {
+	if _, err := w.d.Report(ctx, b3, true, ""); err != nil {
 		t.Fatal(err)
 	}
 	calls = w.fake.take()
@@ -458,7 +458,7 @@ func TestPublishReusesAnOpenPR(t *testing.T) {
 
 func TestReportBeforePublishDoesNothing(t *testing.T) {
 	w := newWorld(t)
-	ref, err := w.d.Report(context.Background(), contracts.Bundle{ContractID: contractID, Attempt: 1, Verdict: contracts.NotSatisfied}, true)
+	ref, err := w.d.Report(context.Background(), contracts.Bundle{ContractID: contractID, Attempt: 1, Verdict: contracts.NotSatisfied}, true, "")
 	if err != nil || ref.URL != "" {
 		t.Fatalf("%+v %v", ref, err)
 	}

@@ -109,7 +109,7 @@ func prBody(req activities.PublishRequest) string {
 
 // Report adds the proof comment, and on the final verdict sets the commit status on the
 // verified SHA: success only when satisfied.
-func (d *Deliverer) Report(ctx context.Context, b contracts.Bundle, final bool) (contracts.PRRef, error) {
+func (d *Deliverer) Report(ctx context.Context, b contracts.Bundle, final bool, comment string) (contracts.PRRef, error) {
 	var ref contracts.PRRef
 	err := jsonfile.Update(d.recordPath(b.ContractID), func(pr *PR) (bool, error) {
 		if pr.ContractID == "" {
@@ -119,7 +119,11 @@ func (d *Deliverer) Report(ctx context.Context, b contracts.Bundle, final bool) 
 		if len(b.Reasons) > 0 {
 			summary += ": " + b.Reasons[0].Message
 		}
-		pr.Comments = append(pr.Comments, Comment{Attempt: b.Attempt, Try: b.Try, Verdict: b.Verdict, Body: summary, At: d.now()})
+		body := comment
+		if body == "" {
+			body = summary
+		}
+		pr.Comments = append(pr.Comments, Comment{Attempt: b.Attempt, Try: b.Try, Verdict: b.Verdict, Body: body, At: d.now()})
 		if b.ImplementationSHA != "" {
 			state := "failure"
 			if b.Verdict == contracts.Satisfied {
