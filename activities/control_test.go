@@ -36,7 +36,9 @@ func TestRecordAttemptSignsAndReportsTheRenderedComment(t *testing.T) {
 	key := ed25519.NewKeyFromSeed(make([]byte, 32))
 	proofs, deliver := &fakeProofs{}, &fakeDeliverer{}
 	c := &activities.Control{Proofs: proofs, Deliverer: deliver, BundleKey: key,
-		Comment: func(b contracts.Bundle, ct contracts.Contract) string { return "## Signoff: " + b.Verdict + " for " + ct.ContractID }}
+		Comment: func(b contracts.Bundle, ct contracts.Contract) string {
+			return "## Signoff: " + b.Verdict + " for " + ct.ContractID
+		}}
 	_, err := c.RecordAttempt(context.Background(), activities.RecordRequest{Final: true,
 		Bundle: contracts.Bundle{ContractID: "c-one", Attempt: 1, Verdict: contracts.Satisfied}, Contract: contracts.Contract{ContractID: "c-one"}})
 	if err != nil {
