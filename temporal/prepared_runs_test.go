@@ -81,12 +81,15 @@ func TestPreparedRuns(t *testing.T) {
 			t.Errorf("%s: proof does not verify offline: %v %+v", name, err, rep)
 		}
 		recordHistory(t, st.Client, workflows.WorkflowID(r.Contract.ContractID), strings.ToLower(name))
-		if name == "W1" || name == "W2" {
-			page := get(t, st.LoopbackURL+"/proofs/"+r.Contract.ContractID+"/")
-			want := map[string]string{"W1": "satisfied", "W2": "scrollWidth"}[name]
-			if !strings.Contains(page, want) {
-				t.Errorf("%s proof page lacks %q", name, want)
-			}
+		switch name {
+		case "W1":
+			url := st.LoopbackURL + "/proofs/" + r.Contract.ContractID + "/"
+			get(t, url)
+			checkProofPageInChromium(t, url, name, []string{"atisfied"}, len(r.Contract.Criteria))
+		case "W2":
+			url := st.LoopbackURL + "/proofs/" + r.Contract.ContractID + "/"
+			get(t, url)
+			checkProofPageInChromium(t, url, name, []string{"ot satisfied", "927", "390", "mobile-no-overflow"}, 3*len(r.Contract.Criteria))
 		}
 	}
 }
