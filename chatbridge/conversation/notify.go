@@ -10,7 +10,6 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"github.com/signoff/signoff/activities"
-	"github.com/signoff/signoff/activities/ledger"
 	"github.com/signoff/signoff/chatbridge"
 	"github.com/signoff/signoff/chatbridge/chatproto"
 	"github.com/signoff/signoff/chatbridge/identity"
@@ -116,10 +115,10 @@ func (c *Conversation) verdictText(n activities.Notice) string {
 	if err != nil {
 		return n.Text
 	}
-	// The proof summary labels every local payment as the old file ledger's; say which local
-	// checkout this deployment actually runs.
-	if a.Bundle.Payment.Local && c.cfg.PaymentLabel != ledger.Label {
-		summary = strings.ReplaceAll(summary, "("+ledger.Label+")", "("+c.cfg.PaymentLabel+")")
+	// The proof summary labels every local payment generically; say which local checkout
+	// this deployment actually runs.
+	if a.Bundle.Payment.Local && c.cfg.PaymentLabel != proofpage.LocalPaymentLabel {
+		summary = strings.ReplaceAll(summary, "("+proofpage.LocalPaymentLabel+")", "("+c.cfg.PaymentLabel+")")
 	}
 	b := a.Bundle
 	var lines []string
