@@ -22,6 +22,7 @@ var Queues = map[string]string{"control": workflows.ControlQueue, "execute": wor
 func RegisterControl(r worker.Registry, c *activities.Control) {
 	r.RegisterWorkflowWithOptions(workflows.ContractWorkflow, workflow.RegisterOptions{Name: workflows.ContractWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.RepoLockWorkflow, workflow.RegisterOptions{Name: workflows.RepoLockWorkflowName})
+	r.RegisterWorkflowWithOptions(workflows.DiscriminateWorkflow, workflow.RegisterOptions{Name: workflows.DiscriminateWorkflowName})
 	for name, fn := range map[string]any{
 		activities.AuthorizePaymentName: c.AuthorizePayment,
 		activities.PaymentStatusName:    c.PaymentStatus,

@@ -594,3 +594,18 @@ func TestDiscriminationIsRecordedBeforeApproval(t *testing.T) {
 		t.Fatalf("timeline %+v", st.Timeline[:2])
 	}
 }
+
+func TestDiscriminateWorkflowBuildsAndVerifiesTheBase(t *testing.T) {
+	h := newHarness(t, overflow)
+	h.env.ExecuteWorkflow(workflows.DiscriminateWorkflow, workflows.DiscriminateInput{Contract: h.contract, ContractHash: h.input.Quote.Hash})
+	if err := h.env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	var res workflows.DiscriminateResult
+	if err := h.env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if !res.Verified || res.Verify.Evidence == nil || res.Verify.Evidence.ExpectedSHA != h.contract.Repo.BaseCommitSHA || h.executions != 0 {
+		t.Fatalf("verified %v expected %s executions %d", res.Verified, res.Verify.Evidence.ExpectedSHA, h.executions)
+	}
+}

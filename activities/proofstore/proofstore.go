@@ -38,8 +38,11 @@ func (s Store) Dir(contractID string, attempt, try int) (string, error) {
 	if !contractIDPattern.MatchString(contractID) {
 		return "", fmt.Errorf("proof store: contract id %q is not a safe path element", contractID)
 	}
-	if attempt < 1 || try < 1 {
+	if attempt < 0 || try < 1 {
 		return "", fmt.Errorf("proof store: attempt %d try %d", attempt, try)
+	}
+	if attempt == 0 { // the base commit, checked before the quote is offered
+		return filepath.Join(s.Root, contractID, BaseDir), nil
 	}
 	return filepath.Join(s.Root, contractID, fmt.Sprintf("attempt-%d", attempt), fmt.Sprintf("try-%d", try)), nil
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/client"
 
 	"github.com/signoff/signoff/activities/localgit"
 	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
@@ -14,11 +16,15 @@ import (
 	"github.com/signoff/signoff/contracts/authoring"
 	"github.com/signoff/signoff/fixtures/runs"
 	"github.com/signoff/signoff/workers"
+	"github.com/signoff/signoff/workflows"
 )
 
 // CheckOptions are the inputs of `contract check`.
 type CheckOptions struct {
-	IO         *iostreams.IO
+	IO *iostreams.IO
+	// Conn, with an address, routes the check through the queues: the base commit builds on
+	// the execute queue and is verified on the verify queue. Without one it runs here.
+	Conn       cmdutil.Conn
 	File       string
 	Base       bool
 	Repo       string
@@ -53,6 +59,7 @@ func NewCmdCheck(io *iostreams.IO, runF func(*CheckOptions) error) *cobra.Comman
 	f.StringVar(&o.SharedDeps, "shared-deps", filepath.Join(".cache", "finance-deps"), "installed node_modules to hardlink from")
 	f.StringVar(&o.RunAs, "run-as", "", "user the app runs as (default signoff-preview when root; - for this user)")
 	f.BoolVar(&o.JSON, "json", false, "print machine-readable output")
+	o.Conn.AddFlags(cmd, "")
 	return cmd
 }
 
@@ -97,6 +104,9 @@ func RunCheck(ctx context.Context, o *CheckOptions) error {
 // discrimination verdict (vacuous or inconclusive); the fourth a failure to check at all.
 func checkBase(ctx context.Context, o *CheckOptions, c *contracts.Contract) (authoring.Discrimination, *authoring.BaseReport, error, error) {
 	var none authoring.Discrimination
+	if o.Conn.Address != "" {
+		return checkBaseOnQueues(ctx, o, c)
+	}
 	dataDir, err := filepath.Abs(o.DataDir)
 	if err != nil {
 		return none, nil, nil, iostreams.BadInput(err)
@@ -125,6 +135,37 @@ func checkBase(ctx context.Context, o *CheckOptions, c *contracts.Contract) (aut
 		return none, nil, nil, iostreams.Failed(err)
 	}
 	// A hand-written contract has no planned roles: every criterion is judged by its outcome.
+	disc, derr := authoring.Discriminate(&authoring.Draft{Criteria: c.Criteria}, rep)
+	return disc, rep, derr, nil
+}
+
+// checkBaseOnQueues runs DiscriminateWorkflow: the base commit is built by the execute queue
+// and verified by the verify queue, exactly as an attempt would be.
+func checkBaseOnQueues(ctx context.Context, o *CheckOptions, c *contracts.Contract) (authoring.Discrimination, *authoring.BaseReport, error, error) {
+	var none authoring.Discrimination
+	hash, err := contracts.Hash(*c)
+	if err != nil {
+		return none, nil, nil, iostreams.Failed(err)
+	}
+	cl, err := o.Conn.Dial(ctx)
+	if err != nil {
+		return none, nil, nil, iostreams.Failed(err)
+	}
+	defer cl.Close()
+	run, err := cl.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprintf("discriminate-%s-%d", c.ContractID, time.Now().UnixNano()),
+		TaskQueue: workflows.ControlQueue}, workflows.DiscriminateWorkflowName, workflows.DiscriminateInput{Contract: *c, ContractHash: hash})
+	if err != nil {
+		return none, nil, nil, iostreams.Failed(fmt.Errorf("start the base check: %w", err))
+	}
+	var res workflows.DiscriminateResult
+	if err := run.Get(ctx, &res); err != nil {
+		return none, nil, nil, iostreams.Failed(fmt.Errorf("base check: %w", err))
+	}
+	if !res.Build.Passed {
+		return none, nil, nil, iostreams.Failed(fmt.Errorf("the base commit %s does not build; its criteria cannot be checked", short(c.Repo.BaseCommitSHA)))
+	}
+	rep := authoring.Classify(*c, res.Verify.Evidence, c.Repo.BaseCommitSHA)
+	rep.Notes = append(rep.Notes, "checked on the queues; proof in "+res.Verify.ProofDir)
 	disc, derr := authoring.Discriminate(&authoring.Draft{Criteria: c.Criteria}, rep)
 	return disc, rep, derr, nil
 }

@@ -97,7 +97,8 @@ func RunStart(ctx context.Context, o *StartOptions) error {
 	}
 	var disc *workflows.Discrimination
 	if o.CheckBase {
-		d, _, derr, err := checkBase(ctx, &CheckOptions{IO: o.IO, DataDir: *o.DataDir, SharedDeps: ".cache/finance-deps"}, c)
+		// Through the queues of the cluster the contract will run on.
+		d, _, derr, err := checkBase(ctx, &CheckOptions{IO: o.IO, Conn: *o.Conn, DataDir: *o.DataDir}, c)
 		if err != nil {
 			return err
 		}
