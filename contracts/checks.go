@@ -229,3 +229,16 @@ func jsonEqual(a, b any) bool {
 	cb, err2 := CanonicalJSON(b)
 	return err1 == nil && err2 == nil && string(ca) == string(cb)
 }
+
+// FormatValue renders an observed or expected value the way messages show it: numbers in
+// their shortest form, everything else as canonical JSON.
+func FormatValue(v any) string {
+	if f, ok := v.(float64); ok {
+		return FormatES6Number(f)
+	}
+	b, err := CanonicalJSON(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}

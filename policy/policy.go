@@ -353,20 +353,9 @@ func failureMessage(name string, ch contracts.Check, obs, want any) string {
 		vp = " at " + ch.Key[:i]
 	}
 	if ch.ExpectedKey != "" {
-		return fmt.Sprintf("%s%s: %s = %s, %s = %s (want %s)", name, vp, display(ch.Key), fmtValue(obs), display(ch.ExpectedKey), fmtValue(want), ch.Label)
+		return fmt.Sprintf("%s%s: %s = %s, %s = %s (want %s)", name, vp, display(ch.Key), contracts.FormatValue(obs), display(ch.ExpectedKey), contracts.FormatValue(want), ch.Label)
 	}
-	return fmt.Sprintf("%s%s: %s: observed %s, expected %s %s", name, vp, ch.Label, fmtValue(obs), ch.Op, fmtValue(want))
-}
-
-func fmtValue(v any) string {
-	if f, ok := v.(float64); ok {
-		return contracts.FormatES6Number(f)
-	}
-	b, err := contracts.CanonicalJSON(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
+	return fmt.Sprintf("%s%s: %s: observed %s, expected %s %s", name, vp, ch.Label, contracts.FormatValue(obs), ch.Op, contracts.FormatValue(want))
 }
 
 func short(h string) string {

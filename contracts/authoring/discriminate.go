@@ -182,20 +182,9 @@ func failureText(ch contracts.Check, obs, want any) string {
 	}
 	if ch.ExpectedKey != "" {
 		other, _ := obsName(ch.ExpectedKey)
-		return fmt.Sprintf("%s%s = %s, %s = %s (want %s)", at, name, fmtValue(obs), other, fmtValue(want), ch.Label)
+		return fmt.Sprintf("%s%s = %s, %s = %s (want %s)", at, name, contracts.FormatValue(obs), other, contracts.FormatValue(want), ch.Label)
 	}
-	return fmt.Sprintf("%s%s: observed %s", at, ch.Label, fmtValue(obs))
-}
-
-func fmtValue(v any) string {
-	if f, ok := v.(float64); ok {
-		return contracts.FormatES6Number(f)
-	}
-	b, err := contracts.CanonicalJSON(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
+	return fmt.Sprintf("%s%s: observed %s", at, ch.Label, contracts.FormatValue(obs))
 }
 
 // Discrimination says whether the criteria can tell the requested change from no change.

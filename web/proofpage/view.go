@@ -350,7 +350,7 @@ func newAttemptView(a *Attempt, c *contracts.Contract, baseShots map[string]stri
 		for _, r := range b.Reasons {
 			rv := reasonView{Rule: r.Rule, Code: r.Code, Criterion: r.Criterion, Check: r.Check, Message: r.Message}
 			if r.Observed != nil || r.Expected != nil {
-				rv.HasValues, rv.Observed, rv.Expected = true, fmtValue(r.Observed), fmtValue(r.Expected)
+				rv.HasValues, rv.Observed, rv.Expected = true, contracts.FormatValue(r.Observed), contracts.FormatValue(r.Expected)
 			}
 			av.Reasons = append(av.Reasons, rv)
 		}
@@ -454,11 +454,11 @@ func criteriaRows(a *Attempt, c *contracts.Contract) ([]rowView, []resultView) {
 						want, haveWant = res.Observed[ch.ExpectedKey]
 						used[ch.ExpectedKey] = true
 						if haveWant {
-							cv.Expected += " = " + fmtValue(want)
+							cv.Expected += " = " + contracts.FormatValue(want)
 						}
 					}
 				} else {
-					cv.Expected = fmt.Sprintf("%s %s", ch.Op, fmtValue(ch.Expected))
+					cv.Expected = fmt.Sprintf("%s %s", ch.Op, contracts.FormatValue(ch.Expected))
 				}
 				if res != nil {
 					obs, ok := res.Observed[ch.Key]
@@ -468,7 +468,7 @@ func criteriaRows(a *Attempt, c *contracts.Contract) ([]rowView, []resultView) {
 						cv.Observed, cv.Result = "(not observed)", "missing"
 						anyMissing = true
 					default:
-						cv.Observed = display(ch.Key) + " = " + fmtValue(obs)
+						cv.Observed = display(ch.Key) + " = " + contracts.FormatValue(obs)
 						pass, err := contracts.Compare(ch.Op, obs, want)
 						switch {
 						case err != nil:
@@ -552,7 +552,7 @@ func otherObserved(obs map[string]any, used map[string]bool) []kv {
 	sort.Strings(keys)
 	out := make([]kv, 0, len(keys))
 	for _, k := range keys {
-		out = append(out, kv{k, fmtValue(obs[k])})
+		out = append(out, kv{k, contracts.FormatValue(obs[k])})
 	}
 	return out
 }
@@ -721,17 +721,6 @@ func display(key string) string {
 		return key[i+1:]
 	}
 	return key
-}
-
-func fmtValue(v any) string {
-	if f, ok := v.(float64); ok {
-		return contracts.FormatES6Number(f)
-	}
-	b, err := contracts.CanonicalJSON(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
 }
 
 func formatPrice(p contracts.Price) string {
