@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
@@ -31,12 +32,7 @@ type Options struct {
 	Retention    int
 	Loopback     string
 	Public       string
-	RunsDir      string
-	Preview      string
-	SharedDeps   string
-	RunAs        string
-	Allow        []string
-	Executor     string
+	ExecuteFlags
 	// Chat configures the chat bridge.
 	Chat ChatFlags
 	// Ready, when set, is called once everything is up (tests).
@@ -71,14 +67,38 @@ func NewCmdDev(io *iostreams.IO, runF func(*Options) error) *cobra.Command {
 	f.IntVar(&o.Retention, "retention-days", temporal.DefaultRetentionDays, "workflow history retention of the embedded namespace")
 	f.StringVar(&o.Loopback, "loopback", "127.0.0.1:8480", "loopback listener (index, checkout, proof pages)")
 	f.StringVar(&o.Public, "public", "127.0.0.1:8481", "public listener (webhooks, chat /submit)")
-	f.StringVar(&o.RunsDir, "runs-dir", filepath.Join("fixtures", "runs"), "prepared runs for the prepared executor")
-	f.StringVar(&o.Preview, "preview", workers.PreviewNext, "preview kind: next or static")
-	f.StringVar(&o.SharedDeps, "shared-deps", filepath.Join(".cache", "finance-deps"), "installed node_modules to hardlink from")
-	f.StringVar(&o.RunAs, "run-as", "", "user the app runs as (default signoff-preview; - for this user)")
-	f.StringSliceVar(&o.Allow, "allow", []string{"signoff-fixtures/*"}, "owner/name patterns contracts may touch")
-	f.StringVar(&o.Executor, "executor", "", executorUsage)
+	o.ExecuteFlags.addFlags(f)
 	o.Chat.addFlags(f)
 	return cmd
+}
+
+// ExecuteFlags choose the execute queue's capabilities; dev and worker share them.
+type ExecuteFlags struct {
+	RunsDir    string
+	Preview    string
+	SharedDeps string
+	RunAs      string
+	Allow      []string
+	Executor   string
+}
+
+func (e *ExecuteFlags) addFlags(f *pflag.FlagSet) {
+	f.StringVar(&e.RunsDir, "runs-dir", filepath.Join("fixtures", "runs"), "prepared runs for the prepared executor")
+	f.StringVar(&e.Preview, "preview", workers.PreviewNext, "preview kind: next or static")
+	f.StringVar(&e.SharedDeps, "shared-deps", filepath.Join(".cache", "finance-deps"), "installed node_modules to hardlink from")
+	f.StringVar(&e.RunAs, "run-as", "", "user the app runs as (default signoff-preview; - for this user)")
+	f.StringSliceVar(&e.Allow, "allow", []string{"signoff-fixtures/*"}, "owner/name patterns contracts may touch")
+	f.StringVar(&e.Executor, "executor", "", executorUsage)
+}
+
+// newExecute builds the execute queue's activities from the flags.
+func (e *ExecuteFlags) newExecute(cfg workers.Config, faults *activities.FaultPlan) (*activities.Execute, error) {
+	ex, err := workers.NewExecutor(cfg, e.Executor, os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	shared, _ := filepath.Abs(e.SharedDeps)
+	return workers.NewExecute(cfg, workers.ExecuteOptions{Executor: ex, Preview: e.Preview, SharedDeps: shared, RunAs: e.RunAs, Faults: faults})
 }
 
 // executorUsage documents --executor for dev and worker.
@@ -92,7 +112,6 @@ func Run(ctx context.Context, o *Options) error {
 		return iostreams.BadInput(err)
 	}
 	runsDir, _ := filepath.Abs(o.RunsDir)
-	shared, _ := filepath.Abs(o.SharedDeps)
 	faults := &activities.FaultPlan{}
 	report, err := workers.StartSelfReporting(os.Getenv)
 	if err != nil {
@@ -106,19 +125,12 @@ func Run(ctx context.Context, o *Options) error {
 	st, err := devstack.Start(ctx, devstack.Options{
 		DataDir: dataDir, Dial: o.Conn.DialConfig(), TemporalPort: o.TemporalPort, UIPort: o.UIPort, RetentionDays: o.Retention,
 		LoopbackAddr: o.Loopback, PublicAddr: o.Public, RunsDir: runsDir, Allow: o.Allow, Control: true, Execute: true, Verify: true,
-		Hooks: barrier(os.Getenv(EnvTestBarrier)),
-		BuildExecute: func(cfg workers.Config) (*activities.Execute, error) {
-			ex, err := workers.NewExecutor(cfg, o.Executor, os.Getenv)
-			if err != nil {
-				return nil, err
-			}
-			return workers.NewExecute(cfg, workers.ExecuteOptions{Executor: ex, Preview: o.Preview,
-				SharedDeps: shared, RunAs: o.RunAs, Faults: faults})
-		},
-		BuildVerify: func(cfg workers.Config) (*activities.Verify, func(), error) { return workers.NewVerify(cfg, gate) },
-		Log:         o.IO.ErrOut,
-		Getenv:      os.Getenv,
-		Chat:        o.Chat.options(o.Executor, faults),
+		Hooks:        barrier(os.Getenv(EnvTestBarrier)),
+		BuildExecute: func(cfg workers.Config) (*activities.Execute, error) { return o.newExecute(cfg, faults) },
+		BuildVerify:  func(cfg workers.Config) (*activities.Verify, func(), error) { return workers.NewVerify(cfg, gate) },
+		Log:          o.IO.ErrOut,
+		Getenv:       os.Getenv,
+		Chat:         o.Chat.options(o.Executor, faults),
 	})
 	if err != nil {
 		report.Report(err)

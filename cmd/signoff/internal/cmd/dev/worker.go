@@ -26,16 +26,11 @@ const EnvTestBarrier = "SIGNOFF_TEST_BARRIER_DIR"
 
 // WorkerOptions are the inputs of `worker`.
 type WorkerOptions struct {
-	IO         *iostreams.IO
-	Conn       cmdutil.Conn
-	Queue      string
-	DataDir    string
-	RunsDir    string
-	Preview    string
-	SharedDeps string
-	RunAs      string
-	Allow      []string
-	Executor   string
+	IO      *iostreams.IO
+	Conn    cmdutil.Conn
+	Queue   string
+	DataDir string
+	ExecuteFlags
 }
 
 // NewCmdWorker builds `worker --queue control|execute|verify`.
@@ -60,12 +55,7 @@ func NewCmdWorker(io *iostreams.IO, runF func(*WorkerOptions) error) *cobra.Comm
 	o.Conn.AddFlags(cmd, "127.0.0.1:7233")
 	f.StringVar(&o.Queue, "queue", "", "control, execute or verify")
 	f.StringVar(&o.DataDir, "data-dir", cmdutil.DefaultDataDir(), "Signoff data dir")
-	f.StringVar(&o.RunsDir, "runs-dir", filepath.Join("fixtures", "runs"), "prepared runs for the prepared executor")
-	f.StringVar(&o.Preview, "preview", workers.PreviewNext, "preview kind: next or static")
-	f.StringVar(&o.SharedDeps, "shared-deps", filepath.Join(".cache", "finance-deps"), "installed node_modules to hardlink from")
-	f.StringVar(&o.RunAs, "run-as", "", "user the app runs as (default signoff-preview; - for this user)")
-	f.StringSliceVar(&o.Allow, "allow", []string{"signoff-fixtures/*"}, "owner/name patterns contracts may touch")
-	f.StringVar(&o.Executor, "executor", "", executorUsage)
+	o.ExecuteFlags.addFlags(f)
 	return cmd
 }
 
@@ -110,12 +100,7 @@ func RunWorker(ctx context.Context, o *WorkerOptions) error {
 			fmt.Fprintf(o.IO.ErrOut, "%s\n", strings.Join(svc.Describe(cfg), "\n"))
 		}
 	case "execute":
-		shared, _ := filepath.Abs(o.SharedDeps)
-		var ex activities.Executor
-		if ex, err = workers.NewExecutor(cfg, o.Executor, os.Getenv); err == nil {
-			set.Execute, err = workers.NewExecute(cfg, workers.ExecuteOptions{Executor: ex,
-				Preview: o.Preview, SharedDeps: shared, RunAs: o.RunAs, Faults: &activities.FaultPlan{}})
-		}
+		set.Execute, err = o.newExecute(cfg, &activities.FaultPlan{})
 	case "verify":
 		var stop func()
 		var gate activities.Gate
