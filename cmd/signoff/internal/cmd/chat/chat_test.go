@@ -29,11 +29,15 @@ type scripted struct {
 
 func (s *scripted) OnText(_ context.Context, in chatbridge.Inbound) ([]string, error) {
 	if strings.HasPrefix(in.Text, "approve") {
+		// One goroutine sends the reply and then the progress, so they arrive in that order
+		// (a reply returned here would race the pushed progress).
 		go func() {
-			_, _ = s.bridge.Send(context.Background(), in.Sender, in.Session, "Attempt 1: build passed; verifying in a real browser.")
-			_, _ = s.bridge.Send(context.Background(), in.Sender, in.Session, "Payment captured: the contract is satisfied.")
+			for _, text := range []string{"Approved.", "Attempt 1: build passed; verifying in a real browser.",
+				"Payment captured: the contract is satisfied."} {
+				_, _ = s.bridge.Send(context.Background(), in.Sender, in.Session, text)
+			}
 		}()
-		return []string{"Approved."}, nil
+		return nil, nil
 	}
 	return []string{"You said: " + in.Text}, nil
 }
