@@ -59,6 +59,10 @@ func newContractRun(ctx workflow.Context, in ContractInput) (*contractRun, error
 		Requester: in.Quote.Requester, State: StateQuoted, MaxAttempts: c.MaxAttempts,
 		Attempts: []AttemptRecord{}, Refusals: []string{},
 	}
+	w.st.QuoteExpiresAt = workflow.Now(ctx).Add(w.timeouts.Approval).UTC()
+	if exp := in.QuoteExpiresAt; !exp.IsZero() && exp.Before(w.st.QuoteExpiresAt) {
+		w.st.QuoteExpiresAt = exp.UTC()
+	}
 	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (Status, error) {
 		s := w.st
 		s.Timeline = w.chain.Events
@@ -84,7 +88,11 @@ func newContractRun(ctx workflow.Context, in ContractInput) (*contractRun, error
 		w.event("cancel_requested", map[string]string{"by": sig.By, "reason": sig.Reason})
 		w.cancelWork()
 	})
-	w.event("quoted", map[string]string{"hash": hash, "requester": in.Quote.Requester, "goal": c.Goal})
+	quoted := map[string]string{"hash": hash, "requester": in.Quote.Requester, "goal": c.Goal}
+	if !in.QuoteExpiresAt.IsZero() {
+		quoted["quote_expires_at"] = in.QuoteExpiresAt.UTC().Format(time.RFC3339)
+	}
+	w.event("quoted", quoted)
 	if d := in.Discrimination; d != nil {
 		w.event("discrimination", map[string]string{"base": d.BaseSHA, "failing_on_base": strings.Join(d.Failing, ","),
 			"regression_guards": strings.Join(d.Guards, ",")})
@@ -116,7 +124,19 @@ func (w *contractRun) run() (Status, error) {
 // is refused, recorded, and the quote stays open until its deadline.
 func (w *contractRun) awaitApproval() bool {
 	approveCh := workflow.GetSignalChannel(w.root, SignalApprove)
-	deadline := workflow.NewTimer(w.work, w.timeouts.Approval)
+	// The quote's own expiry wins when it is sooner than the approval timeout. Workflows
+	// started without one (every history recorded before quotes expired) wait as before.
+	wait, why := w.timeouts.Approval, map[string]string{"after": w.timeouts.Approval.String()}
+	if exp := w.in.QuoteExpiresAt; !exp.IsZero() {
+		if left := exp.Sub(workflow.Now(w.root)); left < wait {
+			wait, why = left, map[string]string{"quote_expires_at": exp.UTC().Format(time.RFC3339)}
+		}
+	}
+	if wait <= 0 {
+		w.to(StateExpired, "quote_expired", why)
+		return false
+	}
+	deadline := workflow.NewTimer(w.work, wait)
 	for {
 		var sig Approve
 		got, expired := false, false
@@ -130,7 +150,7 @@ func (w *contractRun) awaitApproval() bool {
 			w.to(StateCancelled, "cancelled", map[string]string{"by": w.cancel.By, "before": "approval"})
 			return false
 		case expired:
-			w.to(StateExpired, "quote_expired", map[string]string{"after": w.timeouts.Approval.String()})
+			w.to(StateExpired, "quote_expired", why)
 			return false
 		case got:
 			if why := w.refuseApproval(sig); why != "" {

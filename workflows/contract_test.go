@@ -465,6 +465,55 @@ func TestQuoteExpiry(t *testing.T) {
 	}
 }
 
+// The quote's expiry, when sooner than the approval timeout, is the approval deadline; an
+// approval before it is taken.
+func TestQuoteExpiresAtIsTheApprovalDeadline(t *testing.T) {
+	h := newHarness(t)
+	exp := h.env.Now().Add(30 * time.Minute).UTC().Truncate(time.Second) // the harness's approval timeout is 1 h
+	h.input.QuoteExpiresAt = exp
+	h.env.RegisterDelayedCallback(func() {
+		v, err := h.env.QueryWorkflow(workflows.QueryStatus)
+		var st workflows.Status
+		if err != nil || v.Get(&st) != nil || !st.QuoteExpiresAt.Equal(exp) || st.State != workflows.StateQuoted {
+			t.Errorf("status before expiry: %v, expires %v state %s", err, st.QuoteExpiresAt, st.State)
+		}
+	}, 10*time.Minute)
+	st := h.run(t)
+	if st.State != workflows.StateExpired || h.executions != 0 || !hasEvent(st, "quote_expired") {
+		t.Fatalf("state %s executions %d", st.State, h.executions)
+	}
+	for _, e := range st.Timeline {
+		if e.Type != "quote_expired" {
+			continue
+		}
+		at, err := time.Parse(time.RFC3339Nano, e.At)
+		if err != nil || at.Sub(exp).Abs() > time.Second {
+			t.Fatalf("expired at %q (%v), the quote said %v", e.At, err, exp)
+		}
+		if e.Data["quote_expires_at"] != exp.Format(time.RFC3339) {
+			t.Fatalf("quote_expired event %v does not name the quote's expiry %v", e.Data, exp)
+		}
+	}
+
+	ok := newHarness(t, pass)
+	ok.input.QuoteExpiresAt = ok.env.Now().Add(30 * time.Minute)
+	ok.approveAndPay()
+	if st := ok.run(t); st.Verdict != contracts.Satisfied {
+		t.Fatalf("approved before expiry: verdict %q state %s", st.Verdict, st.State)
+	}
+}
+
+func TestQuoteAlreadyExpiredEndsAtOnce(t *testing.T) {
+	h := newHarness(t, pass)
+	h.input.QuoteExpiresAt = h.env.Now().Add(-time.Minute)
+	h.approveAndPay()
+	st := h.run(t)
+	if st.State != workflows.StateExpired || h.executions != 0 || !hasEvent(st, "quote_expired") {
+		t.Fatalf("state %s executions %d", st.State, h.executions)
+	}
+	h.assertPayment(t, 0, 0)
+}
+
 func TestCancelBeforeApproval(t *testing.T) {
 	h := newHarness(t)
 	h.env.RegisterDelayedCallback(func() { h.env.SignalWorkflow(workflows.SignalCancel, workflows.Cancel{By: "alice"}) }, time.Second)

@@ -19,6 +19,9 @@ type ContractInput struct {
 	// Discrimination is the criteria's result on the base commit, checked before the quote
 	// was offered; the workflow records it so the approver's view is part of the timeline.
 	Discrimination *Discrimination `json:"discrimination,omitempty"`
+	// QuoteExpiresAt, when set, is when the quote stops being open: an approval must arrive
+	// before it (and before Timeouts.Approval, whichever is sooner), or the contract expires.
+	QuoteExpiresAt time.Time `json:"quote_expires_at,omitzero"`
 }
 
 // Discrimination says which criteria fail on the base commit (the change must fix them) and
@@ -133,6 +136,9 @@ type Status struct {
 	Goal          string                  `json:"goal"`
 	Repo          string                  `json:"repo"`
 	Requester     string                  `json:"requester"`
+	// QuoteExpiresAt is when the quote stops being open for approval (zero: Timeouts.Approval
+	// after it was quoted).
+	QuoteExpiresAt time.Time `json:"quote_expires_at,omitzero"`
 	State         string                  `json:"state"`
 	Phase         string                  `json:"phase"`
 	Attempt       int                     `json:"attempt"`

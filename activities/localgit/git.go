@@ -82,3 +82,54 @@ func Head(ctx context.Context, remote, branch string) (string, error) {
 	}
 	return strings.TrimSpace(out), nil
 }
+
+// Register makes commit sha of the repository at source available to the execute queue: it
+// creates owner/name's bare remote when there is none and pushes sha to refs/signoff/bases/.
+// Only that commit and its history are copied; the source's branches and work tree are not.
+// It is how a repository on this machine (`contract new --repo PATH`) becomes one the
+// workers can build from, and it is a no-op when the remote already holds sha.
+func (r Remotes) Register(ctx context.Context, owner, name, source, sha string) (string, error) {
+	p, err := r.Path(owner, name)
+	if err != nil {
+		return "", err
+	}
+	if !fullSHA.MatchString(sha) {
+		return "", fmt.Errorf("register %s/%s: %q is not a full commit SHA", owner, name, sha)
+	}
+	if _, err := os.Stat(filepath.Join(p, "HEAD")); err != nil {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return "", err
+		}
+		tmp, err := os.MkdirTemp(filepath.Dir(p), "."+name+"-*.git")
+		if err != nil {
+			return "", err
+		}
+		if _, err := Git(ctx, tmp, "init", "--quiet", "--bare", "."); err != nil {
+			_ = os.RemoveAll(tmp)
+			return "", err
+		}
+		// Another registration may have won the race; its remote is as good as ours.
+		if err := os.Rename(tmp, p); err != nil {
+			_ = os.RemoveAll(tmp)
+			if _, statErr := os.Stat(filepath.Join(p, "HEAD")); statErr != nil {
+				return "", fmt.Errorf("create remote %s: %w", p, err)
+			}
+		}
+	}
+	if Has(ctx, p, sha) {
+		return p, nil
+	}
+	// A SHA the source lacks would push as a ref deletion (the all-zero SHA) or fail obscurely.
+	if !Has(ctx, source, sha) {
+		return "", fmt.Errorf("register %s/%s: %s has no commit %s", owner, name, source, sha)
+	}
+	if _, err := Git(ctx, source, "push", "--quiet", "--no-verify", p, sha+":refs/signoff/bases/"+sha); err != nil {
+		return "", fmt.Errorf("register %s/%s at %s: %w", owner, name, sha, err)
+	}
+	if !Has(ctx, p, sha) {
+		return "", fmt.Errorf("register %s/%s: the push left %s without %s", owner, name, p, sha)
+	}
+	return p, nil
+}
+
+var fullSHA = regexp.MustCompile(`^[0-9a-f]{40}$`)
