@@ -131,27 +131,27 @@ type AttemptRecord struct {
 
 // Status is the status query's answer and the workflow's result.
 type Status struct {
-	ContractID    string                  `json:"contract_id"`
-	ContractHash  string                  `json:"contract_hash"`
-	Goal          string                  `json:"goal"`
-	Repo          string                  `json:"repo"`
-	Requester     string                  `json:"requester"`
+	ContractID   string `json:"contract_id"`
+	ContractHash string `json:"contract_hash"`
+	Goal         string `json:"goal"`
+	Repo         string `json:"repo"`
+	Requester    string `json:"requester"`
 	// QuoteExpiresAt is when the quote stops being open for approval (zero: Timeouts.Approval
 	// after it was quoted).
-	QuoteExpiresAt time.Time `json:"quote_expires_at,omitzero"`
-	State         string                  `json:"state"`
-	Phase         string                  `json:"phase"`
-	Attempt       int                     `json:"attempt"`
-	MaxAttempts   int                     `json:"max_attempts"`
-	Executions    int                     `json:"executions"`
-	Verdict       string                  `json:"verdict,omitempty"`
-	Attempts      []AttemptRecord         `json:"attempts"`
-	Payment       activities.PaymentState `json:"payment"`
-	PR            contracts.PRRef         `json:"pr"`
-	MergeEligible bool                    `json:"merge_eligible"`
-	Refusals      []string                `json:"refusals"`
-	Timeline      []contracts.Event       `json:"timeline"`
-	Final         bool                    `json:"final"`
+	QuoteExpiresAt time.Time               `json:"quote_expires_at,omitzero"`
+	State          string                  `json:"state"`
+	Phase          string                  `json:"phase"`
+	Attempt        int                     `json:"attempt"`
+	MaxAttempts    int                     `json:"max_attempts"`
+	Executions     int                     `json:"executions"`
+	Verdict        string                  `json:"verdict,omitempty"`
+	Attempts       []AttemptRecord         `json:"attempts"`
+	Payment        activities.PaymentState `json:"payment"`
+	PR             contracts.PRRef         `json:"pr"`
+	MergeEligible  bool                    `json:"merge_eligible"`
+	Refusals       []string                `json:"refusals"`
+	Timeline       []contracts.Event       `json:"timeline"`
+	Final          bool                    `json:"final"`
 }
 
 // Proof is the proof query's answer: where the bundles are and what they say.
