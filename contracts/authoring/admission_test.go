@@ -168,3 +168,60 @@ func TestRemoteSourceClones(t *testing.T) {
 		t.Errorf("unknown base: %v", err)
 	}
 }
+
+// failingStore is a RateStore that cannot answer.
+type failingStore struct{ err error }
+
+func (s failingStore) Take(string, time.Time, int, time.Duration) ([]time.Time, bool, error) {
+	return nil, false, s.err
+}
+
+// emptyRefusal refuses without naming a recent request (a broken store).
+type emptyRefusal struct{}
+
+func (emptyRefusal) Take(string, time.Time, int, time.Duration) ([]time.Time, bool, error) {
+	return nil, false, nil
+}
+
+// TestAdmissionStoreFailsClosed: a rate limit that cannot be checked refuses the request with
+// the store's error, rather than admitting it or panicking.
+func TestAdmissionStoreFailsClosed(t *testing.T) {
+	boom := errors.New("disk on fire")
+	a := &Admission{Allow: []string{"*/*"}, Limit: 1, Window: time.Hour, Store: failingStore{boom}}
+	err := a.Admit("ann", "acme", "shop")
+	var ae *AdmissionError
+	if !errors.Is(err, boom) || errors.As(err, &ae) || !strings.Contains(err.Error(), "ann") {
+		t.Errorf("store error: %v, want it wrapped with the requester", err)
+	}
+	a.Store = emptyRefusal{}
+	if err := a.Admit("ann", "acme", "shop"); err == nil || errors.As(err, &ae) {
+		t.Errorf("refusal without stamps: %v, want an error", err)
+	}
+	// Without a limit the store is never asked.
+	a.Limit = 0
+	a.Store = failingStore{boom}
+	if err := a.Admit("ann", "acme", "shop"); err != nil {
+		t.Errorf("no limit: %v", err)
+	}
+}
+
+// TestMemoryRatesForgets: requesters whose window has passed are dropped, so a long-lived
+// process does not remember everyone it ever served.
+func TestMemoryRatesForgets(t *testing.T) {
+	var m MemoryRates
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	for _, r := range []string{"ann", "bob"} {
+		if _, ok, err := m.Take(r, t0, 1, time.Hour); !ok || err != nil {
+			t.Fatalf("%s: %v %v", r, ok, err)
+		}
+	}
+	if recent, ok, _ := m.Take("ann", t0.Add(time.Minute), 1, time.Hour); ok || len(recent) != 1 || !recent[0].Equal(t0) {
+		t.Errorf("second take within the window: ok=%v recent=%v", ok, recent)
+	}
+	if _, ok, _ := m.Take("cy", t0.Add(2*time.Hour), 1, time.Hour); !ok {
+		t.Error("cy refused")
+	}
+	if _, kept := m.seen["ann"]; kept || len(m.seen) != 1 {
+		t.Errorf("stale requesters kept: %v", m.seen)
+	}
+}
