@@ -26,6 +26,9 @@ type Previews interface {
 type Execute struct {
 	Executor Executor
 	Previews Previews
+	// Allows, when set, is the execute queue's repository allowlist: a preview runs the
+	// repository's own install and build scripts, so only allowed repositories are built.
+	Allows func(owner, name string) bool
 	// Hook, when set, is called at named points (tests use it as a barrier).
 	Hook func(point string)
 }
@@ -62,6 +65,9 @@ func (e *Execute) RunExecutor(ctx context.Context, req ExecRequest) (ExecResult,
 func (e *Execute) StartPreview(ctx context.Context, req PreviewRequest) (PreviewResult, error) {
 	if e.Previews == nil {
 		return PreviewResult{}, NotConfigured("preview")
+	}
+	if e.Allows != nil && !e.Allows(req.Repo.Owner, req.Repo.Name) {
+		return PreviewResult{}, Refused(fmt.Errorf("%s/%s is not on the execute queue's repository allowlist", req.Repo.Owner, req.Repo.Name))
 	}
 	stop := heartbeatEvery(ctx, "building preview")
 	defer stop()

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/signoff/signoff/activities"
+	"github.com/signoff/signoff/activities/executor"
 	"github.com/signoff/signoff/activities/localgit"
 	"github.com/signoff/signoff/activities/preview"
 	"github.com/signoff/signoff/activities/proofstore"
@@ -42,7 +43,7 @@ type ExecuteOptions struct {
 func NewExecute(cfg Config, o ExecuteOptions) (*activities.Execute, error) {
 	p := cfg.Layout()
 	remotes := localgit.Remotes{Root: p.Remotes}
-	e := &activities.Execute{Executor: o.Executor, Hook: cfg.Hooks}
+	e := &activities.Execute{Executor: o.Executor, Hook: cfg.Hooks, Allows: executor.Allowlist(cfg.Allow).Allows}
 	switch o.Preview {
 	case PreviewStatic:
 		e.Previews = &staticpreview.Previews{Remotes: remotes, JobsDir: filepath.Join(p.Jobs, "static"), Faults: o.Faults}

@@ -37,7 +37,17 @@ func (p *Previews) Start(ctx context.Context, req activities.PreviewRequest) (ac
 	case activities.FaultStaleBuild:
 		f.StaleBuildOf = req.Repo.BaseCommitSHA
 	}
-	job, err := p.Launcher.Prepare(ctx, repo, req.CommitSHA, Options{Slot: slotName(req.Repo.Owner + "-" + req.Repo.Name), Faults: f})
+	// Contracts on one repository take turns (the repo lock), so they share its slot. Base
+	// checks (attempt 0) take no lock: they use a slot of their own, and a one-off folder when
+	// another base check of the same repository holds it.
+	slot := req.Repo.Owner + "-" + req.Repo.Name
+	if req.Attempt == 0 {
+		slot += "-base"
+	}
+	job, err := p.Launcher.Prepare(ctx, repo, req.CommitSHA, Options{Slot: slotName(slot), Faults: f})
+	if errors.Is(err, ErrSlotBusy) && req.Attempt == 0 {
+		job, err = p.Launcher.Prepare(ctx, repo, req.CommitSHA, Options{Faults: f})
+	}
 	var bf *BuildFailedError
 	var ie *InputError
 	switch {

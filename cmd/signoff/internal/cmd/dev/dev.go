@@ -87,7 +87,7 @@ func (e *ExecuteFlags) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&e.Preview, "preview", workers.PreviewNext, "preview kind: next or static")
 	f.StringVar(&e.SharedDeps, "shared-deps", filepath.Join(".cache", "finance-deps"), "installed node_modules to hardlink from")
 	f.StringVar(&e.RunAs, "run-as", "", "user the app runs as (default signoff-preview; - for this user)")
-	f.StringSliceVar(&e.Allow, "allow", []string{"signoff-fixtures/*"}, "owner/name patterns contracts may touch")
+	f.StringSliceVar(&e.Allow, "allow", []string{"signoff-fixtures/*", "local/*"}, "owner/name patterns contracts may touch (local/* are repositories on this machine without a remote, registered by `contract new`)")
 	f.StringVar(&e.Executor, "executor", "", executorUsage)
 }
 
