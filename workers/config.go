@@ -31,6 +31,9 @@ type Layout struct {
 	// Stripe holds the local Stripe test double's state; GitHubPRs the GitHub deliverer's
 	// PR records; ExecutorLogs the command executor's output logs, by digest.
 	Stripe, GitHubPRs, ExecutorLogs string
+	// Rates is the per-requester rate window of contract authoring, shared by `contract new`
+	// and chat.
+	Rates string
 }
 
 // Layout returns the data dir layout with the proof dir override applied.
@@ -47,7 +50,7 @@ func Paths(dataDir string) Layout {
 	j := func(p ...string) string { return filepath.Join(append([]string{dataDir}, p...)...) }
 	return Layout{Ledger: j("ledger.json"), Index: j("index.json"), Proofs: j("proofs"), Remotes: j("remotes"),
 		Jobs: j("jobs"), PRs: j("prs"), Keys: j("keys"), Temporal: j("temporal"),
-		Stripe: j("stripe"), GitHubPRs: j("prs-github"), ExecutorLogs: j("executor-logs")}
+		Stripe: j("stripe"), GitHubPRs: j("prs-github"), ExecutorLogs: j("executor-logs"), Rates: j("authoring", "rates.json")}
 }
 
 // ControlKeyFile and VerifierKeyFile are the signing keys under Layout.Keys. Only the control

@@ -94,8 +94,12 @@ func newContractRun(ctx workflow.Context, in ContractInput) (*contractRun, error
 	}
 	w.event("quoted", quoted)
 	if d := in.Discrimination; d != nil {
-		w.event("discrimination", map[string]string{"base": d.BaseSHA, "failing_on_base": strings.Join(d.Failing, ","),
-			"regression_guards": strings.Join(d.Guards, ",")})
+		ev := map[string]string{"base": d.BaseSHA, "failing_on_base": strings.Join(d.Failing, ","),
+			"regression_guards": strings.Join(d.Guards, ",")}
+		if d.Where != "" {
+			ev["checked_on"] = d.Where
+		}
+		w.event("discrimination", ev)
 	}
 	return w, nil
 }

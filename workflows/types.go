@@ -30,6 +30,8 @@ type Discrimination struct {
 	BaseSHA string   `json:"base_sha"`
 	Failing []string `json:"failing"`
 	Guards  []string `json:"guards"`
+	// Where says what ran the check: "queues" (execute and verify workers) or "local".
+	Where string `json:"where,omitempty"`
 }
 
 // Trust is what the policy checks evidence against: the verifier's public key and the

@@ -36,9 +36,22 @@ type BaseReport struct {
 	Results    []BaseResult `json:"results"`
 	DurationMS int64        `json:"duration_ms"`
 	// BuildMS is the time the preview took to build and start (0 when reused).
-	BuildMS int64    `json:"build_ms"`
-	Notes   []string `json:"notes,omitempty"`
+	BuildMS int64 `json:"build_ms"`
+	// Where says what ran the check: WhereQueues or WhereLocal.
+	Where string `json:"where,omitempty"`
+	// ProofDir holds the signed evidence, screenshots and traces of the check.
+	ProofDir string   `json:"proof_dir,omitempty"`
+	Notes    []string `json:"notes,omitempty"`
 }
+
+// Where a base check ran.
+const (
+	// WhereQueues: the preview built on the execute queue and the verifier ran on the verify
+	// queue, the same workers and authority boundaries as an attempt.
+	WhereQueues = "queues"
+	// WhereLocal: this process built the preview and drove the browser itself.
+	WhereLocal = "local"
+)
 
 // BaseResult is one criterion on the base commit.
 type BaseResult struct {

@@ -67,6 +67,7 @@ func (l *LocalChecker) Check(ctx context.Context, c contracts.Contract, sha stri
 	r.CommitSHA = sha
 	r.BuildMS = run.BuildMS
 	r.DurationMS = time.Since(start).Milliseconds()
+	r.Where, r.ProofDir = authoring.WhereLocal, run.OutDir
 	if run.BuiltSHA != sha {
 		r.Notes = append(r.Notes, fmt.Sprintf("the app folder %s/ of %s was built as commit %s (same tree)", l.AppDir, short(sha), short(run.BuiltSHA)))
 	}
@@ -82,6 +83,8 @@ type Run struct {
 	BuildMS  int64
 	VerifyMS int64
 	URL      string
+	// OutDir holds the evidence, screenshots and traces.
+	OutDir string
 }
 
 // Evidence builds (or reuses) a preview of sha and returns the verifier's signed evidence
@@ -120,7 +123,7 @@ func (l *LocalChecker) Evidence(ctx context.Context, c contracts.Contract, sha s
 	if err != nil {
 		return nil, fmt.Errorf("verify %s: %w", short(sha), err)
 	}
-	return &Run{Evidence: ev, BuiltSHA: job.SHA, Hash: hash, BuildMS: buildMS, VerifyMS: time.Since(t).Milliseconds(), URL: job.URL}, nil
+	return &Run{Evidence: ev, BuiltSHA: job.SHA, Hash: hash, BuildMS: buildMS, VerifyMS: time.Since(t).Milliseconds(), URL: job.URL, OutDir: out}, nil
 }
 
 // preview returns a running preview of sha, building it unless the kept one serves it.

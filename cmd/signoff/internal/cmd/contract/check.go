@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"time"
 
 	"github.com/spf13/cobra"
-	"go.temporal.io/sdk/client"
 
 	"github.com/signoff/signoff/activities/localgit"
 	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
@@ -16,7 +14,7 @@ import (
 	"github.com/signoff/signoff/contracts/authoring"
 	"github.com/signoff/signoff/fixtures/runs"
 	"github.com/signoff/signoff/workers"
-	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/basecheck"
 )
 
 // CheckOptions are the inputs of `contract check`.
@@ -140,32 +138,44 @@ func checkBase(ctx context.Context, o *CheckOptions, c *contracts.Contract) (aut
 }
 
 // checkBaseOnQueues runs DiscriminateWorkflow: the base commit is built by the execute queue
-// and verified by the verify queue, exactly as an attempt would be.
+// and verified by the verify queue, exactly as an attempt would be. The base commit is
+// registered with the execute queue's bare remote first: the prepared fixture, or --repo.
 func checkBaseOnQueues(ctx context.Context, o *CheckOptions, c *contracts.Contract) (authoring.Discrimination, *authoring.BaseReport, error, error) {
 	var none authoring.Discrimination
-	hash, err := contracts.Hash(*c)
+	dataDir, err := filepath.Abs(o.DataDir)
 	if err != nil {
-		return none, nil, nil, iostreams.Failed(err)
+		return none, nil, nil, iostreams.BadInput(err)
+	}
+	remotes := localgit.Remotes{Root: workers.Paths(dataDir).Remotes}
+	register := func(ctx context.Context, c contracts.Contract) error {
+		if o.Repo == "" {
+			if c.Repo.Owner == "signoff-fixtures" {
+				return runs.Materialize(ctx, remotes, dataDir, c)
+			}
+			return nil // the cluster's remote is expected to hold it
+		}
+		src, err := authoring.ResolveSource(ctx, o.Repo, c.Repo.BaseCommitSHA, c.Repo.Owner+"/"+c.Repo.Name)
+		if err != nil {
+			return err
+		}
+		_, err = remotes.Register(ctx, c.Repo.Owner, c.Repo.Name, src.GitDir, c.Repo.BaseCommitSHA)
+		return err
 	}
 	cl, err := o.Conn.Dial(ctx)
 	if err != nil {
 		return none, nil, nil, iostreams.Failed(err)
 	}
 	defer cl.Close()
-	run, err := cl.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprintf("discriminate-%s-%d", c.ContractID, time.Now().UnixNano()),
-		TaskQueue: workflows.ControlQueue}, workflows.DiscriminateWorkflowName, workflows.DiscriminateInput{Contract: *c, ContractHash: hash})
+	if err := basecheck.Ready(ctx, cl); err != nil {
+		return none, nil, nil, iostreams.Failed(fmt.Errorf("the Signoff server at %s cannot run the base check: %w", o.Conn.Address, err))
+	}
+	rep, err := (&basecheck.Checker{Client: cl, Register: register}).CheckBase(ctx, *c)
 	if err != nil {
-		return none, nil, nil, iostreams.Failed(fmt.Errorf("start the base check: %w", err))
+		return none, nil, nil, iostreams.Failed(err)
 	}
-	var res workflows.DiscriminateResult
-	if err := run.Get(ctx, &res); err != nil {
-		return none, nil, nil, iostreams.Failed(fmt.Errorf("base check: %w", err))
+	if rep.ProofDir != "" {
+		rep.Notes = append(rep.Notes, "proof in "+rep.ProofDir)
 	}
-	if !res.Build.Passed {
-		return none, nil, nil, iostreams.Failed(fmt.Errorf("the base commit %s does not build; its criteria cannot be checked", short(c.Repo.BaseCommitSHA)))
-	}
-	rep := authoring.Classify(*c, res.Verify.Evidence, c.Repo.BaseCommitSHA)
-	rep.Notes = append(rep.Notes, "checked on the queues; proof in "+res.Verify.ProofDir)
 	disc, derr := authoring.Discriminate(&authoring.Draft{Criteria: c.Criteria}, rep)
 	return disc, rep, derr, nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/contracts/authoring"
 	"github.com/signoff/signoff/workers"
 	"github.com/signoff/signoff/workflows"
 )
@@ -50,7 +51,9 @@ type StartOptions struct {
 	File      string
 	Requester string
 	CheckBase bool
-	JSON      bool
+	// Quote is the quote file ("" looks beside FILE; "none" starts without one).
+	Quote string
+	JSON  bool
 }
 
 // NewCmdStart builds `contract start FILE`.
@@ -70,6 +73,7 @@ func NewCmdStart(d *Deps, runF func(*StartOptions) error) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&o.Requester, "requester", defaultRequester(), "who asks; only they may approve")
 	cmd.Flags().BoolVar(&o.CheckBase, "check-base", false, "run the criteria on the base commit first; refuse a vacuous contract; record the result")
+	cmd.Flags().StringVar(&o.Quote, "quote", "", "quote file from `contract new` (default: FILE's .quote.json if present; none: start unquoted)")
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print machine-readable output")
 	return cmd
 }
@@ -87,11 +91,15 @@ func RunStart(ctx context.Context, o *StartOptions) error {
 	if err != nil {
 		return err
 	}
-	trust, err := Trust(*o.DataDir)
+	q, err := contracts.NewQuote(*c, o.Requester)
 	if err != nil {
 		return iostreams.Failed(err)
 	}
-	q, err := contracts.NewQuote(*c, o.Requester)
+	qf, err := startQuote(o, q.Hash)
+	if err != nil {
+		return err
+	}
+	trust, err := Trust(*o.DataDir)
 	if err != nil {
 		return iostreams.Failed(err)
 	}
@@ -105,7 +113,18 @@ func RunStart(ctx context.Context, o *StartOptions) error {
 		if derr != nil {
 			return iostreams.Failed(fmt.Errorf("not quoted: %w", derr))
 		}
-		disc = &workflows.Discrimination{BaseSHA: c.Repo.BaseCommitSHA, Failing: d.Failing, Guards: d.Guards}
+		where := authoring.WhereQueues
+		if d.Report != nil {
+			where = d.Report.Where
+		}
+		disc = &workflows.Discrimination{BaseSHA: c.Repo.BaseCommitSHA, Failing: d.Failing, Guards: d.Guards, Where: where}
+	}
+	in := workflows.ContractInput{Quote: q, Channel: "cli", Trust: trust, Discrimination: disc}
+	if qf != nil {
+		in.QuoteExpiresAt = qf.Quote.ExpiresAt
+		if bc := qf.BaseCheck; disc == nil && bc != nil && bc.BaseSHA == c.Repo.BaseCommitSHA {
+			in.Discrimination = &workflows.Discrimination{BaseSHA: bc.BaseSHA, Failing: bc.Failing, Guards: bc.Guards, Where: bc.Where}
+		}
 	}
 	cl, err := o.dial(ctx)
 	if err != nil {
@@ -113,8 +132,7 @@ func RunStart(ctx context.Context, o *StartOptions) error {
 	}
 	defer cl.Close()
 	_, err = cl.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.WorkflowID(c.ContractID), TaskQueue: workflows.ControlQueue,
-		WorkflowExecutionErrorWhenAlreadyStarted: true}, workflows.ContractWorkflowName,
-		workflows.ContractInput{Quote: q, Channel: "cli", Trust: trust, Discrimination: disc})
+		WorkflowExecutionErrorWhenAlreadyStarted: true}, workflows.ContractWorkflowName, in)
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {
 		return iostreams.BadInput(fmt.Errorf("contract %s already has a workflow; a changed quote needs a new contract id or version", c.ContractID))
@@ -123,13 +141,46 @@ func RunStart(ctx context.Context, o *StartOptions) error {
 		return iostreams.Failed(fmt.Errorf("start workflow: %w", err))
 	}
 	if o.JSON {
-		return o.IO.WriteJSON(map[string]any{"contract_id": c.ContractID, "contract_hash": q.Hash, "state": workflows.StateQuoted,
-			"requester": o.Requester, "workflow_id": workflows.WorkflowID(c.ContractID)})
+		out := map[string]any{"contract_id": c.ContractID, "contract_hash": q.Hash, "state": workflows.StateQuoted,
+			"requester": o.Requester, "workflow_id": workflows.WorkflowID(c.ContractID)}
+		if qf != nil {
+			out["quote_expires_at"] = qf.Quote.ExpiresAt
+		}
+		return o.IO.WriteJSON(out)
 	}
 	o.IO.Printf("Quoted %s: %d criteria, fixed price %s, max %d attempts.\n", c.ContractID, len(c.Criteria), FormatPrice(c.Price), c.MaxAttempts)
 	o.IO.Printf("Contract hash: %s\n", q.Hash)
+	if qf != nil {
+		o.IO.Printf("The quote stands until %s; the contract expires unapproved after that.\n", qf.Quote.ExpiresAt.Format(time.RFC3339))
+	}
 	o.IO.Printf("Approve exactly this hash with:\n  signoff contract approve %s %s\n", c.ContractID, q.Hash)
 	return nil
+}
+
+// startQuote finds and checks the contract's quote file: one that expired, or was made for
+// another contract or requester, is refused before any workflow starts.
+func startQuote(o *StartOptions, hash string) (*QuoteFile, error) {
+	if o.Quote == "none" {
+		return nil, nil
+	}
+	path := o.Quote
+	if path == "" {
+		path = QuotePath(o.File)
+	}
+	qf, err := LoadQuote(path)
+	if err != nil {
+		return nil, iostreams.BadInput(err)
+	}
+	if qf == nil {
+		if o.Quote != "" {
+			return nil, iostreams.BadInput(fmt.Errorf("no quote file at %s", path))
+		}
+		return nil, nil
+	}
+	if err := qf.Check(path, hash, o.Requester, time.Now()); err != nil {
+		return nil, iostreams.BadInput(err)
+	}
+	return qf, nil
 }
 
 // ApproveOptions are the inputs of `contract approve`.

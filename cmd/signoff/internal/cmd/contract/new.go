@@ -17,7 +17,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/client"
 
+	"github.com/signoff/signoff/activities/localgit"
 	"github.com/signoff/signoff/activities/preview"
 	"github.com/signoff/signoff/activities/verify"
 	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
@@ -25,6 +27,8 @@ import (
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/contracts/authoring"
 	"github.com/signoff/signoff/contracts/authoring/localcheck"
+	"github.com/signoff/signoff/workers"
+	"github.com/signoff/signoff/workflows/basecheck"
 )
 
 // NewOptions are the inputs of `contract new`.
@@ -48,12 +52,38 @@ type NewOptions struct {
 	DataDir    string
 	SharedDeps string
 	RunAs      string
+	// Check says where the base check runs: CheckAuto, CheckQueues, CheckLocal or CheckNone.
+	Check string
+	// Conn reaches the Signoff server whose queues run the base check.
+	Conn cmdutil.Conn
 
-	// Checker replaces the local base check (tests); nil builds a LocalChecker unless NoCheck.
+	// Checker replaces the base check (tests); nil chooses one by Check.
 	Checker authoring.BaseChecker
 	// Now is the clock (tests); nil is time.Now.
 	Now func() time.Time
 }
+
+// Where `contract new` runs the base check.
+const (
+	// CheckAuto uses the queues when a Signoff server with workers answers and the app is at
+	// the repository root, and this process otherwise (saying why).
+	CheckAuto = "auto"
+	// CheckQueues builds the base on the execute queue and verifies it on the verify queue,
+	// or fails.
+	CheckQueues = "queues"
+	// CheckLocal builds and verifies in this process.
+	CheckLocal = "local"
+	// CheckNone skips the base check (--no-check).
+	CheckNone = "none"
+)
+
+// EnvRateLimit caps `contract new` requests per requester per hour (default DefaultRateLimit;
+// 0 turns the limit off). It is an environment setting of the operator, not a flag of the
+// requester.
+const EnvRateLimit = "SIGNOFF_RATE_LIMIT"
+
+// DefaultRateLimit is the per-requester hourly limit when EnvRateLimit is unset.
+const DefaultRateLimit = 20
 
 // DefaultAllow is what `contract new` admits without --allow or SIGNOFF_REPO_ALLOWLIST: the
 // prepared fixtures and local repositories without a recognisable remote.
@@ -88,7 +118,8 @@ func NewCmdNew(io *iostreams.IO, runF func(*NewOptions) error) *cobra.Command {
 	f.BoolVar(&opts.JSON, "json", false, "print machine-readable output")
 	f.StringVar(&opts.Out, "out", "", "contract file to write (default <contract-id>.contract.json)")
 	f.BoolVar(&opts.Force, "force", false, "overwrite --out if it holds something else")
-	f.BoolVar(&opts.NoCheck, "no-check", false, "skip the discrimination check on the base commit (no build, no browser)")
+	f.BoolVar(&opts.NoCheck, "no-check", false, "skip the discrimination check on the base commit (no build, no browser); same as --check none")
+	f.StringVar(&opts.Check, "check", CheckAuto, "where the base check runs: auto (the queues of a running `signoff dev` or worker set, else here), queues, local, none")
 	f.StringVar(&opts.Base, "base", "HEAD", "commit the contract is pinned to")
 	f.StringVar(&opts.Name, "name", "", "owner/name of the repository, when it has no origin remote to read it from")
 	f.StringVar(&opts.Requester, "requester", defaultRequester(), "who asks (rate limits and approval are per requester)")
@@ -96,7 +127,8 @@ func NewCmdNew(io *iostreams.IO, runF func(*NewOptions) error) *cobra.Command {
 	f.StringVar(&opts.Budget, "budget", "", "most you will pay, e.g. 49.00 (the scope must fit; the bar never drops)")
 	f.StringVar(&opts.DataDir, "data-dir", cmdutil.DefaultDataDir(), "Signoff data dir (previews, clones, base-check artifacts)")
 	f.StringVar(&opts.SharedDeps, "shared-deps", filepath.Join(".cache", "finance-deps"), "installed node_modules to hardlink from")
-	f.StringVar(&opts.RunAs, "run-as", "", "user the app runs as (default signoff-preview when root; - for this user)")
+	f.StringVar(&opts.RunAs, "run-as", "", "user the app runs as in a local check (default signoff-preview when root; - for this user)")
+	opts.Conn.AddFlags(cmd, "127.0.0.1:7233")
 	return cmd
 }
 
@@ -151,38 +183,151 @@ func RunNew(opts *NewOptions) error {
 	if err != nil {
 		return iostreams.BadInput(err)
 	}
+	mode := opts.Check
+	switch {
+	case opts.NoCheck:
+		mode = CheckNone
+	case mode == "":
+		mode = CheckAuto
+	}
+	if mode != CheckAuto && mode != CheckQueues && mode != CheckLocal && mode != CheckNone {
+		return iostreams.BadInput(fmt.Errorf("--check %q: want auto, queues, local or none", opts.Check))
+	}
+	limit, err := rateLimit()
+	if err != nil {
+		return iostreams.BadInput(err)
+	}
 	src, err := authoring.ResolveSource(ctx, opts.Repo, opts.Base, opts.Name)
 	if err != nil {
 		return reportNew(opts, nil, "", err)
 	}
 	author := &authoring.Author{
-		Admission: &authoring.Admission{Allow: allow},
-		Verifier:  verify.Ref(),
-		CloneDir:  filepath.Join(dataDir, "authoring", "clones"),
-		Now:       opts.Now,
+		Admission: &authoring.Admission{Allow: allow, Limit: limit, Window: time.Hour,
+			Store: authoring.FileRates{Path: workers.Paths(dataDir).Rates}},
+		Verifier: verify.Ref(),
+		CloneDir: filepath.Join(dataDir, "authoring", "clones"),
+		Now:      opts.Now,
 	}
-	var lazy *lazyChecker
 	switch {
-	case opts.NoCheck:
+	case mode == CheckNone:
 	case opts.Checker != nil:
 		author.Checker = opts.Checker
 	default:
-		lazy = &lazyChecker{opts: opts, dataDir: dataDir, src: src}
-		defer lazy.close()
-		author.Checker = lazy
+		ch := &choosingChecker{opts: opts, mode: mode, dataDir: dataDir, src: src}
+		defer ch.close()
+		author.Checker = ch
 	}
 	res, err := author.Draft(ctx, authoring.Request{Requester: opts.Requester, Source: src, Goal: opts.Goal, Routes: opts.Routes, Budget: budget})
 	if err != nil {
 		return reportNew(opts, res, "", err)
 	}
-	if opts.NoCheck {
+	if mode == CheckNone {
 		res.Discrimination.Skipped = "--no-check: the criteria were not run on the base commit"
 	}
 	file, err := writeContract(opts, res)
 	if err != nil {
 		return err
 	}
+	if err := writeQuote(opts, res, file); err != nil {
+		return err
+	}
 	return reportNew(opts, res, file, nil)
+}
+
+// rateLimit reads EnvRateLimit.
+func rateLimit() (int, error) {
+	v := strings.TrimSpace(os.Getenv(EnvRateLimit))
+	if v == "" {
+		return DefaultRateLimit, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("$%s=%q: want a number of requests per hour (0 turns the limit off)", EnvRateLimit, v)
+	}
+	return n, nil
+}
+
+// choosingChecker picks where the base check runs only when one actually runs, so refusals
+// never dial Temporal, build, or need a browser. With the queues it registers the repository's
+// base commit with the execute queue's bare remote first.
+type choosingChecker struct {
+	opts    *NewOptions
+	mode    string
+	dataDir string
+	src     *authoring.Source
+
+	once  sync.Once
+	inner authoring.BaseChecker
+	note  string // why a check in auto mode ran here rather than on the queues
+	local *lazyChecker
+	cl    client.Client
+	err   error
+}
+
+func (ch *choosingChecker) CheckBase(ctx context.Context, c contracts.Contract) (*authoring.BaseReport, error) {
+	ch.once.Do(func() { ch.inner, ch.err = ch.choose(ctx) })
+	if ch.err != nil {
+		return nil, ch.err
+	}
+	where := "in this process"
+	if ch.cl != nil {
+		where = "through the execute and verify queues at " + ch.opts.Conn.Address
+	}
+	fmt.Fprintf(ch.opts.IO.ErrOut, "Running %d criteria on base commit %s %s (build + browser)...\n", len(c.Criteria), shortSHA(c.Repo.BaseCommitSHA), where)
+	rep, err := ch.inner.CheckBase(ctx, c)
+	if err == nil && ch.note != "" {
+		rep.Notes = append(rep.Notes, ch.note)
+	}
+	return rep, err
+}
+
+func (ch *choosingChecker) choose(ctx context.Context) (authoring.BaseChecker, error) {
+	local := func(why string) (authoring.BaseChecker, error) {
+		ch.note = why
+		ch.local = &lazyChecker{opts: ch.opts, dataDir: ch.dataDir, src: ch.src}
+		return ch.local, nil
+	}
+	if ch.mode == CheckLocal {
+		return local("")
+	}
+	refuse := func(err error) (authoring.BaseChecker, error) {
+		if ch.mode == CheckQueues {
+			return nil, err
+		}
+		return local(fmt.Sprintf("checked in this process, not on the queues: %v", err))
+	}
+	if ch.src.AppDir != "" {
+		return refuse(&authoring.InputError{Field: "check", Reason: fmt.Sprintf(
+			"the app is in %s/ of the repository and the execute queue builds repository roots; use --check local", ch.src.AppDir)})
+	}
+	if ch.opts.Conn.Address == "" {
+		return refuse(errors.New("no --temporal-address"))
+	}
+	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	cl, err := ch.opts.Conn.Dial(dctx)
+	if err != nil {
+		return refuse(err)
+	}
+	if err := basecheck.Ready(dctx, cl); err != nil {
+		cl.Close()
+		return refuse(fmt.Errorf("the Signoff server at %s cannot run it: %w", ch.opts.Conn.Address, err))
+	}
+	ch.cl = cl
+	remotes := localgit.Remotes{Root: workers.Paths(ch.dataDir).Remotes}
+	return &basecheck.Checker{Client: cl, Register: func(ctx context.Context, c contracts.Contract) error {
+		_, err := remotes.Register(ctx, c.Repo.Owner, c.Repo.Name, ch.src.GitDir, c.Repo.BaseCommitSHA)
+		return err
+	}}, nil
+}
+
+func (ch *choosingChecker) close() {
+	if ch.local != nil {
+		ch.local.close()
+	}
+	if ch.cl != nil {
+		ch.cl.Close()
+	}
 }
 
 // lazyChecker builds the local preview and verifier only when a base check actually runs,
@@ -260,37 +405,57 @@ func writeContract(opts *NewOptions, res *authoring.Result) (string, error) {
 	if err != nil {
 		return "", iostreams.Failed(err)
 	}
-	data = append(data, '\n')
-	if old, err := os.ReadFile(file); err == nil && !bytes.Equal(old, data) && !opts.Force {
-		return "", iostreams.BadInput(fmt.Errorf("%s exists with other content: pass --force to replace it, or --out another file", file))
+	return file, writeAtomic(file, append(data, '\n'), opts.Force)
+}
+
+// writeQuote writes the quote beside the contract: `contract start` reads its expiry and
+// base check from there.
+func writeQuote(opts *NewOptions, res *authoring.Result, contractFile string) error {
+	q := QuoteFile{Version: 1, ContractID: res.Contract.ContractID, ContractHash: res.Hash, Requester: opts.Requester, Quote: *res.Quote}
+	if d := res.Discrimination; d != nil && d.Checked && d.Report != nil {
+		q.BaseCheck = &QuoteBaseCheck{BaseSHA: d.Report.CommitSHA, Where: d.Report.Where, Failing: d.Failing, Guards: d.Guards, ProofDir: d.Report.ProofDir}
 	}
-	dir := filepath.Dir(file)
-	tmp, err := os.CreateTemp(dir, ".contract-*.json")
+	data, err := json.MarshalIndent(q, "", "  ")
 	if err != nil {
-		return "", iostreams.Failed(fmt.Errorf("write contract: %w", err))
+		return iostreams.Failed(err)
+	}
+	// The quote follows its contract: --force on the contract replaces a stale quote too.
+	return writeAtomic(QuotePath(contractFile), append(data, '\n'), true)
+}
+
+// writeAtomic writes file through a temporary file and a rename. An existing file with other
+// content is left alone unless force.
+func writeAtomic(file string, data []byte, force bool) error {
+	if old, err := os.ReadFile(file); err == nil && !bytes.Equal(old, data) && !force {
+		return iostreams.BadInput(fmt.Errorf("%s exists with other content: pass --force to replace it, or --out another file", file))
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(file), ".signoff-*.json")
+	if err != nil {
+		return iostreams.Failed(fmt.Errorf("write %s: %w", file, err))
 	}
 	defer os.Remove(tmp.Name())
 	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
-		return "", iostreams.Failed(fmt.Errorf("write contract: %w", err))
+		return iostreams.Failed(fmt.Errorf("write %s: %w", file, err))
 	}
 	if err := tmp.Chmod(0o644); err != nil {
 		tmp.Close()
-		return "", iostreams.Failed(err)
+		return iostreams.Failed(err)
 	}
 	if err := tmp.Close(); err != nil {
-		return "", iostreams.Failed(err)
+		return iostreams.Failed(err)
 	}
 	if err := os.Rename(tmp.Name(), file); err != nil {
-		return "", iostreams.Failed(fmt.Errorf("write contract: %w", err))
+		return iostreams.Failed(fmt.Errorf("write %s: %w", file, err))
 	}
-	return file, nil
+	return nil
 }
 
 // newReport is the --json output.
 type newReport struct {
 	*authoring.Result
 	ContractFile string         `json:"contract_file,omitempty"`
+	QuoteFile    string         `json:"quote_file,omitempty"`
 	Error        map[string]any `json:"error,omitempty"`
 }
 
@@ -306,6 +471,9 @@ func reportNew(opts *NewOptions, res *authoring.Result, file string, err error) 
 	}
 	if opts.JSON {
 		rep := newReport{Result: res, ContractFile: file}
+		if file != "" {
+			rep.QuoteFile = QuotePath(file)
+		}
 		if rep.Result == nil {
 			rep.Result = &authoring.Result{}
 		}
@@ -396,7 +564,11 @@ func printNew(io *iostreams.IO, res *authoring.Result, file string) {
 			io.Printf("Discrimination: not run (%s)\n", disc.Skipped)
 		default:
 			rep := disc.Report
-			io.Printf("Discrimination on base %s (build %s, total %s):\n", shortSHA(rep.CommitSHA), seconds(rep.BuildMS), seconds(rep.DurationMS))
+			where := "in this process"
+			if rep.Where == authoring.WhereQueues {
+				where = "on the execute and verify queues"
+			}
+			io.Printf("Discrimination on base %s, %s (build %s, total %s):\n", shortSHA(rep.CommitSHA), where, seconds(rep.BuildMS), seconds(rep.DurationMS))
 			for _, r := range rep.Results {
 				switch r.Outcome {
 				case authoring.OutcomePass:
@@ -413,6 +585,9 @@ func printNew(io *iostreams.IO, res *authoring.Result, file string) {
 			for _, p := range disc.Problems {
 				io.Printf("  check: %s\n", p)
 			}
+			if rep.ProofDir != "" {
+				io.Printf("  evidence: %s\n", rep.ProofDir)
+			}
 			if len(disc.Failing) > 0 {
 				io.Printf("  not vacuous: %d of %d criteria fail on the base commit; %d are regression guards\n", len(disc.Failing), len(rep.Results), len(disc.Guards))
 			}
@@ -427,7 +602,7 @@ func printNew(io *iostreams.IO, res *authoring.Result, file string) {
 		io.Printf("\n")
 	}
 	if file != "" {
-		io.Printf("Contract written to %s\n", file)
+		io.Printf("Contract written to %s (quote: %s)\n", file, QuotePath(file))
 		io.Printf("Contract hash (approve this): %s\n", res.Hash)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,9 +16,11 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/client"
 
 	"github.com/signoff/signoff/activities/verify"
 	"github.com/signoff/signoff/cmd/signoff/internal/cmd/contract"
+	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/contracts/authoring"
@@ -158,6 +161,10 @@ func TestNewRefusesBadInput(t *testing.T) {
 		{name: "bad route", edit: func(o *contract.NewOptions) { o.Routes = []string{"http://evil/"} }, want: "route"},
 		{name: "not a repo", edit: func(o *contract.NewOptions) { o.Repo = dir }, want: "not inside a git repository"},
 		{name: "bad base", edit: func(o *contract.NewOptions) { o.Base = "no-such-branch" }, want: "not a commit"},
+		{name: "bad check", edit: func(o *contract.NewOptions) { o.NoCheck, o.Check = false, "sometimes" }, want: "--check"},
+		{name: "subfolder on queues", edit: func(o *contract.NewOptions) {
+			o.NoCheck, o.Check, o.Conn.Address, o.Repo = false, contract.CheckQueues, "127.0.0.1:1", filepath.Join(o.Repo, "web")
+		}, want: "--check local"},
 		{name: "out exists", edit: func(o *contract.NewOptions) { o.Out = existing }, want: "--force",
 			check: func(t *testing.T) {
 				if b, _ := os.ReadFile(existing); string(b) != "keep me\n" {
@@ -230,12 +237,14 @@ func TestNewFlagsReachOptions(t *testing.T) {
 	parent.PersistentFlags().String("data-dir", ".signoff", "")
 	parent.AddCommand(contract.NewCmdNew(io, func(o *contract.NewOptions) error { got = o; return nil }))
 	parent.SetArgs([]string{"new", "--repo", "r", "--goal", "g", "--route", "/a", "--route", "/b", "--json", "--out", "f.json",
-		"--no-check", "--base", "abc", "--name", "o/n", "--allow", "o/*", "--budget", "49.50", "--data-dir", "/d", "--run-as", "-"})
+		"--no-check", "--base", "abc", "--name", "o/n", "--allow", "o/*", "--budget", "49.50", "--data-dir", "/d", "--run-as", "-",
+		"--check", "queues", "--temporal-address", "h:1"})
 	if err := parent.Execute(); err != nil {
 		t.Fatal(err)
 	}
 	if got.Repo != "r" || got.Goal != "g" || strings.Join(got.Routes, ",") != "/a,/b" || !got.JSON || got.Out != "f.json" || !got.NoCheck ||
-		got.Base != "abc" || got.Name != "o/n" || strings.Join(got.Allow, ",") != "o/*" || got.Budget != "49.50" || got.DataDir != "/d" || got.RunAs != "-" {
+		got.Base != "abc" || got.Name != "o/n" || strings.Join(got.Allow, ",") != "o/*" || got.Budget != "49.50" || got.DataDir != "/d" || got.RunAs != "-" ||
+		got.Check != contract.CheckQueues || got.Conn.Address != "h:1" {
 		t.Fatalf("options %+v", got)
 	}
 }
@@ -296,4 +305,125 @@ func fixtureDepsCurrent(mod, deps string) error {
 		return os.ErrNotExist
 	}
 	return nil
+}
+
+// The quote file written beside the contract is what `contract start` holds the workflow to;
+// `contract start` refuses it when it expired, or belongs to another contract or requester,
+// before it reads any keys or reaches Temporal.
+func TestQuoteFileGuardsStart(t *testing.T) {
+	repo := monorepo(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "w.contract.json")
+	io, stdout, stderr := iostreams.Test()
+	if err := contract.RunNew(newOpts(io, repo, out)); err != nil {
+		t.Fatalf("%v %s", err, stderr)
+	}
+	qpath := contract.QuotePath(out)
+	if qpath != filepath.Join(dir, "w.quote.json") || !strings.Contains(stdout.String(), "(quote: "+qpath+")") {
+		t.Fatalf("quote path %s; output:\n%s", qpath, stdout)
+	}
+	qf, err := contract.LoadQuote(qpath)
+	if err != nil || qf == nil {
+		t.Fatalf("quote file: %v", err)
+	}
+	data, _ := os.ReadFile(out)
+	c, err := contracts.Load(data, contracts.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hash, _ := contracts.Hash(*c)
+	if qf.ContractHash != hash || qf.Requester != "ann" || !qf.Quote.ExpiresAt.Equal(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)) || qf.Quote.Price != c.Price {
+		t.Fatalf("quote %+v for contract %s", qf, hash)
+	}
+	if err := qf.Check(qpath, hash, "ann", qf.Quote.ExpiresAt.Add(-time.Second)); err != nil {
+		t.Fatalf("a valid quote refused: %v", err)
+	}
+
+	dial := func(context.Context) (client.Client, error) {
+		t.Error("a refused quote reached Temporal")
+		return nil, errors.New("no")
+	}
+	start := func(file, requester, quote string) (int, string) {
+		io, _, stderr := iostreams.Test()
+		dataDir := filepath.Join(dir, "no-keys-here")
+		err := contract.RunStart(context.Background(), &contract.StartOptions{Deps: &contract.Deps{IO: io, Conn: &cmdutil.Conn{}, DataDir: &dataDir, Dial: dial},
+			File: file, Requester: requester, Quote: quote})
+		msg := stderr.String()
+		if err != nil {
+			msg += err.Error()
+		}
+		return iostreams.ExitCode(err), msg
+	}
+	// The quote in the test is dated 2026-03-01: it expired long before the machine's today.
+	if code, msg := start(out, "ann", ""); code != 2 || !strings.Contains(msg, "expired at 2026-03-02T09:00:00Z") {
+		t.Errorf("expired quote: exit %d %s", code, msg)
+	}
+	// A fresh quote for ann, then the checks that do not depend on time.
+	fresh := *qf
+	fresh.Quote.ExpiresAt = time.Now().Add(time.Hour).UTC()
+	writeJSON(t, qpath, fresh)
+	if code, msg := start(out, "bob", ""); code != 2 || !strings.Contains(msg, `quoted to "ann"`) {
+		t.Errorf("another requester: exit %d %s", code, msg)
+	}
+	edited := strings.Replace(string(data), c.Goal, c.Goal+" Also the footer.", 1)
+	if err := os.WriteFile(out, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, msg := start(out, "ann", ""); code != 2 || !strings.Contains(msg, "changed after it was quoted") {
+		t.Errorf("edited contract: exit %d %s", code, msg)
+	}
+	if code, msg := start(out, "ann", filepath.Join(dir, "missing.quote.json")); code != 2 || !strings.Contains(msg, "no quote file") {
+		t.Errorf("missing --quote: exit %d %s", code, msg)
+	}
+	if err := os.WriteFile(qpath, []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, msg := start(out, "ann", ""); code != 2 || !strings.Contains(msg, "not a Signoff quote file") {
+		t.Errorf("corrupt quote: exit %d %s", code, msg)
+	}
+}
+
+func writeJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The per-requester limit holds across `contract new` processes: the window lives in the data
+// dir, not in memory.
+func TestNewRateLimitSpansProcesses(t *testing.T) {
+	repo := monorepo(t)
+	dir := t.TempDir()
+	t.Setenv(contract.EnvRateLimit, "2")
+	run := func(requester string) (int, string) {
+		io, _, stderr := iostreams.Test()
+		o := newOpts(io, repo, filepath.Join(t.TempDir(), "c.json"))
+		o.DataDir, o.Requester, o.Now = filepath.Join(dir, "data"), requester, nil
+		err := contract.RunNew(o)
+		msg := stderr.String()
+		if err != nil {
+			msg += err.Error()
+		}
+		return iostreams.ExitCode(err), msg
+	}
+	for i := 0; i < 2; i++ {
+		if code, msg := run("ann"); code != 0 {
+			t.Fatalf("request %d: exit %d %s", i+1, code, msg)
+		}
+	}
+	if code, msg := run("ann"); code != 2 || !strings.Contains(msg, "limit 2") {
+		t.Fatalf("third request in the hour: exit %d %s", code, msg)
+	}
+	if code, msg := run("bob"); code != 0 {
+		t.Fatalf("another requester: exit %d %s", code, msg)
+	}
+	t.Setenv(contract.EnvRateLimit, "lots")
+	if code, msg := run("carol"); code != 2 || !strings.Contains(msg, contract.EnvRateLimit) {
+		t.Fatalf("bad limit: exit %d %s", code, msg)
+	}
 }
