@@ -237,9 +237,26 @@ func TestChatConversationAgainstDev(t *testing.T) {
 	alice.expect(`approve <hash>: accept exactly that contract`, time.Minute)
 
 	// A task: survey and quote from the finance fixture, then cancelled before approval.
+	// The base check runs on the execute and verify queues before the quote is offered.
 	alice.say("make the Watchlist page work well on mobile")
-	alice.expect(`^Survey of signoff-fixtures/finance @ d2f02615`, time.Minute)
-	task := alice.expect(`(?s)^Quoted contract (watchlist-[0-9a-f-]+) .*Base check: skipped in chat.*Contract hash: ([0-9a-f]{64})`, time.Minute)
+	alice.expect(`^Surveying signoff-fixtures/finance and running the criteria on its base commit`, time.Minute)
+	alice.expect(`^Survey of signoff-fixtures/finance @ d2f02615`, 4*time.Minute)
+	task := alice.expect(`(?s)^Quoted contract (watchlist-[0-9a-f-]+) .*Base check \(on the execute and verify queues\): 1 criterion fails on the base commit.*3 already hold.*`+
+		`This quote stands until \d{4}-\d\d-\d\d \d\d:\d\d UTC.*Contract hash: ([0-9a-f]{64})`, time.Minute)
+	var quoted struct {
+		QuoteExpiresAt time.Time `json:"quote_expires_at"`
+		Timeline       []struct {
+			Type string            `json:"type"`
+			Data map[string]string `json:"data"`
+		} `json:"timeline"`
+	}
+	if err := json.Unmarshal([]byte(cli(t, "contract", "status", task[1], "--json", "--data-dir", dataDir, "--temporal-address", "127.0.0.1:"+port)), &quoted); err != nil {
+		t.Fatal(err)
+	}
+	if len(quoted.Timeline) < 2 || quoted.Timeline[1].Type != "discrimination" || quoted.Timeline[1].Data["checked_on"] != "queues" ||
+		quoted.Timeline[1].Data["failing_on_base"] == "" || quoted.QuoteExpiresAt.Before(time.Now().Add(23*time.Hour)) {
+		t.Fatalf("the workflow did not record the queue base check and the quote's expiry: %+v", quoted)
+	}
 	alice.say("cancel")
 	alice.expect(`^Cancel requested for `+task[1]+`\. Nothing is captured; no payment was authorized\.`, time.Minute)
 	alice.expect(`^Contract `+task[1]+` is cancelled; no payment was authorized\.`, time.Minute)

@@ -21,7 +21,14 @@ import (
 // startContract starts the contract workflow in state quoted with the sender as requester,
 // and binds the session to it. A workflow that already exists is bound again only when it is
 // the same quote, still open, for the same requester.
-func (c *Conversation) startContract(ctx context.Context, in chatbridge.Inbound, q contracts.Quote, run, repo string) (rebound bool, err error) {
+// quoteTerms are what a drafted quote adds to the workflow's input: how long it stands and
+// what the base check found. Prepared runs have neither.
+type quoteTerms struct {
+	ExpiresAt      time.Time
+	Discrimination *workflows.Discrimination
+}
+
+func (c *Conversation) startContract(ctx context.Context, in chatbridge.Inbound, q contracts.Quote, run, repo string, terms quoteTerms) (rebound bool, err error) {
 	if c.cfg.Trust == nil {
 		return false, userErr("This Signoff instance cannot start contracts: no verifier trust is configured.")
 	}
@@ -36,7 +43,8 @@ func (c *Conversation) startContract(ctx context.Context, in chatbridge.Inbound,
 		WorkflowIDReusePolicy:                    enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		WorkflowIDConflictPolicy:                 enums.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
-	}, workflows.ContractWorkflowName, workflows.ContractInput{Quote: q, Channel: channel(in.Session), Trust: trust, Timeouts: c.cfg.Timeouts})
+	}, workflows.ContractWorkflowName, workflows.ContractInput{Quote: q, Channel: channel(in.Session), Trust: trust, Timeouts: c.cfg.Timeouts,
+		QuoteExpiresAt: terms.ExpiresAt, Discrimination: terms.Discrimination})
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	switch {
 	case errors.As(err, &started):
@@ -87,7 +95,7 @@ func (c *Conversation) run(ctx context.Context, in chatbridge.Inbound, name stri
 	if err != nil {
 		return nil, fmt.Errorf("quote run %s: %w", r.Name, err)
 	}
-	rebound, err := c.startContract(ctx, in, q, r.Name, r.Contract.Repo.Owner+"/"+r.Contract.Repo.Name)
+	rebound, err := c.startContract(ctx, in, q, r.Name, r.Contract.Repo.Owner+"/"+r.Contract.Repo.Name, quoteTerms{})
 	if err != nil {
 		return nil, err
 	}

@@ -266,7 +266,7 @@ func TestTaskConversation(t *testing.T) {
 	alice, bob := newPerson(t, sessionA), newPerson(t, sessionC)
 	reply, _ := e.say(t, alice, "Make the Watchlist page work well on mobile in signoff-fixtures/finance")
 	mustContain(t, reply, "Survey of signoff-fixtures/finance @", "/watchlist", "Quoted contract watchlist-", "Goal: Make the Watchlist page work well on mobile\n",
-		"Base check: skipped in chat", "Note: this process runs the prepared executor", "Contract hash: ")
+		"Base check: skipped (this Signoff quotes chat tasks without it)", "This quote stands until ", "Note: this process runs the prepared executor", "Contract hash: ")
 	if len(e.tmp.starts) != 1 {
 		t.Fatalf("%d workflows started", len(e.tmp.starts))
 	}

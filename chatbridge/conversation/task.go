@@ -12,6 +12,7 @@ import (
 	"github.com/signoff/signoff/chatbridge"
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/contracts/authoring"
+	"github.com/signoff/signoff/workflows"
 )
 
 // repoPhraseRe finds an explicit "repo owner/name" (or "repository ...") in a task.
@@ -74,6 +75,14 @@ func (c *Conversation) task(ctx context.Context, in chatbridge.Inbound, text str
 	if repo.URL != "" {
 		src.URL = repo.URL
 	}
+	if c.cfg.Author.Checker != nil {
+		// The check builds the app and drives a browser: say so before the wait, not after.
+		key := "progress/" + in.MsgID + "/base-check"
+		if err := c.push(ctx, in.Sender, in.Session, key, fmt.Sprintf(
+			"Surveying %s and running the criteria on its base commit before quoting (a build and a browser run, about a minute)...", repo.Slug)); err != nil {
+			c.log.Warn("base check progress not sent", "err", err)
+		}
+	}
 	res, err := c.cfg.Author.Draft(ctx, authoring.Request{Requester: in.Sender, Source: src, Goal: goal})
 	if err != nil {
 		if authoring.IsRefusal(err) {
@@ -95,7 +104,14 @@ func (c *Conversation) task(ctx context.Context, in chatbridge.Inbound, text str
 	if err != nil {
 		return nil, err
 	}
-	rebound, err := c.startContract(ctx, in, q, "", repo.Slug)
+	terms := quoteTerms{}
+	if res.Quote != nil {
+		terms.ExpiresAt = res.Quote.ExpiresAt
+	}
+	if d := res.Discrimination; d != nil && d.Checked && d.Report != nil {
+		terms.Discrimination = &workflows.Discrimination{BaseSHA: d.Report.CommitSHA, Failing: d.Failing, Guards: d.Guards, Where: d.Report.Where}
+	}
+	rebound, err := c.startContract(ctx, in, q, "", repo.Slug, terms)
 	if err != nil {
 		return nil, err
 	}
@@ -120,9 +136,17 @@ func requesterID(id, requester string) string {
 func discriminationText(d *authoring.Discrimination) string {
 	switch {
 	case d == nil || !d.Checked:
-		return "Base check: skipped in chat for speed; the criteria were not run on the base commit before quoting."
+		return "Base check: skipped (this Signoff quotes chat tasks without it); the criteria were not run on the base commit before quoting."
 	default:
-		s := fmt.Sprintf("Base check: %d criteria fail on the base commit (the change must make them pass)", len(d.Failing))
+		label := "Base check"
+		if d.Report != nil && d.Report.Where == authoring.WhereQueues {
+			label = "Base check (on the execute and verify queues)"
+		}
+		fails, them := fmt.Sprintf("%d criteria fail", len(d.Failing)), "them"
+		if len(d.Failing) == 1 {
+			fails, them = "1 criterion fails", "it"
+		}
+		s := fmt.Sprintf("%s: %s on the base commit (the change must make %s pass)", label, fails, them)
 		if len(d.Guards) > 0 {
 			s += fmt.Sprintf("; %d already hold and guard against regressions", len(d.Guards))
 		}

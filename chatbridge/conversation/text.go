@@ -59,6 +59,9 @@ func quoteText(c contracts.Contract, hash string, q *authoring.Quote, discrimina
 	if note != "" {
 		b.WriteString("Note: " + note + "\n")
 	}
+	if q != nil && !q.ExpiresAt.IsZero() {
+		fmt.Fprintf(&b, "This quote stands until %s; unapproved by then, it expires.\n", q.ExpiresAt.UTC().Format("2006-01-02 15:04 MST"))
+	}
 	fmt.Fprintf(&b, "Contract hash: %s\n", hash)
 	fmt.Fprintf(&b, "To accept exactly this contract, reply: approve %s", hash)
 	return b.String()
@@ -166,6 +169,9 @@ func stateWords(st workflows.Status) string {
 	case workflows.StateCancelled:
 		return "cancelled (nothing captured)"
 	case workflows.StateExpired:
+		if !st.QuoteExpiresAt.IsZero() {
+			return "the quote expired without approval at " + st.QuoteExpiresAt.UTC().Format("2006-01-02 15:04 MST")
+		}
 		return "quote expired without approval"
 	case workflows.StateSatisfied, workflows.StateNotSatisfied, workflows.StateVerificationError:
 		return verdictWords(st.Verdict) + attempt

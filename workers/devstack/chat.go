@@ -29,6 +29,7 @@ import (
 	"github.com/signoff/signoff/web"
 	"github.com/signoff/signoff/workers"
 	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/basecheck"
 )
 
 // ChatOptions configure the chat bridge: Signoff as an Agent Chat Protocol agent on the public
@@ -54,8 +55,11 @@ type ChatOptions struct {
 	// Endpoint is the public URL Agentverse forwards envelopes to (this listener's /submit as
 	// the world reaches it). Empty with Agentverse: the Agentverse mailbox, polled.
 	Endpoint string
-	// Checker runs the base check before a task is quoted; nil skips it (quotes in seconds,
-	// and each quote says so).
+	// BaseCheck runs a task's criteria on its base commit through the execute and verify
+	// queues before it is quoted (a build and a browser run); a contract the base already
+	// satisfies is not offered. Off, quotes come in seconds and each says the check was skipped.
+	BaseCheck bool
+	// Checker replaces the queue-backed base check (tests).
 	Checker authoring.BaseChecker
 	// ExecutorNote is added to task quotes (e.g. that this process runs the prepared
 	// executor, which changes code only for prepared runs).
@@ -268,6 +272,11 @@ func conversationConfig(s *Stack, o Options, log *slog.Logger) conversation.Conf
 	}
 	dataDir := s.Config.DataDir
 	remotes := s.Local.Deliverer.Remotes
+	checker := o.Chat.Checker
+	if checker == nil && o.Chat.BaseCheck {
+		// The task's repository is a prepared fixture, materialized before the draft.
+		checker = &basecheck.Checker{Client: s.Client}
+	}
 	cfg := conversation.Config{
 		Temporal: s.Client, StateFile: filepath.Join(dataDir, "chat", "sessions.json"), RunsDir: o.RunsDir,
 		PrepareRun: func(ctx context.Context, r *runs.Run) error {
@@ -279,8 +288,9 @@ func conversationConfig(s *Stack, o Options, log *slog.Logger) conversation.Conf
 			}
 			return nil
 		},
-		Author: &authoring.Author{Admission: &authoring.Admission{Allow: o.Allow, Limit: limit, Window: time.Hour},
-			Checker: o.Chat.Checker, Verifier: verify.Ref(), CloneDir: filepath.Join(dataDir, "authoring", "clones")},
+		Author: &authoring.Author{Admission: &authoring.Admission{Allow: o.Allow, Limit: limit, Window: time.Hour,
+			Store: authoring.FileRates{Path: workers.Paths(dataDir).Rates}},
+			Checker: checker, Verifier: verify.Ref(), CloneDir: filepath.Join(dataDir, "authoring", "clones")},
 		Trust: func() (workflows.Trust, error) { return workers.ReadTrust(dataDir) },
 		Index: s.Local.Index, ExecutorNote: o.Chat.ExecutorNote, Timeouts: o.Chat.Timeouts, Logger: log,
 		ProofURL: func(id string) string { return s.LoopbackURL + "/proofs/" + url.PathEscape(id) + "/" },

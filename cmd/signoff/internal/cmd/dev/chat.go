@@ -27,6 +27,7 @@ type ChatFlags struct {
 	AlmanacAPI    string
 	AgentverseURL string
 	Endpoint      string
+	BaseCheck     bool
 }
 
 func (c *ChatFlags) addFlags(f *pflag.FlagSet) {
@@ -35,6 +36,7 @@ func (c *ChatFlags) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&c.Name, "agent-name", "Signoff", "the agent's name on Agentverse")
 	f.StringVar(&c.AlmanacAPI, "almanac-api", "", "also resolve chat peers through this Almanac API (e.g. https://agentverse.ai/v1/almanac)")
 	f.StringVar(&c.AgentverseURL, "agentverse-url", "", "Agentverse base URL (default https://agentverse.ai; used when $"+EnvAgentverseKey+" is set)")
+	f.BoolVar(&c.BaseCheck, "chat-base-check", true, "run a chat task's criteria on the base commit through the queues before quoting it (a build and a browser run); false quotes in seconds, unchecked, and says so")
 	f.StringVar(&c.Endpoint, "agent-endpoint", "", "public URL of this process's /submit for Agentverse (default: the Agentverse mailbox)")
 }
 
@@ -53,7 +55,7 @@ func (c *ChatFlags) options(executor string, faults *activities.FaultPlan) devst
 	}
 	return devstack.ChatOptions{Disabled: c.Off, Seed: os.Getenv(seedEnv), Name: c.Name, AlmanacAPI: c.AlmanacAPI,
 		AgentverseAPIKey: os.Getenv(EnvAgentverseKey), AgentverseTeam: os.Getenv(EnvAgentverseTeam), AgentverseURL: c.AgentverseURL, Endpoint: c.Endpoint,
-		ExecutorNote: note, Faults: faults}
+		ExecutorNote: note, Faults: faults, BaseCheck: c.BaseCheck}
 }
 
 // printChat tells the person starting Signoff how to reach the agent.
