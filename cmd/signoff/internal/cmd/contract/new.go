@@ -370,7 +370,13 @@ func (l *lazyChecker) build() (*localcheck.LocalChecker, error) {
 			}
 		}
 	}
-	launcher, err := preview.New(preview.Config{JobsRoot: filepath.Join(l.dataDir, "jobs", "authoring"), SharedDeps: shared, RunAs: runAs})
+	// Like the execute queue's previews, outside the data dir: the app runs as the preview
+	// user, who must reach its folders but never the keys beside them.
+	root, err := workers.PreviewJobsRoot(l.dataDir)
+	if err != nil {
+		return nil, err
+	}
+	launcher, err := preview.New(preview.Config{JobsRoot: root + "-authoring", SharedDeps: shared, RunAs: runAs})
 	if err != nil {
 		return nil, err
 	}
