@@ -45,10 +45,21 @@ func TestContractNewOnQueues(t *testing.T) {
 	}
 	out := filepath.Join(t.TempDir(), "watchlist.contract.json")
 	common := []string{"--data-dir", dataDir, "--temporal-address", addr}
-	started := time.Now()
-	stdout := cli(t, append([]string{"contract", "new", "--repo", repo, "--name", "acme/finance", "--allow", "acme/*", "--requester", "alice",
+	newArgs := []string{"contract", "new", "--repo", repo, "--name", "acme/finance", "--allow", "acme/*", "--requester", "alice",
 		"--goal", "Make the Watchlist page work well on mobile: cards instead of the table below 640px, desktop table kept.",
-		"--check", "queues", "--out", out, "--json"}, common...)...)
+		"--check", "queues", "--out", out}
+
+	// Another data dir than the server's would register the base where no worker looks.
+	other := t.TempDir()
+	if code, msg := cliExit(t, append(newArgs, "--data-dir", other, "--temporal-address", addr)...); code != 1 || !strings.Contains(msg, "is not the data dir of the Signoff server") {
+		t.Fatalf("contract new with a foreign data dir: exit %d %s", code, msg)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Fatal("a contract was written without its base check")
+	}
+
+	started := time.Now()
+	stdout := cli(t, append(append(newArgs, "--json"), common...)...)
 	t.Logf("contract new with a base check on the queues: %s", time.Since(started).Round(time.Millisecond))
 	var rep struct {
 		Offered        bool   `json:"offered"`

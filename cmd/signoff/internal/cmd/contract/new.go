@@ -313,6 +313,12 @@ func (ch *choosingChecker) choose(ctx context.Context) (authoring.BaseChecker, e
 		cl.Close()
 		return refuse(fmt.Errorf("the Signoff server at %s cannot run it: %w", ch.opts.Conn.Address, err))
 	}
+	// The base commit is registered under this data dir: it must be the one the server's
+	// workers use, which is where their verifier published its key.
+	if _, err := workers.ReadTrust(ch.dataDir); err != nil {
+		cl.Close()
+		return refuse(fmt.Errorf("%s is not the data dir of the Signoff server at %s (its verifier key is not there); pass that server's --data-dir", ch.dataDir, ch.opts.Conn.Address))
+	}
 	ch.cl = cl
 	remotes := localgit.Remotes{Root: workers.Paths(ch.dataDir).Remotes}
 	return &basecheck.Checker{Client: cl, Register: func(ctx context.Context, c contracts.Contract) error {
