@@ -150,7 +150,7 @@ func TestRemoteSourceClones(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := src.Fetch(context.Background(), t.TempDir()); err != nil {
+	if err := src.Fetch(context.Background(), t.TempDir(), ""); err != nil {
 		t.Fatal(err)
 	}
 	s, err := SurveyRepo(context.Background(), src, SurveyOptions{})
@@ -161,7 +161,7 @@ func TestRemoteSourceClones(t *testing.T) {
 		t.Errorf("remote survey: %s %+v", s.BaseSHA, s.Repo)
 	}
 	src2, _ := ResolveSource(context.Background(), "file://"+bare, strings.Repeat("0", 40), "")
-	_ = src2.Fetch(context.Background(), t.TempDir())
+	_ = src2.Fetch(context.Background(), t.TempDir(), "")
 	_, err = SurveyRepo(context.Background(), src2, SurveyOptions{})
 	var ie *InputError
 	if !errors.As(err, &ie) || ie.Field != "base" {

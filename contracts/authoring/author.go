@@ -29,6 +29,9 @@ type Author struct {
 	Pricing *Pricing
 	// CloneDir receives bare clones of remote repositories.
 	CloneDir string
+	// ReadToken, when set, reads private https repositories: a read-only token (a GitHub
+	// fine-grained token with Contents: read) sent to the repository's host only.
+	ReadToken string
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
 }
@@ -91,7 +94,7 @@ func (a *Author) Draft(ctx context.Context, req Request) (*Result, error) {
 	if err := a.Admission.Admit(req.Requester, req.Source.Owner, req.Source.Name); err != nil {
 		return res, err
 	}
-	if err := req.Source.Fetch(ctx, a.CloneDir); err != nil {
+	if err := req.Source.Fetch(ctx, a.CloneDir, a.ReadToken); err != nil {
 		return res, err
 	}
 	survey, err := SurveyRepo(ctx, req.Source, SurveyOptions{Goal: goal})

@@ -31,7 +31,8 @@ func gitEnv() []string {
 		"GIT_OPTIONAL_LOCKS=0",
 		"LC_ALL=C",
 	}
-	for _, k := range []string{"PATH", "HOME", "TMPDIR"} {
+	// The CA settings let https clones work behind a corporate (or test) certificate authority.
+	for _, k := range []string{"PATH", "HOME", "TMPDIR", "GIT_SSL_CAINFO", "SSL_CERT_FILE"} {
 		if v, ok := os.LookupEnv(k); ok {
 			env = append(env, k+"="+v)
 		}
@@ -66,9 +67,14 @@ func (e *GitError) Unwrap() error { return e.Err }
 
 // runGit runs a read-only git command in dir and returns its standard output.
 func runGit(ctx context.Context, dir string, args ...string) ([]byte, error) {
+	return runGitEnv(ctx, dir, nil, args...)
+}
+
+// runGitEnv is runGit with extra environment (a read credential for one host).
+func runGitEnv(ctx context.Context, dir string, extra []string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, "git", gitArgs(args...)...)
 	cmd.Dir = dir
-	cmd.Env = gitEnv()
+	cmd.Env = append(gitEnv(), extra...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

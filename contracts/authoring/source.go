@@ -2,6 +2,7 @@ package authoring
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"net/url"
 	"os"
@@ -129,7 +130,7 @@ func remoteSource(raw string) (*Source, error) {
 		return nil, &InputError{Field: "repo", Reason: fmt.Sprintf("cannot read owner/name from %q", raw)}
 	}
 	if u, err := url.Parse(raw); err == nil && u.User != nil && (strings.HasPrefix(u.Scheme, "http") || hasPassword(u.User)) {
-		return nil, &InputError{Field: "repo", Reason: "the URL carries credentials: the survey uses no credential (read-only, public); pass a URL without them"}
+		return nil, &InputError{Field: "repo", Reason: "the URL carries credentials: pass a URL without them (a private repository is read with a read-only token, SIGNOFF_REPO_READ_TOKEN)"}
 	}
 	switch {
 	case strings.HasPrefix(raw, "https://"), strings.HasPrefix(raw, "ssh://"), strings.HasPrefix(raw, "file://"), scpRe.MatchString(raw):
@@ -191,18 +192,24 @@ func sanitizeName(s string) string {
 }
 
 // Fetch makes a remote source readable: a bare clone under cacheDir, with no credential
-// helper and no prompt, so only what the URL gives anonymously is read. Local sources need
-// nothing.
-func (s *Source) Fetch(ctx context.Context, cacheDir string) error {
+// helper and no prompt. Without a token only what the URL gives anonymously is read; with
+// one (a read-only token, for private https repositories) it is sent to the URL's own host
+// and path only, in a header set through the environment: never in the URL, the command
+// line or the clone's config. Local sources need nothing.
+func (s *Source) Fetch(ctx context.Context, cacheDir, token string) error {
 	if !s.Remote || s.GitDir != "" {
 		return nil
 	}
 	if cacheDir == "" {
 		return &InputError{Field: "repo", Reason: "a remote URL needs a directory to clone into"}
 	}
+	env, err := readCredential(s.URL, token)
+	if err != nil {
+		return err
+	}
 	dir := filepath.Join(cacheDir, sanitizeName(s.Owner)+"+"+sanitizeName(s.Name)+".git")
 	if _, err := os.Stat(filepath.Join(dir, "HEAD")); err == nil {
-		if _, err := runGit(ctx, dir, "fetch", "--quiet", "--no-tags", "origin", "+HEAD:refs/heads/signoff-survey-head"); err != nil {
+		if _, err := runGitEnv(ctx, dir, env, "fetch", "--quiet", "--no-tags", "origin", "+HEAD:refs/heads/signoff-survey-head"); err != nil {
 			return fmt.Errorf("update the clone of %s: %w", s.URL, err)
 		}
 		s.GitDir = dir
@@ -211,7 +218,7 @@ func (s *Source) Fetch(ctx context.Context, cacheDir string) error {
 	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
 		return fmt.Errorf("clone directory: %w", err)
 	}
-	if _, err := runGit(ctx, cacheDir, "clone", "--quiet", "--bare", "--no-tags", "--", s.URL, dir); err != nil {
+	if _, err := runGitEnv(ctx, cacheDir, env, "clone", "--quiet", "--bare", "--no-tags", "--", s.URL, dir); err != nil {
 		return fmt.Errorf("clone %s: %w", s.URL, err)
 	}
 	s.GitDir = dir
@@ -225,4 +232,24 @@ func (s *Source) resolveBase(ctx context.Context) (string, error) {
 		return "", &InputError{Field: "base", Reason: fmt.Sprintf("%q is not a commit of %s", s.Base, s.Slug())}
 	}
 	return strings.TrimSpace(string(out)), nil
+}
+
+// readCredential is the environment that makes git send token to rawURL's host and path
+// only: git's per-URL http.<url>.extraHeader, given as GIT_CONFIG_* variables. A token is
+// for https; other URLs are refused rather than sent it.
+func readCredential(rawURL, token string) ([]string, error) {
+	if token == "" {
+		return nil, nil
+	}
+	if strings.ContainsAny(token, "\r\n") {
+		return nil, &InputError{Field: "token", Reason: "the read token contains a line break"}
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Scheme != "https" || u.Host == "" {
+		return nil, &InputError{Field: "token", Reason: fmt.Sprintf("a read token is sent over https only, and %q is not an https URL", rawURL)}
+	}
+	scope := "https://" + u.Host + strings.TrimSuffix(u.EscapedPath(), "/")
+	basic := base64.StdEncoding.EncodeToString([]byte("x-access-token:" + token))
+	return []string{"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=http." + scope + ".extraHeader",
+		"GIT_CONFIG_VALUE_0=Authorization: Basic " + basic}, nil
 }

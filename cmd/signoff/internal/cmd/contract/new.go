@@ -82,6 +82,11 @@ const (
 // requester.
 const EnvRateLimit = "SIGNOFF_RATE_LIMIT"
 
+// EnvReadToken holds a read-only token for surveying private https repositories (a GitHub
+// fine-grained token with Contents: read). It is sent to the repository's host only, and
+// only by the survey's clone.
+const EnvReadToken = "SIGNOFF_REPO_READ_TOKEN"
+
 // DefaultRateLimit is the per-requester hourly limit when EnvRateLimit is unset.
 const DefaultRateLimit = 20
 
@@ -204,9 +209,10 @@ func RunNew(opts *NewOptions) error {
 	author := &authoring.Author{
 		Admission: &authoring.Admission{Allow: allow, Limit: limit, Window: time.Hour,
 			Store: authoring.FileRates{Path: workers.Paths(dataDir).Rates}},
-		Verifier: verify.Ref(),
-		CloneDir: filepath.Join(dataDir, "authoring", "clones"),
-		Now:      opts.Now,
+		Verifier:  verify.Ref(),
+		CloneDir:  filepath.Join(dataDir, "authoring", "clones"),
+		ReadToken: os.Getenv(EnvReadToken),
+		Now:       opts.Now,
 	}
 	switch {
 	case mode == CheckNone:
