@@ -349,6 +349,14 @@ func RunStatus(ctx context.Context, o *SimpleOptions) error {
 func PrintStatus(io *iostreams.IO, st workflows.Status) {
 	io.Printf("%s  %s\n", st.ContractID, st.State)
 	io.Printf("  goal: %s\n  hash: %s\n", st.Goal, st.ContractHash)
+	if (st.State == workflows.StateQuoted || st.State == workflows.StateExpired) && !st.QuoteExpiresAt.IsZero() {
+		io.Printf("  quote open until: %s\n", st.QuoteExpiresAt.UTC().Format(time.RFC3339))
+	}
+	for _, e := range st.Timeline {
+		if e.Type == "discrimination" {
+			io.Printf("  base check (%s): fails on base %s; regression guards %s\n", orDash(e.Data["checked_on"]), orDash(e.Data["failing_on_base"]), orDash(e.Data["regression_guards"]))
+		}
+	}
 	if st.Verdict != "" {
 		io.Printf("  verdict: %s\n", st.Verdict)
 	}
@@ -402,6 +410,13 @@ func randomID() string {
 func short(s string) string {
 	if len(s) > 12 {
 		return s[:12]
+	}
+	return s
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
 	}
 	return s
 }

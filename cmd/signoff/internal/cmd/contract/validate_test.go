@@ -6,10 +6,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/signoff/signoff/cmd/signoff/internal/cmd/contract"
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
+	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/contracts/contractstest"
+	"github.com/signoff/signoff/workflows"
 )
 
 func TestValidateW1(t *testing.T) {
@@ -111,5 +114,25 @@ func TestMissingFileIsBadInput(t *testing.T) {
 	err := contract.RunValidate(&contract.ValidateOptions{IO: io, File: filepath.Join(t.TempDir(), "none.json")})
 	if iostreams.ExitCode(err) != 2 {
 		t.Fatalf("exit %d (%v)", iostreams.ExitCode(err), err)
+	}
+}
+
+func TestPrintStatusShowsTheQuoteDeadlineAndBaseCheck(t *testing.T) {
+	exp := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	st := workflows.Status{ContractID: "c1", State: workflows.StateQuoted, QuoteExpiresAt: exp,
+		Timeline: []contracts.Event{{Type: "quoted"}, {Type: "discrimination", Data: map[string]string{"checked_on": "queues",
+			"failing_on_base": "mobile-no-overflow", "regression_guards": "desktop-table"}}}}
+	io, out, _ := iostreams.Test()
+	contract.PrintStatus(io, st)
+	for _, want := range []string{"quote open until: 2026-12-01T09:00:00Z", "base check (queues): fails on base mobile-no-overflow; regression guards desktop-table"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("status lacks %q:\n%s", want, out)
+		}
+	}
+	st.State = workflows.StateAuthorized
+	io, out, _ = iostreams.Test()
+	contract.PrintStatus(io, st)
+	if strings.Contains(out.String(), "quote open until") {
+		t.Errorf("an approved contract still shows its quote deadline:\n%s", out)
 	}
 }
