@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -15,6 +16,8 @@ import (
 	"github.com/signoff/signoff/activities/localgit"
 	"github.com/signoff/signoff/fixtures/finance"
 	"github.com/signoff/signoff/fixtures/fixturerepo"
+	"github.com/signoff/signoff/temporal"
+	"github.com/signoff/signoff/workflows"
 )
 
 // TestContractNewOnQueues drafts a contract for a repository on this machine that no worker
@@ -70,9 +73,10 @@ func TestContractNewOnQueues(t *testing.T) {
 			Failing []string `json:"failing"`
 			Guards  []string `json:"guards"`
 			Report  struct {
-				CommitSHA string `json:"commit_sha"`
-				Where     string `json:"where"`
-				ProofDir  string `json:"proof_dir"`
+				Notes     []string `json:"notes"`
+				CommitSHA string   `json:"commit_sha"`
+				Where     string   `json:"where"`
+				ProofDir  string   `json:"proof_dir"`
 				Results   []struct {
 					CriterionID string   `json:"criterion_id"`
 					Outcome     string   `json:"outcome"`
@@ -149,7 +153,26 @@ func TestContractNewOnQueues(t *testing.T) {
 		t.Fatalf("status %+v", st)
 	}
 	cli(t, append([]string{"contract", "cancel", contractID.ID}, common...)...)
+
+	if os.Getenv("SIGNOFF_RECORD_HISTORIES") != "" {
+		c, err := temporal.Dial(context.Background(), temporal.DialConfig{Address: addr, Namespace: temporal.DefaultNamespace})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if err := c.GetWorkflow(context.Background(), workflows.WorkflowID(contractID.ID), "").Get(context.Background(), nil); err != nil {
+			t.Fatalf("the cancelled contract: %v", err)
+		}
+		recordHistory(t, c, workflows.WorkflowID(contractID.ID), "q1-quoted-checked-cancelled")
+		for _, n := range d.Report.Notes {
+			if id := discriminateID.FindString(n); id != "" {
+				recordHistory(t, c, id, "d1-base-check")
+			}
+		}
+	}
 }
+
+var discriminateID = regexp.MustCompile(`discriminate-[a-z0-9-]+-[0-9a-f]{8}`)
 
 // cliExit runs a signoff command expected to fail and returns its exit code and output.
 func cliExit(t *testing.T, args ...string) (int, string) {

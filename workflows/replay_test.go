@@ -63,9 +63,17 @@ func recorded(t *testing.T) []string {
 // quiet keeps the SDK's panic report for the deliberately changed workflow off the output.
 var quiet = sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
 
-func replayer(wf any) worker.WorkflowReplayer {
+// replayer registers the workflows the recorded histories ran: the contract workflow and
+// the base check, as they are now or each with one change that must go behind GetVersion.
+func replayer(changed bool) worker.WorkflowReplayer {
 	r := worker.NewWorkflowReplayer()
-	r.RegisterWorkflowWithOptions(wf, workflow.RegisterOptions{Name: workflows.ContractWorkflowName})
+	if changed {
+		r.RegisterWorkflowWithOptions(changedWorkflow, workflow.RegisterOptions{Name: workflows.ContractWorkflowName})
+		r.RegisterWorkflowWithOptions(changedDiscriminate, workflow.RegisterOptions{Name: workflows.DiscriminateWorkflowName})
+		return r
+	}
+	r.RegisterWorkflowWithOptions(workflows.ContractWorkflow, workflow.RegisterOptions{Name: workflows.ContractWorkflowName})
+	r.RegisterWorkflowWithOptions(workflows.DiscriminateWorkflow, workflow.RegisterOptions{Name: workflows.DiscriminateWorkflowName})
 	return r
 }
 
@@ -73,7 +81,7 @@ func replayer(wf any) worker.WorkflowReplayer {
 // server against the current workflow code: a change that breaks determinism fails here.
 func TestReplayRecordedHistories(t *testing.T) {
 	for _, f := range recorded(t) {
-		if err := replayer(workflows.ContractWorkflow).ReplayWorkflowHistoryFromJSONFile(quiet, f); err != nil {
+		if err := replayer(false).ReplayWorkflowHistoryFromJSONFile(quiet, f); err != nil {
 			t.Errorf("%s: %v", filepath.Base(f), err)
 		}
 	}
@@ -88,10 +96,18 @@ func changedWorkflow(ctx workflow.Context, in workflows.ContractInput) (workflow
 	return workflows.ContractWorkflow(ctx, in)
 }
 
+// changedDiscriminate is the base check with the same extra timer.
+func changedDiscriminate(ctx workflow.Context, in workflows.DiscriminateInput) (workflows.DiscriminateResult, error) {
+	if err := workflow.Sleep(ctx, time.Second); err != nil {
+		return workflows.DiscriminateResult{}, err
+	}
+	return workflows.DiscriminateWorkflow(ctx, in)
+}
+
 // TestReplayCatchesAChangedWorkflow proves the replay test can fail.
 func TestReplayCatchesAChangedWorkflow(t *testing.T) {
 	for _, f := range recorded(t) {
-		if err := replayer(changedWorkflow).ReplayWorkflowHistoryFromJSONFile(quiet, f); err == nil {
+		if err := replayer(true).ReplayWorkflowHistoryFromJSONFile(quiet, f); err == nil {
 			t.Errorf("%s replayed against a changed workflow", filepath.Base(f))
 		}
 	}
