@@ -60,6 +60,10 @@ type Stack struct {
 	Build          string `json:"build"`
 	Start          string `json:"start"`
 	Port           int    `json:"port"`
+	// AppDir is the app's folder inside the repository ("web", "apps/shop"); empty for the
+	// root. The preview builds and serves that folder of the commit and still reports the
+	// commit's own SHA.
+	AppDir string `json:"app_dir,omitempty"`
 }
 
 // TestHook is a selector the contract declares and hands to the executor, so criteria may

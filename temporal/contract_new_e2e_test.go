@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/signoff/signoff/activities/localgit"
@@ -20,8 +22,8 @@ import (
 	"github.com/signoff/signoff/workflows"
 )
 
-// TestContractNewOnQueues drafts a contract for a repository on this machine that no worker
-// knows yet: `contract new` registers its base commit with the execute queue's bare remote,
+// TestContractNewOnQueues drafts a contract for an app in a folder of a repository on this
+// machine that no worker knows yet: `contract new` registers its base commit with the execute queue's bare remote,
 // the base check builds it on the execute queue and verifies it on the verify queue of a
 // running `signoff dev`, and the quote it writes carries into the workflow: its expiry is the
 // approval deadline and the base check is on the timeline before approval.
@@ -40,15 +42,26 @@ func TestContractNewOnQueues(t *testing.T) {
 		"--public", "127.0.0.1:0", "--no-chat", "--allow", "acme/*")
 	waitOutput(t, dev, "Ctrl-C stops.", 2*time.Minute)
 
-	// A user's repository: the finance app at the root of a repository of its own.
+	// A user's repository: a monorepo with the finance app in web/.
+	mono := fstest.MapFS{"README.md": {Data: []byte("monorepo\n"), Mode: 0o644}}
+	if err := fs.WalkDir(finance.Files, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := finance.Files.ReadFile(p)
+		mono["web/"+p] = &fstest.MapFile{Data: b, Mode: 0o644}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
 	repo := filepath.Join(t.TempDir(), "finance")
-	base, err := fixturerepo.MaterializeFS(finance.Files, repo)
+	base, err := fixturerepo.MaterializeFS(mono, repo)
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "watchlist.contract.json")
 	common := []string{"--data-dir", dataDir, "--temporal-address", addr}
-	newArgs := []string{"contract", "new", "--repo", repo, "--name", "acme/finance", "--allow", "acme/*", "--requester", "alice",
+	newArgs := []string{"contract", "new", "--repo", filepath.Join(repo, "web"), "--name", "acme/finance", "--allow", "acme/*", "--requester", "alice",
 		"--goal", "Make the Watchlist page work well on mobile: cards instead of the table below 640px, desktop table kept.",
 		"--check", "queues", "--out", out}
 
@@ -133,10 +146,15 @@ func TestContractNewOnQueues(t *testing.T) {
 		t.Fatalf("start output:\n%s", startOut)
 	}
 	var contractID struct {
-		ID string `json:"contract_id"`
+		ID    string `json:"contract_id"`
+		Stack struct {
+			AppDir string `json:"app_dir"`
+		} `json:"stack"`
 	}
 	cdata, _ := os.ReadFile(out)
-	_ = json.Unmarshal(cdata, &contractID)
+	if err := json.Unmarshal(cdata, &contractID); err != nil || contractID.Stack.AppDir != "web" {
+		t.Fatalf("contract %s: app dir %q (%v)", out, contractID.Stack.AppDir, err)
+	}
 	var st struct {
 		State          string    `json:"state"`
 		QuoteExpiresAt time.Time `json:"quote_expires_at"`

@@ -44,9 +44,9 @@ func (p *Previews) Start(ctx context.Context, req activities.PreviewRequest) (ac
 	if req.Attempt == 0 {
 		slot += "-base"
 	}
-	job, err := p.Launcher.Prepare(ctx, repo, req.CommitSHA, Options{Slot: slotName(slot), Faults: f})
+	job, err := p.Launcher.Prepare(ctx, repo, req.CommitSHA, Options{Slot: slotName(slot), AppDir: req.Stack.AppDir, Faults: f})
 	if errors.Is(err, ErrSlotBusy) && req.Attempt == 0 {
-		job, err = p.Launcher.Prepare(ctx, repo, req.CommitSHA, Options{Faults: f})
+		job, err = p.Launcher.Prepare(ctx, repo, req.CommitSHA, Options{AppDir: req.Stack.AppDir, Faults: f})
 	}
 	var bf *BuildFailedError
 	var ie *InputError

@@ -97,6 +97,9 @@ type Options struct {
 	// A slot keeps node_modules and .next between commits, so rebuilds are
 	// incremental. Empty: a fresh directory, removed on Stop.
 	Slot string
+	// AppDir is the app's folder inside the repository ("" for the root). Only that folder
+	// of the commit is checked out and built; the app is still told the commit's own SHA.
+	AppDir string
 	// Faults are deliberate failures for prepared run W5 and tests.
 	Faults Faults
 }
@@ -147,6 +150,8 @@ type Job struct {
 	Slot string `json:"slot,omitempty"`
 	// Dir is the work tree that was built.
 	Dir string `json:"dir"`
+	// AppDir is the folder of the commit that was built ("" for the root).
+	AppDir string `json:"app_dir,omitempty"`
 	// RequestedSHA is the commit asked for; SHA is `git rev-parse HEAD` of
 	// the built directory and is what the app was told to serve. They
 	// differ only under Faults.StaleBuildOf.
@@ -218,6 +223,9 @@ type Launcher struct {
 var (
 	slotPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,31}$`)
 	shaPattern  = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
+	// appDirPattern: slash-separated names, none starting with a dot (so no . or ..), the
+	// same rule as a contract's stack.app_dir.
+	appDirPattern = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9._-]*(/[A-Za-z0-9_-][A-Za-z0-9._-]*)*$`)
 )
 
 // New checks cfg and creates the jobs root layout.
@@ -324,6 +332,9 @@ func (l *Launcher) Prepare(ctx context.Context, repoDir, commitSHA string, opts 
 	if opts.Slot != "" && !slotPattern.MatchString(opts.Slot) {
 		return nil, &InputError{Field: "slot", Reason: fmt.Sprintf("%q must match %s", opts.Slot, slotPattern)}
 	}
+	if opts.AppDir != "" && !appDirPattern.MatchString(opts.AppDir) {
+		return nil, &InputError{Field: "app dir", Reason: fmt.Sprintf("%q is not a folder inside the repository (want a relative path like web or apps/shop)", opts.AppDir)}
+	}
 	objects, err := objectsDir(repoDir)
 	if err != nil {
 		return nil, err
@@ -333,7 +344,7 @@ func (l *Launcher) Prepare(ctx context.Context, repoDir, commitSHA string, opts 
 		return nil, err
 	}
 	job := &Job{
-		ID: ws.id, Slot: opts.Slot, Dir: ws.src, RequestedSHA: commitSHA,
+		ID: ws.id, Slot: opts.Slot, Dir: ws.src, AppDir: opts.AppDir, RequestedSHA: commitSHA,
 		Isolation: l.isolation, Faults: opts.Faults,
 	}
 	started := false
@@ -362,7 +373,7 @@ func (l *Launcher) Prepare(ctx context.Context, repoDir, commitSHA string, opts 
 // the repository's steps failed, and an error for anything else.
 func (l *Launcher) build(ctx context.Context, ws *workspace, objects, sha string, job *Job) (bool, error) {
 	steps := &job.Build.Steps
-	checkout, err := l.checkout(ctx, ws, objects, sha)
+	checkout, err := l.checkout(ctx, ws, objects, sha, job.AppDir)
 	*steps = append(*steps, checkout)
 	if err != nil {
 		return false, err
@@ -370,7 +381,7 @@ func (l *Launcher) build(ctx context.Context, ws *workspace, objects, sha string
 	if checkout.Status == StatusFailed {
 		return false, nil
 	}
-	pkg, err := readPackage(ws.git)
+	pkg, err := readPackage(ws.git, job.AppDir)
 	if err != nil {
 		return false, err
 	}
@@ -405,7 +416,19 @@ func (l *Launcher) build(ctx context.Context, ws *workspace, objects, sha string
 	if err != nil {
 		return false, err
 	}
-	job.Build.DirtyFiles = nonEmpty(strings.Split(strings.TrimRight(dirty, "\n"), "\n")...)
+	lines := nonEmpty(strings.Split(strings.TrimRight(dirty, "\n"), "\n")...)
+	if job.AppDir != "" {
+		// The index holds the app's folder, HEAD the whole commit: every path differs between
+		// those two (the first column). Only the work tree against the index counts.
+		var kept []string
+		for _, ln := range lines {
+			if strings.HasPrefix(ln, "??") || (len(ln) > 1 && ln[1] != ' ') {
+				kept = append(kept, ln)
+			}
+		}
+		lines = kept
+	}
+	job.Build.DirtyFiles = lines
 	head, err := gitOut(ws.git, "", "rev-parse", "HEAD")
 	if err != nil {
 		return false, err

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/signoff/signoff/fixtures/fixturerepo"
 )
 
 func TestPrepareServesBuiltSHAAndStopKillsGroup(t *testing.T) {
@@ -400,5 +402,56 @@ func TestBadInputLeavesNothing(t *testing.T) {
 	}
 	if _, err := New(Config{JobsRoot: "relative"}); err == nil {
 		t.Error("New accepted a relative jobs root")
+	}
+}
+
+// An app in a folder of the repository is built from that folder of the commit, and still
+// serves the commit's own SHA: the verifier can check it against the contract's commit.
+func TestPrepareBuildsAnAppFolder(t *testing.T) {
+	root := testRoot(t)
+	src := filepath.Join(root, "mono-src")
+	files := map[string]string{"README.md": "monorepo\n", "package.json": `{"name":"not-the-app"}`}
+	for name, content := range tinyApp {
+		files["apps/web/"+name] = content
+	}
+	writeFiles(t, src, files)
+	repo := filepath.Join(root, "mono-repo")
+	sha, err := fixturerepo.Materialize(src, repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := newTinyLauncher(t, root, nil)
+
+	job, err := l.Prepare(context.Background(), repo, sha, Options{AppDir: "apps/web"})
+	if err != nil {
+		t.Fatalf("prepare: %v (job %+v)", err, job)
+	}
+	t.Cleanup(func() { l.Stop(job) })
+	if code, served := servedSHA(t, job.URL); code != 200 || served != sha || job.SHA != sha {
+		t.Fatalf("/__verification = %d %q, job SHA %s; want the commit %s", code, served, job.SHA, sha)
+	}
+	var who struct {
+		Built string `json:"built"`
+	}
+	getJSON(t, job.URL+"/whoami", &who)
+	if who.Built != "built from one" || !job.Build.Passed || len(job.Build.DirtyFiles) != 0 {
+		t.Fatalf("whoami %+v, build %+v", who, job.Build)
+	}
+	if _, err := os.Stat(filepath.Join(job.Dir, "README.md")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("files outside the app folder were checked out: %v", err)
+	}
+	if d := stepByName(job, "deps").Detail; !strings.Contains(d, "hardlinked") {
+		t.Errorf("deps detail %q: the app folder's package files match the shared install", d)
+	}
+
+	for _, bad := range []string{"../etc", "apps/../..", "/srv", ".git", "apps/missing"} {
+		j, err := l.Prepare(context.Background(), repo, sha, Options{AppDir: bad})
+		var ie *InputError
+		if !errors.As(err, &ie) {
+			t.Errorf("AppDir %q: %v, want an input error", bad, err)
+		}
+		if j != nil && err == nil {
+			l.Stop(j)
+		}
 	}
 }

@@ -139,7 +139,7 @@ func (l *Launcher) workspaceOf(job *Job) *workspace {
 // repository's objects (no git command ever runs inside the source
 // repository, whose config the coding agent may have written), records sha
 // as HEAD and extracts HEAD's tree into the work tree as the preview user.
-func (l *Launcher) checkout(ctx context.Context, ws *workspace, objects, sha string) (Step, error) {
+func (l *Launcher) checkout(ctx context.Context, ws *workspace, objects, sha, appDir string) (Step, error) {
 	if _, err := os.Stat(filepath.Join(ws.git, "HEAD")); errors.Is(err, fs.ErrNotExist) {
 		if _, err := gitOut(ws.git, "", "init", "--bare", "--quiet"); err != nil {
 			return Step{}, err
@@ -160,12 +160,22 @@ func (l *Launcher) checkout(ctx context.Context, ws *workspace, objects, sha str
 	if _, err := gitOut(ws.git, "", "cat-file", "-e", sha+"^{commit}"); err != nil {
 		return Step{}, &InputError{Field: "commit", Reason: sha + " is not a commit in the repository"}
 	}
-	for _, args := range [][]string{{"update-ref", "--no-deref", "HEAD", sha}, {"read-tree", "HEAD"}} {
+	// HEAD is always the commit (its SHA is what the app serves); the index and the work
+	// tree hold the app's folder of it, so the dirty check compares like with like.
+	tree := "HEAD"
+	if appDir != "" {
+		tree = "HEAD:" + appDir
+		// (A path after the colon takes no ^{tree} suffix: the type is asked instead.)
+		if typ, err := gitOut(ws.git, "", "cat-file", "-t", sha+":"+appDir); err != nil || strings.TrimSpace(typ) != "tree" {
+			return Step{}, &InputError{Field: "app dir", Reason: fmt.Sprintf("%s has no folder %s", sha, appDir)}
+		}
+	}
+	for _, args := range [][]string{{"update-ref", "--no-deref", "HEAD", sha}, {"read-tree", tree}} {
 		if _, err := gitOut(ws.git, "", args...); err != nil {
 			return Step{}, err
 		}
 	}
-	archive := gitCmd(ws.git, "", "archive", "--format=tar", "HEAD")
+	archive := gitCmd(ws.git, "", "archive", "--format=tar", tree)
 	tarStream, err := archive.StdoutPipe()
 	if err != nil {
 		return Step{}, fmt.Errorf("preview: git archive: %w", err)
@@ -179,6 +189,9 @@ func (l *Launcher) checkout(ctx context.Context, ws *workspace, objects, sha str
 	// keyed on mtime and size could otherwise miss a changed file.
 	st := l.runStep(ctx, ws, "checkout", ws.src, l.env(ws), tarStream, l.tool("tar"), "-x", "-m", "-f", "-", "-C", ws.src)
 	st.Detail = "git archive " + sha + " | tar -x (as the preview user)"
+	if appDir != "" {
+		st.Detail = "git archive " + sha + ":" + appDir + " | tar -x (as the preview user)"
+	}
 	if err := archive.Wait(); err != nil {
 		return st, fmt.Errorf("preview: git archive: %w: %s", err, strings.TrimSpace(archiveErr.String()))
 	}
@@ -195,16 +208,20 @@ type pkgFiles struct {
 
 // readPackage reads package.json and package-lock.json from the committed
 // tree (not the work tree, where a symlink could point anywhere).
-func readPackage(gitDir string) (*pkgFiles, error) {
-	pj, err := gitOut(gitDir, "", "cat-file", "blob", "HEAD:package.json")
+func readPackage(gitDir, appDir string) (*pkgFiles, error) {
+	at := "HEAD:"
+	if appDir != "" {
+		at += appDir + "/"
+	}
+	pj, err := gitOut(gitDir, "", "cat-file", "blob", at+"package.json")
 	if err != nil {
-		return nil, &InputError{Field: "repository", Reason: "no package.json at the commit"}
+		return nil, &InputError{Field: "repository", Reason: "no package.json in " + orRoot(appDir) + " at the commit"}
 	}
 	p := &pkgFiles{packageJSON: []byte(pj)}
 	if err := json.Unmarshal(p.packageJSON, p); err != nil {
 		return nil, &InputError{Field: "package.json", Reason: err.Error()}
 	}
-	if lock, err := gitOut(gitDir, "", "cat-file", "blob", "HEAD:package-lock.json"); err == nil {
+	if lock, err := gitOut(gitDir, "", "cat-file", "blob", at+"package-lock.json"); err == nil {
 		p.lock = []byte(lock)
 	}
 	return p, nil
@@ -482,4 +499,11 @@ func permits(fi os.FileInfo, uid, gid uint32, bit os.FileMode) bool {
 	default:
 		return perm&bit != 0
 	}
+}
+
+func orRoot(dir string) string {
+	if dir == "" {
+		return "the repository root"
+	}
+	return dir + "/"
 }

@@ -44,6 +44,9 @@ func (p *Previews) Start(ctx context.Context, req activities.PreviewRequest) (ac
 	if err != nil {
 		return activities.PreviewResult{}, activities.Refused(err)
 	}
+	if req.Stack.AppDir != "" {
+		return activities.PreviewResult{}, activities.Refused(fmt.Errorf("the static preview serves repository roots, not the app folder %s/", req.Stack.AppDir))
+	}
 	started := time.Now()
 	id := fmt.Sprintf("static-%s-a%d-t%d-%d", req.ContractID, req.Attempt, req.Try, started.UnixNano())
 	dir := filepath.Join(p.JobsDir, id)

@@ -216,7 +216,7 @@ func stackFor(s *Survey) contracts.Stack {
 		install, build, start = cd+install, cd+build, cd+start
 	}
 	return contracts.Stack{Framework: s.Framework.ContractFramework(), PackageManager: s.PackageManager,
-		Install: install, Build: build, Start: start, Port: s.Port}
+		Install: install, Build: build, Start: start, Port: s.Port, AppDir: s.AppDir}
 }
 
 // ExitClass sorts an authoring error for a command line: "input" (exit 2: the request as

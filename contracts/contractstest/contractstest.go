@@ -109,6 +109,8 @@ var MalformedW1 = []MalformedCase{
 	{Name: "negative price", Pointer: "/price/amount", Rule: "minimum", Set: -100},
 	{Name: "currency", Pointer: "/price/currency", Rule: "pattern", Set: "US Dollars"},
 	{Name: "base sha not hex", Pointer: "/repo/base_commit_sha", Rule: "pattern", Set: "main"},
+	{Name: "app dir escapes the repository", Pointer: "/stack/app_dir", Rule: "pattern", Set: "web/../../etc"},
+	{Name: "app dir absolute", Pointer: "/stack/app_dir", Rule: "pattern", Set: "/srv/web"},
 	{Name: "duplicate criterion id", Pointer: "/criteria/1/id", Rule: contracts.RuleUniqueID, Set: "loads-mobile"},
 	{Name: "route is a URL", Pointer: "/criteria/0/route", Rule: contracts.RuleRoutePath, Set: "https://evil.example/watchlist"},
 	{Name: "route protocol-relative", Pointer: "/criteria/0/route", Rule: contracts.RuleRoutePath, Set: "//evil.example/"},

@@ -6,14 +6,10 @@
 package localcheck
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -33,12 +29,12 @@ type LocalChecker struct {
 	Verifier *verify.Verifier
 	// RepoDir is the repository: a work tree's top level or a bare repository.
 	RepoDir string
-	// AppDir is the app's folder inside the repository, slash-separated ("" for the root).
-	// Such an app is built from a commit whose tree is that folder of the checked commit.
+	// AppDir is the app's folder inside the repository, slash-separated ("" for the root):
+	// the launcher builds that folder of the commit.
 	AppDir string
 	// Slot is the preview slot to reuse (default DefaultSlot).
 	Slot string
-	// OutDir receives screenshots, traces and the app-folder commits. Required.
+	// OutDir receives the evidence, screenshots and traces. Required.
 	OutDir string
 	// Keep leaves the preview running after a check, so the next check of the same commit
 	// (another contract's criteria) reuses it instead of building again. Close stops it.
@@ -68,8 +64,8 @@ func (l *LocalChecker) Check(ctx context.Context, c contracts.Contract, sha stri
 	r.BuildMS = run.BuildMS
 	r.DurationMS = time.Since(start).Milliseconds()
 	r.Where, r.ProofDir = authoring.WhereLocal, run.OutDir
-	if run.BuiltSHA != sha {
-		r.Notes = append(r.Notes, fmt.Sprintf("the app folder %s/ of %s was built as commit %s (same tree)", l.AppDir, short(sha), short(run.BuiltSHA)))
+	if l.AppDir != "" {
+		r.Notes = append(r.Notes, fmt.Sprintf("built the app folder %s/ of %s", l.AppDir, short(sha)))
 	}
 	return r, nil
 }
@@ -132,16 +128,12 @@ func (l *LocalChecker) preview(ctx context.Context, sha string) (*preview.Job, i
 		return l.job, 0, nil
 	}
 	l.stop()
-	repo, buildSHA, err := l.target(ctx, sha)
-	if err != nil {
-		return nil, 0, err
-	}
 	slot := l.Slot
 	if slot == "" {
 		slot = DefaultSlot
 	}
 	t := time.Now()
-	job, err := l.Launcher.Prepare(ctx, repo, buildSHA, preview.Options{Slot: slot})
+	job, err := l.Launcher.Prepare(ctx, l.RepoDir, sha, preview.Options{Slot: slot, AppDir: l.AppDir})
 	if err != nil {
 		if job != nil {
 			_ = l.Launcher.Stop(job)
@@ -165,64 +157,6 @@ func (l *LocalChecker) Close() error {
 	defer l.mu.Unlock()
 	l.stop()
 	return nil
-}
-
-// target is the repository and commit the launcher builds: the commit itself, or for an app
-// in a subfolder a commit (in a scratch repository borrowing the objects) whose tree is that
-// folder, so the launcher builds the app at its root as it always does.
-func (l *LocalChecker) target(ctx context.Context, sha string) (string, string, error) {
-	if l.AppDir == "" {
-		return l.RepoDir, sha, nil
-	}
-	tree, err := git(ctx, l.RepoDir, nil, "rev-parse", "--verify", "--end-of-options", sha+":"+l.AppDir)
-	if err != nil {
-		return "", "", fmt.Errorf("app folder %s at %s: %w", l.AppDir, short(sha), err)
-	}
-	common, err := git(ctx, l.RepoDir, nil, "rev-parse", "--git-common-dir")
-	if err != nil {
-		return "", "", err
-	}
-	if !filepath.IsAbs(common) {
-		common = filepath.Join(l.RepoDir, common)
-	}
-	scratch := filepath.Join(l.OutDir, "app-commits.git")
-	if _, err := os.Stat(filepath.Join(scratch, "HEAD")); err != nil {
-		if err := os.MkdirAll(l.OutDir, 0o755); err != nil {
-			return "", "", err
-		}
-		if _, err := git(ctx, l.OutDir, nil, "init", "--quiet", "--bare", scratch); err != nil {
-			return "", "", err
-		}
-	}
-	alt := filepath.Join(scratch, "objects", "info", "alternates")
-	if err := os.WriteFile(alt, []byte(filepath.Join(common, "objects")+"\n"), 0o644); err != nil {
-		return "", "", fmt.Errorf("link objects: %w", err)
-	}
-	env := []string{"GIT_AUTHOR_NAME=Signoff", "GIT_AUTHOR_EMAIL=authoring@signoff.local", "GIT_AUTHOR_DATE=2025-01-01T00:00:00+00:00",
-		"GIT_COMMITTER_NAME=Signoff", "GIT_COMMITTER_EMAIL=authoring@signoff.local", "GIT_COMMITTER_DATE=2025-01-01T00:00:00+00:00"}
-	commit, err := git(ctx, scratch, env, "commit-tree", tree, "-m", fmt.Sprintf("%s/ of %s", l.AppDir, sha))
-	if err != nil {
-		return "", "", err
-	}
-	if _, err := git(ctx, scratch, nil, "update-ref", "refs/heads/app-"+short(sha), commit); err != nil {
-		return "", "", err
-	}
-	return scratch, commit, nil
-}
-
-// git runs git with no user or system configuration.
-func git(ctx context.Context, dir string, env []string, args ...string) (string, error) {
-	full := append([]string{"-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "safe.directory=*"}, args...)
-	cmd := exec.CommandContext(ctx, "git", full...)
-	cmd.Dir = dir
-	cmd.Env = append([]string{"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_TERMINAL_PROMPT=0", "LC_ALL=C",
-		"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}, env...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
-	}
-	return strings.TrimSpace(stdout.String()), nil
 }
 
 func short(sha string) string {

@@ -65,8 +65,8 @@ type NewOptions struct {
 
 // Where `contract new` runs the base check.
 const (
-	// CheckAuto uses the queues when a Signoff server with workers answers and the app is at
-	// the repository root, and this process otherwise (saying why).
+	// CheckAuto uses the queues when a Signoff server with workers answers, and this process
+	// otherwise (saying why).
 	CheckAuto = "auto"
 	// CheckQueues builds the base on the execute queue and verifies it on the verify queue,
 	// or fails.
@@ -301,10 +301,6 @@ func (ch *choosingChecker) choose(ctx context.Context) (authoring.BaseChecker, e
 			return nil, err
 		}
 		return local(fmt.Sprintf("checked in this process, not on the queues: %v", err))
-	}
-	if ch.src.AppDir != "" {
-		return refuse(&authoring.InputError{Field: "check", Reason: fmt.Sprintf(
-			"the app is in %s/ of the repository and the execute queue builds repository roots; use --check local", ch.src.AppDir)})
 	}
 	if ch.opts.Conn.Address == "" {
 		return refuse(errors.New("no --temporal-address"))

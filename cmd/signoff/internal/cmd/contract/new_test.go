@@ -162,9 +162,6 @@ func TestNewRefusesBadInput(t *testing.T) {
 		{name: "not a repo", edit: func(o *contract.NewOptions) { o.Repo = dir }, want: "not inside a git repository"},
 		{name: "bad base", edit: func(o *contract.NewOptions) { o.Base = "no-such-branch" }, want: "not a commit"},
 		{name: "bad check", edit: func(o *contract.NewOptions) { o.NoCheck, o.Check = false, "sometimes" }, want: "--check"},
-		{name: "subfolder on queues", edit: func(o *contract.NewOptions) {
-			o.NoCheck, o.Check, o.Conn.Address, o.Repo = false, contract.CheckQueues, "127.0.0.1:1", filepath.Join(o.Repo, "web")
-		}, want: "--check local"},
 		{name: "out exists", edit: func(o *contract.NewOptions) { o.Out = existing }, want: "--force",
 			check: func(t *testing.T) {
 				if b, _ := os.ReadFile(existing); string(b) != "keep me\n" {
@@ -275,7 +272,7 @@ func TestNewChecksBaseInBrowser(t *testing.T) {
 	}
 	t.Logf("contract new with a base check took %s\n%s", time.Since(start).Round(time.Millisecond), stdout)
 	for _, want := range []string{"FAIL   mobile-no-overflow", "scrollWidth = 927, innerWidth = 390", "FAIL   mobile-cards",
-		"pass   desktop-table", "not vacuous: 2 of 5", "built as commit", "Contract hash (approve this): "} {
+		"pass   desktop-table", "not vacuous: 2 of 5", "built the app folder web/", "Contract hash (approve this): "} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("output lacks %q", want)
 		}
@@ -425,5 +422,21 @@ func TestNewRateLimitSpansProcesses(t *testing.T) {
 	t.Setenv(contract.EnvRateLimit, "lots")
 	if code, msg := run("carol"); code != 2 || !strings.Contains(msg, contract.EnvRateLimit) {
 		t.Fatalf("bad limit: exit %d %s", code, msg)
+	}
+}
+
+// --check queues does not fall back: with no server it exits 1, saying so, and writes nothing.
+func TestNewCheckQueuesNeedsAServer(t *testing.T) {
+	repo := monorepo(t)
+	out := filepath.Join(t.TempDir(), "c.json")
+	io, _, stderr := iostreams.Test()
+	o := newOpts(io, repo, out)
+	o.NoCheck, o.Check, o.Conn.Address = false, contract.CheckQueues, "127.0.0.1:1"
+	err := contract.RunNew(o)
+	if iostreams.ExitCode(err) != iostreams.ExitFailure || !strings.Contains(stderr.String(), "127.0.0.1:1") {
+		t.Fatalf("exit %d: %s", iostreams.ExitCode(err), stderr)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Fatal("a contract was written without its base check")
 	}
 }
