@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/getsentry/sentry-go"
@@ -17,6 +19,7 @@ import (
 	"github.com/signoff/signoff/activities/executor"
 	"github.com/signoff/signoff/activities/localgit"
 	"github.com/signoff/signoff/activities/sentrygate"
+	"github.com/signoff/signoff/activities/unprivileged"
 )
 
 // Executor kinds (`--executor`).
@@ -39,6 +42,9 @@ const (
 	// EnvExecutorTimeout is one run's wall-clock limit (a Go duration, default 25m, below
 	// the RunExecutor activity's 30 min).
 	EnvExecutorTimeout = "SIGNOFF_EXECUTOR_TIMEOUT"
+	// EnvExecutorRunAs is the user the coding CLI runs as (default signoff-preview when the
+	// worker runs as root; "-" keeps the worker's own user).
+	EnvExecutorRunAs = "SIGNOFF_EXECUTOR_RUN_AS"
 	// EnvSentryAuthToken (with SENTRY_ORG and SENTRY_PROJECT, optionally SENTRY_URL) makes
 	// Sentry the verify queue's runtime gate; a read-only token.
 	EnvSentryAuthToken = "SENTRY_AUTH_TOKEN"
@@ -89,6 +95,18 @@ func NewExecutor(cfg Config, kind string, getenv func(string) string) (activitie
 	return nil, fmt.Errorf("unknown executor %q (want %s or %s)", kind, ExecutorPrepared, ExecutorCommand)
 }
 
+// DescribeExecutor is the line a person starting the execute queue reads: which executor
+// runs, and as whom.
+func DescribeExecutor(ex activities.Executor) string {
+	switch e := ex.(type) {
+	case *executor.Command:
+		return fmt.Sprintf("Executor:         coding CLI %s, %s, scrubbed environment", filepath.Base(e.Argv[0]), e.Isolation())
+	case *executor.Prepared:
+		return "Executor:         prepared (stored patches: changes code only for the prepared runs)"
+	}
+	return fmt.Sprintf("Executor:         %T", ex)
+}
+
 // NewCommandExecutor builds the coding-CLI executor from SIGNOFF_EXECUTOR_* variables.
 func NewCommandExecutor(cfg Config, getenv func(string) string) (*executor.Command, error) {
 	getenv = envOrNone(getenv)
@@ -113,7 +131,27 @@ func NewCommandExecutor(cfg Config, getenv func(string) string) (*executor.Comma
 		}
 	}
 	p := cfg.Layout()
-	c := &executor.Command{Argv: argv, Stdin: stdin, JobsDir: filepath.Join(p.Jobs, "command"), LogDir: p.ExecutorLogs,
+	jobs := filepath.Join(p.Jobs, "command")
+	runAs := getenv(EnvExecutorRunAs)
+	switch {
+	case runAs == "-":
+		runAs = ""
+	case runAs == "" && os.Geteuid() == 0:
+		runAs = PreviewUser
+	}
+	var cred *syscall.Credential
+	if runAs != "" {
+		if cred, err = unprivileged.Lookup(runAs); err != nil {
+			return nil, fmt.Errorf("%s: the coding CLI runs as %s: %w (run `go tool task fixture:setup` to create %s, or set %s=- to run it as this user)",
+				EnvExecutorRunAs, runAs, err, PreviewUser, EnvExecutorRunAs)
+		}
+		// Like previews, outside the data dir: the CLI's user must reach its job folders
+		// but never the keys beside them.
+		if jobs, err = sandboxRoot(cfg.DataDir, "signoff-executor"); err != nil {
+			return nil, err
+		}
+	}
+	c := &executor.Command{Argv: argv, Stdin: stdin, JobsDir: jobs, LogDir: p.ExecutorLogs, RunAs: cred, SecretPaths: []string{p.Keys},
 		Remotes: localgit.Remotes{Root: p.Remotes}, Allow: executor.Allowlist(cfg.Allow),
 		PassEnv: strings.FieldsFunc(getenv(EnvExecutorPassEnv), func(r rune) bool { return r == ',' || r == ' ' }),
 		Timeout: timeout, Progress: heartbeat}

@@ -25,6 +25,7 @@ import (
 	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/activities/localgit"
 	"github.com/signoff/signoff/activities/procstat"
+	"github.com/signoff/signoff/activities/unprivileged"
 )
 
 // Placeholders a command template may use. They are replaced inside each argument, so
@@ -78,6 +79,21 @@ type Command struct {
 	// Progress, when set, hears what the run is doing (a heartbeat detail).
 	Progress      func(ctx context.Context, detail string)
 	ProgressEvery time.Duration
+	// RunAs, when set, is the user the CLI runs as (see package unprivileged): it owns only
+	// its clone, HOME and TMPDIR, so the worker's keys and the bare remotes stay out of its
+	// reach even by absolute path. JobsDir must be traversable by it; nil runs the CLI as
+	// the worker's own user.
+	RunAs *syscall.Credential
+	// SecretPaths must stay unreadable by RunAs; Check refuses otherwise.
+	SecretPaths []string
+}
+
+// Isolation says who the CLI runs as, for the worker's status lines.
+func (c *Command) Isolation() string {
+	if c.RunAs == nil {
+		return "as the worker's own user"
+	}
+	return fmt.Sprintf("as uid %d, no supplementary groups", c.RunAs.Uid)
 }
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -162,6 +178,19 @@ func (c *Command) Check() error {
 	if !usesPrompt {
 		return fmt.Errorf("command template %q never receives the prompt: use %s, %s or stdin", strings.Join(c.Argv, " "), PlaceholderPromptFile, PlaceholderPrompt)
 	}
+	if c.RunAs != nil {
+		if err := os.MkdirAll(c.JobsDir, 0o711); err != nil {
+			return fmt.Errorf("jobs directory: %w", err)
+		}
+		if !unprivileged.Traversable(c.JobsDir, c.RunAs) {
+			return fmt.Errorf("uid %d cannot reach %s (every parent directory needs o+x)", c.RunAs.Uid, c.JobsDir)
+		}
+		for _, p := range c.SecretPaths {
+			if unprivileged.Readable(p, c.RunAs) {
+				return fmt.Errorf("uid %d could read %s: make it mode 0600 in a 0700 directory owned by the worker", c.RunAs.Uid, p)
+			}
+		}
+	}
 	for _, n := range c.PassEnv {
 		if !envName.MatchString(n) {
 			return fmt.Errorf("pass-through variable %q is not a variable name", n)
@@ -214,11 +243,20 @@ func (c *Command) Run(ctx context.Context, req activities.ExecRequest) (activiti
 		}
 	}
 	c.progress(ctx, "cloning "+req.Repo.Owner+"/"+req.Repo.Name)
-	if _, err := localgit.Git(ctx, job, "clone", "--quiet", "--no-checkout", remote, repo); err != nil {
+	clone := []string{"clone", "--quiet", "--no-checkout"}
+	if c.RunAs != nil {
+		// A local clone hardlinks the remote's objects: handed to the CLI's user, they
+		// would be the remote's files too.
+		clone = append(clone, "--no-hardlinks")
+	}
+	if _, err := localgit.Git(ctx, job, append(clone, remote, repo)...); err != nil {
 		return activities.ExecResult{}, fmt.Errorf("clone from the bare remote: %w", err)
 	}
 	if _, err := localgit.Git(ctx, repo, "checkout", "--quiet", "-B", branch, req.ParentSHA); err != nil {
 		return activities.ExecResult{}, fmt.Errorf("check out parent %s: %w", req.ParentSHA, err)
+	}
+	if err := c.handOver(job, repo, home, tmp); err != nil {
+		return activities.ExecResult{}, err
 	}
 	before, err := gitControlState(repo)
 	if err != nil {
@@ -227,7 +265,8 @@ func (c *Command) Run(ctx context.Context, req activities.ExecRequest) (activiti
 
 	prompt := BuildPrompt(req, branch)
 	promptFile := filepath.Join(job, "prompt.md")
-	if err := os.WriteFile(promptFile, []byte(prompt), 0o600); err != nil {
+	// The prompt holds the goal and the criteria, nothing secret: the CLI's user reads it.
+	if err := os.WriteFile(promptFile, []byte(prompt), 0o644); err != nil {
 		return activities.ExecResult{}, fmt.Errorf("write prompt: %w", err)
 	}
 	run, runErr := c.runCLI(ctx, req, job, repo, home, tmp, promptFile, prompt)
@@ -284,6 +323,29 @@ func (c *Command) Run(ctx context.Context, req activities.ExecRequest) (activiti
 	}
 	res.OutputDigest = digest
 	return res, nil
+}
+
+// handOver gives the CLI's user its clone, HOME and TMPDIR. The job directory itself stays
+// the worker's (traversable, not writable): the pid file the sweep trusts lives there.
+func (c *Command) handOver(job string, dirs ...string) error {
+	if c.RunAs == nil {
+		return nil
+	}
+	if err := os.Chmod(job, 0o711); err != nil {
+		return fmt.Errorf("job directory: %w", err)
+	}
+	for _, d := range dirs {
+		err := filepath.WalkDir(d, func(p string, _ fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			return os.Lchown(p, int(c.RunAs.Uid), int(c.RunAs.Gid))
+		})
+		if err != nil {
+			return fmt.Errorf("hand %s to uid %d: %w", d, c.RunAs.Uid, err)
+		}
+	}
+	return nil
 }
 
 func (c *Command) progress(ctx context.Context, detail string) {
@@ -392,7 +454,7 @@ func (c *Command) runCLI(ctx context.Context, req activities.ExecRequest, job, r
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = repo
 	cmd.Env = scrubbedEnv(home, tmp, c.PassEnv)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: c.RunAs}
 	if c.Stdin {
 		f, err := os.Open(promptFile)
 		if err != nil {

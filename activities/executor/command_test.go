@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/activities/executor"
 	"github.com/signoff/signoff/activities/localgit"
+	"github.com/signoff/signoff/activities/unprivileged"
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/fixtures/fixturerepo"
 )
@@ -470,4 +472,111 @@ func TestParseTemplate(t *testing.T) {
 			t.Errorf("%q parsed", bad)
 		}
 	}
+}
+
+// The CLI runs as the unprivileged user: it can read its prompt and write its clone, HOME
+// and TMPDIR, but not read a key file or write the bare remote, and its change is still
+// committed and pushed by the worker.
+func TestCommandRunsTheCLIAsAnotherUser(t *testing.T) {
+	cred := requireRunAs(t)
+	e := newCmdEnv(t, "/bin/sh", script("asuser.sh"), "{dump}", "{prompt_file}", "{secret}", "{remote}")
+	// The CLI's user writes the dump and reaches the jobs folder; the remote, the logs and the
+	// key stay in the test's private folder.
+	shared, err := os.MkdirTemp("", "executor-runas-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(shared) })
+	if err := os.Chmod(shared, 0o711); err != nil {
+		t.Fatal(err)
+	}
+	dump := filepath.Join(shared, "dump")
+	if err := os.Mkdir(dump, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dump, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	keys := filepath.Join(t.TempDir(), "keys")
+	if err := os.Mkdir(keys, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(keys, "agent.seed")
+	if err := os.WriteFile(secret, []byte("seed"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for i, a := range e.exec.Argv {
+		a = strings.ReplaceAll(a, e.dump, dump)
+		a = strings.ReplaceAll(a, "{secret}", secret)
+		e.exec.Argv[i] = strings.ReplaceAll(a, "{remote}", e.remote)
+	}
+	e.dump = dump
+	e.exec.JobsDir = filepath.Join(shared, "jobs")
+	e.exec.RunAs, e.exec.SecretPaths = cred, []string{secret}
+
+	res, err := e.exec.Run(context.Background(), e.request(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(e.read(t, "uid.txt")); got != strconv.Itoa(int(cred.Uid)) {
+		t.Fatalf("the CLI ran as uid %s, want %d", got, cred.Uid)
+	}
+	for _, leak := range []string{"secret-read.txt", "remote-written.txt"} {
+		if _, err := os.Stat(filepath.Join(dump, leak)); err == nil {
+			t.Errorf("the CLI could %s", e.read(t, leak))
+		}
+	}
+	if e.read(t, "prompt-read.txt") != "ok\n" || e.read(t, "home.txt") != "ok\n" {
+		t.Fatal("the CLI could not read its prompt or write its HOME and TMPDIR")
+	}
+	if res.Empty {
+		t.Fatalf("the change was not committed: %+v", res)
+	}
+	if got, _ := localgit.Git(context.Background(), e.remote, "show", res.CommitSHA+":index.html"); got != "as another user\n" {
+		t.Fatalf("pushed index.html = %q", got)
+	}
+	// The remote's objects were copied into the clone, not hardlinked and handed over.
+	err = filepath.WalkDir(filepath.Join(e.remote, "objects"), func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		var st syscall.Stat_t
+		if err := syscall.Lstat(p, &st); err != nil {
+			return err
+		}
+		if st.Uid == cred.Uid {
+			t.Errorf("%s belongs to the CLI's user", p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// A key the CLI's user could read stops the executor before anything runs.
+	open := filepath.Join(shared, "open.key")
+	if err := os.WriteFile(open, []byte("k"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.exec.SecretPaths = []string{open}
+	if _, err := e.exec.Run(context.Background(), e.request(2)); err == nil || !strings.Contains(err.Error(), "could read "+open) {
+		t.Fatalf("a readable key was not refused: %v", err)
+	}
+}
+
+// requireRunAs returns the preview user's credential, or skips (-short) / fails with the
+// setup task that creates it.
+func requireRunAs(t *testing.T) *syscall.Credential {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("switching users needs root")
+	}
+	cred, err := unprivileged.Lookup("signoff-preview")
+	if err != nil {
+		if testing.Short() {
+			t.Skipf("no signoff-preview user: %v", err)
+		}
+		t.Fatalf("%v: run `go tool task fixture:setup` to create the signoff-preview user", err)
+	}
+	return cred
 }

@@ -29,8 +29,6 @@
 package preview
 
 import (
-	"github.com/signoff/signoff/activities/procstat"
-
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -42,7 +40,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -50,6 +47,9 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/signoff/signoff/activities/procstat"
+	"github.com/signoff/signoff/activities/unprivileged"
 )
 
 // DefaultUser is the account previews run as when Config.RunAs names it.
@@ -256,32 +256,24 @@ func New(cfg Config) (*Launcher, error) {
 
 	l.isolation = "none: repository code runs as the worker's own user"
 	if cfg.RunAs != "" {
-		u, err := user.Lookup(cfg.RunAs)
+		cred, err := unprivileged.Lookup(cfg.RunAs)
 		if err != nil {
 			return nil, &InputError{Field: "run as", Reason: fmt.Sprintf("%v (run `go tool task fixture:setup` to create %s)", err, DefaultUser)}
 		}
-		uid, _ := strconv.ParseUint(u.Uid, 10, 32)
-		gid, _ := strconv.ParseUint(u.Gid, 10, 32)
-		if uid == 0 {
-			return nil, &InputError{Field: "run as", Reason: cfg.RunAs + " is root"}
-		}
-		if euid := os.Geteuid(); euid != 0 && uint64(euid) != uid {
-			return nil, &InputError{Field: "run as", Reason: "switching to " + cfg.RunAs + " needs root"}
-		}
-		l.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}
-		l.isolation = fmt.Sprintf("uid %d (%s), no supplementary groups", uid, cfg.RunAs)
+		l.cred = cred
+		l.isolation = fmt.Sprintf("uid %d (%s), no supplementary groups", cred.Uid, cfg.RunAs)
 	}
 	if err := l.makeLayout(); err != nil {
 		return nil, err
 	}
 	if l.cred != nil {
 		for _, p := range append([]string{cfg.JobsRoot}, nonEmpty(cfg.SharedDeps)...) {
-			if !traversableBy(p, l.cred.Uid, l.cred.Gid) {
+			if !unprivileged.Traversable(p, l.cred) {
 				return nil, &InputError{Field: "permissions", Reason: fmt.Sprintf("%s cannot reach %s (every parent directory needs o+x)", cfg.RunAs, p)}
 			}
 		}
 		for _, p := range cfg.SecretPaths {
-			if readableBy(p, l.cred.Uid, l.cred.Gid) {
+			if unprivileged.Readable(p, l.cred) {
 				return nil, &InputError{Field: "secret paths", Reason: fmt.Sprintf("%s could read %s: make it mode 0600 in a 0700 directory owned by the worker", cfg.RunAs, p)}
 			}
 		}

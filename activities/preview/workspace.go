@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -460,45 +459,6 @@ func gitOut(gitDir, workTree string, args ...string) (string, error) {
 		return "", fmt.Errorf("preview: git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
 	}
 	return stdout.String(), nil
-}
-
-// traversableBy reports whether uid/gid can reach path: search permission
-// on it (if a directory) and every parent. ACLs are not considered.
-func traversableBy(path string, uid, gid uint32) bool {
-	for p := filepath.Clean(path); ; p = filepath.Dir(p) {
-		fi, err := os.Stat(p)
-		if err != nil || (fi.IsDir() && !permits(fi, uid, gid, 1)) {
-			return false
-		}
-		if p == filepath.Dir(p) {
-			return true
-		}
-	}
-}
-
-// readableBy reports whether uid/gid could read path by its mode bits.
-func readableBy(path string, uid, gid uint32) bool {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return false
-	}
-	return traversableBy(filepath.Dir(path), uid, gid) && permits(fi, uid, gid, 4)
-}
-
-func permits(fi os.FileInfo, uid, gid uint32, bit os.FileMode) bool {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return true // unknown: assume the worst
-	}
-	perm := fi.Mode().Perm()
-	switch {
-	case st.Uid == uid:
-		return perm&(bit<<6) != 0
-	case st.Gid == gid:
-		return perm&(bit<<3) != 0
-	default:
-		return perm&bit != 0
-	}
 }
 
 func orRoot(dir string) string {

@@ -122,15 +122,20 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return iostreams.Failed(err)
 	}
+	var execute *activities.Execute
 	st, err := devstack.Start(ctx, devstack.Options{
 		DataDir: dataDir, Dial: o.Conn.DialConfig(), TemporalPort: o.TemporalPort, UIPort: o.UIPort, RetentionDays: o.Retention,
 		LoopbackAddr: o.Loopback, PublicAddr: o.Public, RunsDir: runsDir, Allow: o.Allow, Control: true, Execute: true, Verify: true,
-		Hooks:        barrier(os.Getenv(EnvTestBarrier)),
-		BuildExecute: func(cfg workers.Config) (*activities.Execute, error) { return o.newExecute(cfg, faults) },
-		BuildVerify:  func(cfg workers.Config) (*activities.Verify, func(), error) { return workers.NewVerify(cfg, gate) },
-		Log:          o.IO.ErrOut,
-		Getenv:       os.Getenv,
-		Chat:         o.Chat.options(o.Executor, faults),
+		Hooks: barrier(os.Getenv(EnvTestBarrier)),
+		BuildExecute: func(cfg workers.Config) (*activities.Execute, error) {
+			e, err := o.newExecute(cfg, faults)
+			execute = e
+			return e, err
+		},
+		BuildVerify: func(cfg workers.Config) (*activities.Verify, func(), error) { return workers.NewVerify(cfg, gate) },
+		Log:         o.IO.ErrOut,
+		Getenv:      os.Getenv,
+		Chat:        o.Chat.options(o.Executor, faults),
 	})
 	if err != nil {
 		report.Report(err)
@@ -157,6 +162,9 @@ func Run(ctx context.Context, o *Options) error {
 	o.IO.Printf("Loopback:         %s  (contract index, local checkout, proof pages)\n", st.LoopbackURL)
 	o.IO.Printf("Public:           %s  (webhooks, chat /submit)\n", st.PublicURL)
 	o.IO.Printf("Workers:          control, execute, verify\n")
+	if execute != nil {
+		o.IO.Printf("%s\n", workers.DescribeExecutor(execute.Executor))
+	}
 	for _, line := range st.Services.Describe(st.Config) {
 		o.IO.Printf("%s\n", line)
 	}

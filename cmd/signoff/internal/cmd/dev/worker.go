@@ -100,7 +100,9 @@ func RunWorker(ctx context.Context, o *WorkerOptions) error {
 			fmt.Fprintf(o.IO.ErrOut, "%s\n", strings.Join(svc.Describe(cfg), "\n"))
 		}
 	case "execute":
-		set.Execute, err = o.newExecute(cfg, &activities.FaultPlan{})
+		if set.Execute, err = o.newExecute(cfg, &activities.FaultPlan{}); err == nil {
+			fmt.Fprintf(o.IO.ErrOut, "%s\n", workers.DescribeExecutor(set.Execute.Executor))
+		}
 	case "verify":
 		var stop func()
 		var gate activities.Gate
