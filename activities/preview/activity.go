@@ -8,6 +8,7 @@ import (
 
 	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/activities/localgit"
+	"github.com/signoff/signoff/activities/sentrygate"
 	"github.com/signoff/signoff/contracts"
 )
 
@@ -44,9 +45,12 @@ func (p *Previews) Start(ctx context.Context, req activities.PreviewRequest) (ac
 	if req.Attempt == 0 {
 		slot += "-base"
 	}
-	job, err := p.Launcher.Prepare(ctx, repo, req.CommitSHA, Options{Slot: slotName(slot), AppDir: req.Stack.AppDir, Faults: f})
+	opts := Options{Slot: slotName(slot), AppDir: req.Stack.AppDir, Faults: f,
+		Release: sentrygate.Release(req.ContractID, req.Attempt), Environment: sentrygate.Environment(req.ContractID)}
+	job, err := p.Launcher.Prepare(ctx, repo, req.CommitSHA, opts)
 	if errors.Is(err, ErrSlotBusy) && req.Attempt == 0 {
-		job, err = p.Launcher.Prepare(ctx, repo, req.CommitSHA, Options{AppDir: req.Stack.AppDir, Faults: f})
+		opts.Slot = ""
+		job, err = p.Launcher.Prepare(ctx, repo, req.CommitSHA, opts)
 	}
 	var bf *BuildFailedError
 	var ie *InputError

@@ -100,6 +100,10 @@ type Options struct {
 	// AppDir is the app's folder inside the repository ("" for the root). Only that folder
 	// of the commit is checked out and built; the app is still told the commit's own SHA.
 	AppDir string
+	// Release and Environment are what the app reports to its error tracker, as
+	// SENTRY_RELEASE and SENTRY_ENVIRONMENT at build and start: the verify queue's Sentry
+	// gate asks for exactly this attempt's events by them.
+	Release, Environment string
 	// Faults are deliberate failures for prepared run W5 and tests.
 	Faults Faults
 }
@@ -152,6 +156,9 @@ type Job struct {
 	Dir string `json:"dir"`
 	// AppDir is the folder of the commit that was built ("" for the root).
 	AppDir string `json:"app_dir,omitempty"`
+	// Release and Environment are the app's SENTRY_RELEASE and SENTRY_ENVIRONMENT.
+	Release     string `json:"release,omitempty"`
+	Environment string `json:"environment,omitempty"`
 	// RequestedSHA is the commit asked for; SHA is `git rev-parse HEAD` of
 	// the built directory and is what the app was told to serve. They
 	// differ only under Faults.StaleBuildOf.
@@ -168,6 +175,18 @@ type Job struct {
 	Start      Step        `json:"start"`
 	Isolation  string      `json:"isolation"`
 	Faults     Faults      `json:"faults"`
+}
+
+// sentryEnv is the error tracker's view of this build: empty when no release was given.
+func (j *Job) sentryEnv() []string {
+	var env []string
+	if j.Release != "" {
+		env = append(env, "SENTRY_RELEASE="+j.Release)
+	}
+	if j.Environment != "" {
+		env = append(env, "SENTRY_ENVIRONMENT="+j.Environment)
+	}
+	return env
 }
 
 // InputError reports a bad argument or configuration; retrying cannot help.
@@ -225,6 +244,7 @@ var (
 	shaPattern  = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
 	// appDirPattern: slash-separated names, none starting with a dot (so no . or ..), the
 	// same rule as a contract's stack.app_dir.
+	tagPattern    = regexp.MustCompile(`^[A-Za-z0-9._-]{1,200}$`)
 	appDirPattern = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9._-]*(/[A-Za-z0-9_-][A-Za-z0-9._-]*)*$`)
 )
 
@@ -324,6 +344,11 @@ func (l *Launcher) Prepare(ctx context.Context, repoDir, commitSHA string, opts 
 	if opts.Slot != "" && !slotPattern.MatchString(opts.Slot) {
 		return nil, &InputError{Field: "slot", Reason: fmt.Sprintf("%q must match %s", opts.Slot, slotPattern)}
 	}
+	for _, v := range []string{opts.Release, opts.Environment} {
+		if v != "" && !tagPattern.MatchString(v) {
+			return nil, &InputError{Field: "release", Reason: fmt.Sprintf("%q must match %s", v, tagPattern)}
+		}
+	}
 	if opts.AppDir != "" && !appDirPattern.MatchString(opts.AppDir) {
 		return nil, &InputError{Field: "app dir", Reason: fmt.Sprintf("%q is not a folder inside the repository (want a relative path like web or apps/shop)", opts.AppDir)}
 	}
@@ -336,7 +361,7 @@ func (l *Launcher) Prepare(ctx context.Context, repoDir, commitSHA string, opts 
 		return nil, err
 	}
 	job := &Job{
-		ID: ws.id, Slot: opts.Slot, Dir: ws.src, AppDir: opts.AppDir, RequestedSHA: commitSHA,
+		ID: ws.id, Slot: opts.Slot, Dir: ws.src, AppDir: opts.AppDir, Release: opts.Release, Environment: opts.Environment, RequestedSHA: commitSHA,
 		Isolation: l.isolation, Faults: opts.Faults,
 	}
 	started := false
@@ -395,7 +420,7 @@ func (l *Launcher) build(ctx context.Context, ws *workspace, objects, sha string
 			*steps = append(*steps, Step{Name: s.name, Status: StatusSkipped, Detail: "no " + s.script + " script in package.json"})
 			continue
 		}
-		st := l.runStep(ctx, ws, s.name, ws.src, l.env(ws, s.env...), nil, l.npm, "--no-update-notifier", "run", s.script)
+		st := l.runStep(ctx, ws, s.name, ws.src, l.env(ws, append(s.env, job.sentryEnv()...)...), nil, l.npm, "--no-update-notifier", "run", s.script)
 		*steps = append(*steps, st)
 		if err := ctx.Err(); err != nil {
 			return false, fmt.Errorf("preview: %s: %w", s.name, err)
@@ -438,7 +463,7 @@ func (l *Launcher) start(ctx context.Context, ws *workspace, job *Job) error {
 	if err != nil {
 		return err
 	}
-	extra := []string{"NODE_ENV=production", "PORT=" + strconv.Itoa(port)}
+	extra := append([]string{"NODE_ENV=production", "PORT=" + strconv.Itoa(port)}, job.sentryEnv()...)
 	if !job.Faults.OmitRuntimeSHA {
 		extra = append(extra, "SIGNOFF_COMMIT_SHA="+job.SHA)
 	}

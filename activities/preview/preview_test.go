@@ -98,7 +98,7 @@ func TestPreviewIsIsolated(t *testing.T) {
 	t.Setenv("SIGNOFF_VERIFIER_KEY_FILE", keyFile)
 
 	l := newTinyLauncher(t, root, func(c *Config) { c.SecretPaths = []string{keyDir, keyFile} })
-	job, err := l.Prepare(context.Background(), repo, base, Options{})
+	job, err := l.Prepare(context.Background(), repo, base, Options{Release: "signoff-c1-2", Environment: "preview-c1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,12 @@ func TestPreviewIsIsolated(t *testing.T) {
 
 	var env map[string]string
 	getJSON(t, job.URL+"/env", &env)
-	allowed := map[string]bool{"PATH": true, "HOME": true, "NODE_ENV": true, "PORT": true, "SIGNOFF_COMMIT_SHA": true, "NEXT_TELEMETRY_DISABLED": true}
+	allowed := map[string]bool{"PATH": true, "HOME": true, "NODE_ENV": true, "PORT": true, "SIGNOFF_COMMIT_SHA": true, "NEXT_TELEMETRY_DISABLED": true,
+		"SENTRY_RELEASE": true, "SENTRY_ENVIRONMENT": true}
+	// The app reports this attempt's release to its error tracker: the Sentry gate asks by it.
+	if env["SENTRY_RELEASE"] != "signoff-c1-2" || env["SENTRY_ENVIRONMENT"] != "preview-c1" {
+		t.Errorf("SENTRY_RELEASE=%q SENTRY_ENVIRONMENT=%q", env["SENTRY_RELEASE"], env["SENTRY_ENVIRONMENT"])
+	}
 	for _, kv := range os.Environ() {
 		// Shells set PWD and SHLVL themselves; a leak is our value arriving.
 		k, v, _ := strings.Cut(kv, "=")
