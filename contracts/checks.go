@@ -9,7 +9,10 @@ import (
 // AssertionSemanticsVersion changes whenever the meaning of an assertion kind, or the observed
 // keys it is judged on, changes. It is part of the verifier digest, so contracts frozen under
 // other semantics fail verification instead of being judged by rules they were not written for.
-const AssertionSemanticsVersion = "signoff.assertions/1"
+//
+// 2: a JSON member the response lacks, or a body that is not JSON, fails its http check
+// (the implementation did not deliver it) instead of leaving it unmeasured.
+const AssertionSemanticsVersion = "signoff.assertions/2"
 
 // Check is one comparison the verdict is recomputed from: the observed value under Key,
 // compared by Op against a literal (Expected) or against another observed value (ExpectedKey).
@@ -48,6 +51,13 @@ func TextVisibleKey(i int) string { return fmt.Sprintf("text.%d.visible", i) }
 
 // JSONValueKey is the observed key for the i-th JSON check of an http assertion.
 func JSONValueKey(i int) string { return fmt.Sprintf("json.%d.value", i) }
+
+// JSONMissingKey is where the verifier says why the i-th JSON check's member is absent from
+// the response; ObsJSONError says the body was not JSON at all.
+func JSONMissingKey(i int) string { return fmt.Sprintf("json.%d.missing", i) }
+
+// ObsJSONError is observed when an http response body is not JSON.
+const ObsJSONError = "json_error"
 
 // ViewportPrefix is the key prefix for observations made at a viewport.
 func ViewportPrefix(v Viewport) string { return fmt.Sprintf("%dx%d/", v.Width, v.Height) }
@@ -241,4 +251,68 @@ func FormatValue(v any) string {
 		return fmt.Sprint(v)
 	}
 	return string(b)
+}
+
+// Outcomes of one check against what was observed.
+const (
+	CheckPass = "pass"
+	CheckFail = "fail"
+	// CheckUnmeasured: the evidence lacks the value, or it cannot be compared. That is the
+	// verifier's problem, not the implementation's, and never counts as a pass or a failure.
+	CheckUnmeasured = "unmeasured"
+)
+
+// CheckResult is one check judged: its outcome, the values compared, and for an absent JSON
+// member (a failure) or an unmeasured check, why.
+type CheckResult struct {
+	Outcome  string
+	Observed any
+	Expected any
+	Absent   string
+	Problem  string
+}
+
+// EvaluateCheck judges one check against a criterion's observations. It is the one place
+// pass, fail and unmeasured are decided: the verifier reports by it, the policy recomputes
+// the verdict by it, and authoring classifies the base commit by it. A JSON member the
+// response lacks, or a body that is not JSON, fails: the response is measured, and it is not
+// what the contract asks for.
+func EvaluateCheck(ch Check, observed map[string]any) CheckResult {
+	obs, ok := observed[ch.Key]
+	want := ch.Expected
+	if ok && ch.ExpectedKey != "" {
+		want, ok = observed[ch.ExpectedKey]
+	}
+	if !ok {
+		return CheckResult{Outcome: CheckUnmeasured, Expected: want, Problem: "no observed value for " + ch.Label}
+	}
+	if obs == nil {
+		if why := absentJSON(ch.Key, observed); why != "" {
+			return CheckResult{Outcome: CheckFail, Expected: want, Absent: why}
+		}
+	}
+	pass, err := Compare(ch.Op, obs, want)
+	switch {
+	case err != nil:
+		return CheckResult{Outcome: CheckUnmeasured, Observed: obs, Expected: want, Problem: fmt.Sprintf("observed value for %s is unusable: %v", ch.Label, err)}
+	case pass:
+		return CheckResult{Outcome: CheckPass, Observed: obs, Expected: want}
+	}
+	return CheckResult{Outcome: CheckFail, Observed: obs, Expected: want}
+}
+
+// absentJSON says why the JSON value under key is absent from the response, or "" when key
+// is not a JSON check's value or the verifier did not report it absent.
+func absentJSON(key string, observed map[string]any) string {
+	var i int
+	if n, err := fmt.Sscanf(key, "json.%d.value", &i); err != nil || n != 1 || key != JSONValueKey(i) {
+		return ""
+	}
+	if why, ok := observed[JSONMissingKey(i)].(string); ok && why != "" {
+		return why
+	}
+	if why, ok := observed[ObsJSONError].(string); ok && why != "" {
+		return why
+	}
+	return ""
 }

@@ -275,25 +275,18 @@ func judgeCriterion(j *judgement, c contracts.Contract, n int, cr contracts.Crit
 	var failures []contracts.Reason
 	complete := true
 	for _, ch := range checks {
-		obs, ok := r.Observed[ch.Key]
-		want := ch.Expected
-		if ok && ch.ExpectedKey != "" {
-			want, ok = r.Observed[ch.ExpectedKey]
-		}
-		if !ok {
+		res := contracts.EvaluateCheck(ch, r.Observed)
+		switch res.Outcome {
+		case contracts.CheckUnmeasured:
 			complete = false
-			j.add(RuleIncomplete, CodeObservedMissing, cr.ID, "%s: no observed value for %s", name, ch.Label)
-			continue
-		}
-		pass, err := contracts.Compare(ch.Op, obs, want)
-		if err != nil {
-			complete = false
-			j.add(RuleIncomplete, CodeObservedMissing, cr.ID, "%s: observed value for %s is unusable: %v", name, ch.Label, err)
-			continue
-		}
-		if !pass {
+			j.add(RuleIncomplete, CodeObservedMissing, cr.ID, "%s: %s", name, res.Problem)
+		case contracts.CheckFail:
+			obs, msg := res.Observed, failureMessage(name, ch, res.Observed, res.Expected)
+			if res.Absent != "" {
+				obs, msg = "absent", fmt.Sprintf("%s: %s fails, the response lacks it: %s", name, ch.Label, res.Absent)
+			}
 			failures = append(failures, contracts.Reason{Rule: RuleCriteria, Code: CodeCriterionFailed, Criterion: cr.ID,
-				Check: ch.Key, Observed: obs, Expected: want, Message: failureMessage(name, ch, obs, want)})
+				Check: ch.Key, Observed: obs, Expected: res.Expected, Message: msg})
 		}
 	}
 	if !complete {

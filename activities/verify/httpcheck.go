@@ -85,13 +85,13 @@ func (r *run) httpCriterion(ctx context.Context, c contracts.Criterion) contract
 			v, err := JSONPointer(doc, jc.Pointer)
 			if err != nil {
 				res.Observed[key] = nil
-				res.Observed[fmt.Sprintf("json.%d.missing", i)] = err.Error()
+				res.Observed[contracts.JSONMissingKey(i)] = err.Error()
 				continue
 			}
 			res.Observed[key] = v
 		}
 		if parseErr != nil {
-			res.Observed["json_error"] = "response is not JSON: " + parseErr.Error()
+			res.Observed[contracts.ObsJSONError] = "response is not JSON: " + parseErr.Error()
 		}
 	}
 	status, problem := judge(c, res.Observed)

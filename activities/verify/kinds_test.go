@@ -259,12 +259,15 @@ func TestHTTPCriterion(t *testing.T) {
 	if r := wantStatus(t, ev, "status-wrong", contracts.StatusFail); r.Observed["status"] != 404.0 {
 		t.Errorf("status-wrong observed %v", r.Observed)
 	}
-	// A pointer that does not resolve is reported as null: contracts.Compare cannot order
-	// null against a number, so the result is an error, as the policy would judge it.
-	if r := wantStatus(t, ev, "pointer-missing", contracts.StatusError); r.Observed["json.0.value"] != nil {
+	// A member the response lacks, or a body that is not JSON, is measured and fails: it is
+	// what the implementation did not deliver (signoff.assertions/2), and says why.
+	if r := wantStatus(t, ev, "pointer-missing", contracts.StatusFail); r.Observed["json.0.value"] != nil ||
+		!strings.Contains(fmt.Sprint(r.Observed[contracts.JSONMissingKey(0)]), `no member "nope"`) {
 		t.Errorf("pointer-missing observed %v", r.Observed)
 	}
-	wantStatus(t, ev, "not-json", contracts.StatusError)
+	if r := wantStatus(t, ev, "not-json", contracts.StatusFail); !strings.Contains(fmt.Sprint(r.Observed[contracts.ObsJSONError]), "not JSON") {
+		t.Errorf("not-json observed %v", r.Observed)
+	}
 	if r := wantStatus(t, ev, "no-leaving", contracts.StatusPass); r.Observed["status"] != 302.0 {
 		t.Errorf("the redirect to another host was followed: %v", r.Observed)
 	}

@@ -316,25 +316,12 @@ func judge(c contracts.Criterion, observed map[string]any) (status, problem stri
 	}
 	failed := false
 	for _, ch := range checks {
-		obs, ok := observed[ch.Key]
-		want := ch.Expected
-		if ok && ch.ExpectedKey != "" {
-			want, ok = observed[ch.ExpectedKey]
-		}
-		if !ok {
+		switch r := contracts.EvaluateCheck(ch, observed); r.Outcome {
+		case contracts.CheckUnmeasured:
 			if problem == "" {
-				problem = "no observed value for " + ch.Label
+				problem = r.Problem
 			}
-			continue
-		}
-		pass, err := contracts.Compare(ch.Op, obs, want)
-		if err != nil {
-			if problem == "" {
-				problem = fmt.Sprintf("observed value for %s is unusable: %v", ch.Label, err)
-			}
-			continue
-		}
-		if !pass {
+		case contracts.CheckFail:
 			failed = true
 		}
 	}

@@ -124,24 +124,26 @@ func classifyOne(cr contracts.Criterion, res contracts.CriterionResult) BaseResu
 		br.Outcome, br.Error = OutcomeError, err.Error()
 		return br
 	}
+	absent := 0
 	for _, ch := range checks {
-		obs, ok := res.Observed[ch.Key]
-		want := ch.Expected
-		if ok && ch.ExpectedKey != "" {
-			want, ok = res.Observed[ch.ExpectedKey]
-		}
-		if !ok {
-			br.Outcome, br.Error = OutcomeError, "no observed value for "+ch.Label
+		r := contracts.EvaluateCheck(ch, res.Observed)
+		switch r.Outcome {
+		case contracts.CheckUnmeasured:
+			br.Outcome, br.Error = OutcomeError, r.Problem
 			return br
+		case contracts.CheckFail:
+			if r.Absent != "" {
+				absent++
+				br.Failures = append(br.Failures, r.Absent)
+				continue
+			}
+			br.Failures = append(br.Failures, failureText(ch, r.Observed, r.Expected))
 		}
-		pass, err := contracts.Compare(ch.Op, obs, want)
-		if err != nil {
-			br.Outcome, br.Error = OutcomeError, fmt.Sprintf("observed value for %s is unusable: %v", ch.Label, err)
-			return br
-		}
-		if !pass {
-			br.Failures = append(br.Failures, failureText(ch, obs, want))
-		}
+	}
+	if absent > 0 && absent == len(br.Failures) {
+		// Only members the response lacks: what the change is to add.
+		br.Outcome = OutcomeAbsent
+		return br
 	}
 	br.Outcome = OutcomePass
 	if len(br.Failures) > 0 {
