@@ -1,7 +1,6 @@
 package policy_test
 
 import (
-	"os"
 	"strings"
 	"testing"
 
@@ -13,23 +12,16 @@ import (
 // h1 is a satisfied case of the H1 contract, whose http criteria check JSON members.
 func h1(t *testing.T) scenario {
 	t.Helper()
-	b, err := os.ReadFile("../temporal/testdata/runs/H1/contract.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := contracts.Load(b, contracts.LoadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hash, _ := contracts.Hash(*c)
-	ev, err := policytest.Evidence(*c, implSHA, policytest.Options{Attempt: 1})
+	c := loadContract(t, "../temporal/testdata/runs/H1/contract.json")
+	hash, _ := contracts.Hash(c)
+	ev, err := policytest.Evidence(c, implSHA, policytest.Options{Attempt: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	exp := policy.Expectation{ContractHash: hash, ImplementationSHA: implSHA, VerifierPublicKey: policytest.VerifierPublicKey(),
 		VerifierDigest: c.Verifier.Digest, Build: contracts.BuildResult{Passed: true, Steps: []contracts.BuildStep{{Name: "build", Passed: true}}},
 		Gate: contracts.GateResult{Source: "page-errors"}}
-	return scenario{c: *c, exp: exp, ev: ev}
+	return scenario{c: c, exp: exp, ev: ev}
 }
 
 // A JSON member the response lacks is a failed criterion: the implementation is repaired,

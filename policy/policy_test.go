@@ -29,7 +29,12 @@ type scenario struct {
 
 func loadW1(t *testing.T) contracts.Contract {
 	t.Helper()
-	b, err := os.ReadFile("../fixtures/runs/W1/contract.json")
+	return loadContract(t, "../fixtures/runs/W1/contract.json")
+}
+
+func loadContract(t *testing.T, path string) contracts.Contract {
+	t.Helper()
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
