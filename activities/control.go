@@ -32,6 +32,7 @@ type Deliverer interface {
 // ProofStore keeps bundles and artifacts on disk, addressed by contract and attempt.
 type ProofStore interface {
 	WriteBundle(c contracts.Contract, b contracts.Bundle) (RecordResult, error)
+	WriteSettlement(s contracts.Settlement) (string, error)
 }
 
 // Index is the contract index that outlives workflow retention.
@@ -77,6 +78,7 @@ const (
 	CancelPaymentName    = "CancelPayment"
 	PublishName          = "Publish"
 	RecordAttemptName    = "RecordAttempt"
+	RecordSettlementName = "RecordSettlement"
 	PRHeadName           = "PRHead"
 	UpdateIndexName      = "UpdateIndex"
 	NotifyName           = "Notify"
@@ -155,6 +157,23 @@ func (c *Control) RecordAttempt(ctx context.Context, req RecordRequest) (RecordR
 		}
 	}
 	return res, nil
+}
+
+// RecordSettlement signs and stores how the contract ended, beside its attempts' bundles,
+// and returns where.
+func (c *Control) RecordSettlement(ctx context.Context, s contracts.Settlement) (string, error) {
+	if c.Proofs == nil || len(c.BundleKey) == 0 {
+		return "", NotConfigured("proof store")
+	}
+	s.SchemaVersion = contracts.SettlementSchema
+	if err := s.Sign(c.BundleKey); err != nil {
+		return "", fmt.Errorf("sign settlement: %w", err)
+	}
+	path, err := c.Proofs.WriteSettlement(s)
+	if err != nil {
+		return "", fmt.Errorf("write settlement: %w", err)
+	}
+	return path, nil
 }
 
 // PRHead reads the deliverable's head commit.

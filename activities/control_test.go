@@ -9,7 +9,15 @@ import (
 	"github.com/signoff/signoff/contracts"
 )
 
-type fakeProofs struct{ got contracts.Bundle }
+type fakeProofs struct {
+	got     contracts.Bundle
+	settled contracts.Settlement
+}
+
+func (f *fakeProofs) WriteSettlement(s contracts.Settlement) (string, error) {
+	f.settled = s
+	return "/p/settlement.json", nil
+}
 
 func (f *fakeProofs) WriteBundle(c contracts.Contract, b contracts.Bundle) (activities.RecordResult, error) {
 	f.got = b

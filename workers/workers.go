@@ -30,6 +30,7 @@ func RegisterControl(r worker.Registry, c *activities.Control) {
 		activities.CancelPaymentName:    c.CancelPayment,
 		activities.PublishName:          c.Publish,
 		activities.RecordAttemptName:    c.RecordAttempt,
+		activities.RecordSettlementName: c.RecordSettlement,
 		activities.PRHeadName:           c.PRHead,
 		activities.UpdateIndexName:      c.UpdateIndex,
 		activities.NotifyName:           c.Notify,

@@ -514,9 +514,8 @@ func (w *contractRun) recordVerdict(attempt, try int, o outcome) {
 		SchemaVersion: contracts.BundleSchemaVersion, ContractID: w.contract.ContractID, ContractHash: w.st.ContractHash,
 		Goal: w.contract.Goal, Attempt: attempt, Try: try, BaseSHA: w.contract.Repo.BaseCommitSHA, ImplementationSHA: o.commit, EvidenceDigest: o.evidenceDigest,
 		Verdict: d.Verdict, Reasons: d.Reasons, Timeline: w.chain.Events, TimelineHead: w.chain.Head(),
-		Payment: contracts.PaymentRef{Provider: w.st.Payment.Provider, CheckoutSessionID: w.st.Payment.CheckoutSessionID,
-			PaymentIntentID: w.st.Payment.PaymentIntentID, State: w.st.Payment.State, Local: w.st.Payment.Local},
-		PR: w.st.PR, Build: o.build, Gate: o.gate, Artifacts: o.artifacts,
+		Payment: w.paymentRef(),
+		PR:      w.st.PR, Build: o.build, Gate: o.gate, Artifacts: o.artifacts,
 	}
 	var res activities.RecordResult
 	err := workflow.ExecuteActivity(controlCtx(w.root, w.timeouts), activities.RecordAttemptName, activities.RecordRequest{Bundle: b, Contract: w.contract,
@@ -551,6 +550,7 @@ func (w *contractRun) settle(verdict string) {
 			w.to(StatePaymentCaptured, "payment_captured", map[string]string{"payment_intent": ps.PaymentIntentID})
 			w.notify("captured", "Payment captured: the contract is satisfied.")
 			w.checkMergeEligible(ctx)
+			w.recordSettlement(ctx)
 			w.st.Final = true
 			w.index()
 			return
@@ -574,8 +574,34 @@ func (w *contractRun) settle(verdict string) {
 	if w.cancel != nil {
 		w.st.State = StateCancelled
 	}
+	w.recordSettlement(ctx)
 	w.st.Final = true
 	w.index()
+}
+
+func (w *contractRun) paymentRef() contracts.PaymentRef {
+	return contracts.PaymentRef{Provider: w.st.Payment.Provider, CheckoutSessionID: w.st.Payment.CheckoutSessionID,
+		PaymentIntentID: w.st.Payment.PaymentIntentID, State: w.st.Payment.State, Local: w.st.Payment.Local}
+}
+
+// recordSettlement has the control worker sign how the contract ended, beside the last
+// attempt's bundle: bundles are signed before the payment settles, so the final payment
+// state needs a signed record of its own. Contracts that ended before any verification have
+// no proof to settle against. Workflows started before this step existed skip it (version).
+func (w *contractRun) recordSettlement(ctx workflow.Context) {
+	if workflow.GetVersion(ctx, "signed-settlement", workflow.DefaultVersion, 1) == workflow.DefaultVersion || len(w.st.Attempts) == 0 {
+		return
+	}
+	last := w.st.Attempts[len(w.st.Attempts)-1]
+	s := contracts.Settlement{ContractID: w.contract.ContractID, ContractHash: w.st.ContractHash, Verdict: w.st.Verdict,
+		State: w.st.State, Payment: w.paymentRef(), Attempt: last.Attempt, Try: last.Try, BundleDigest: last.BundleDigest,
+		Timeline: w.chain.Events, TimelineHead: w.chain.Head()}
+	var path string
+	if err := workflow.ExecuteActivity(controlCtx(ctx, w.timeouts), activities.RecordSettlementName, s).Get(ctx, &path); err != nil {
+		w.event("settlement_record_error", map[string]string{"error": errText(err)})
+		return
+	}
+	w.event("settlement_recorded", map[string]string{"payment": s.Payment.State, "path": path})
 }
 
 // checkMergeEligible declares the PR merge-eligible only while its head is the verified SHA.

@@ -51,6 +51,7 @@ type fakes struct {
 	feedbacks   [][]contracts.Reason
 	releases    int
 	bundles     []contracts.Bundle
+	settlements []contracts.Settlement
 	captureHook func()
 }
 
@@ -102,7 +103,14 @@ func (f *fakes) RecordAttempt(ctx context.Context, r activities.RecordRequest) (
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.bundles = append(f.bundles, r.Bundle)
-	return activities.RecordResult{ProofDir: fmt.Sprintf("/proofs/attempt-%d", r.Bundle.Attempt), BundleDigest: "d"}, nil
+	return activities.RecordResult{ProofDir: fmt.Sprintf("/proofs/attempt-%d", r.Bundle.Attempt), BundleDigest: fmt.Sprintf("digest-%d-%d", r.Bundle.Attempt, r.Bundle.Try)}, nil
+}
+
+func (f *fakes) RecordSettlement(ctx context.Context, s contracts.Settlement) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.settlements = append(f.settlements, s)
+	return "/proofs/settlement.json", nil
 }
 
 func (f *fakes) PRHead(ctx context.Context, r activities.HeadRequest) (string, error) {
@@ -224,6 +232,7 @@ func newHarness(t *testing.T, script ...verifyScript) *harness {
 	register(f.CancelPayment, activities.CancelPaymentName)
 	register(f.Publish, activities.PublishName)
 	register(f.RecordAttempt, activities.RecordAttemptName)
+	register(f.RecordSettlement, activities.RecordSettlementName)
 	register(f.PRHead, activities.PRHeadName)
 	register(f.UpdateIndex, activities.UpdateIndexName)
 	register(f.Notify, activities.NotifyName)
@@ -512,6 +521,38 @@ func TestQuoteAlreadyExpiredEndsAtOnce(t *testing.T) {
 		t.Fatalf("state %s executions %d", st.State, h.executions)
 	}
 	h.assertPayment(t, 0, 0)
+}
+
+// The payment's end is signed: one settlement per settled contract, naming the final
+// payment state and the last attempt's bundle; a contract that never reached a verification
+// has no proof to settle against.
+func TestSettlementIsRecordedOnce(t *testing.T) {
+	h := newHarness(t, pass)
+	h.approveAndPay()
+	st := h.run(t)
+	if len(h.settlements) != 1 {
+		t.Fatalf("%d settlements recorded, want 1", len(h.settlements))
+	}
+	s := h.settlements[0]
+	if s.Verdict != contracts.Satisfied || s.Payment.State != activities.PaymentCaptured || s.Attempt != 1 || s.BundleDigest != "digest-1-1" ||
+		s.ContractHash != st.ContractHash || s.TimelineHead == "" || !hasEvent(st, "settlement_recorded") {
+		t.Fatalf("settlement %+v", s)
+	}
+
+	h = newHarness(t, overflow, overflow, overflow)
+	h.approveAndPay()
+	h.run(t)
+	if len(h.settlements) != 1 || h.settlements[0].Payment.State != activities.PaymentCanceled || h.settlements[0].Attempt != 3 ||
+		h.settlements[0].BundleDigest != "digest-3-1" || h.settlements[0].Verdict != contracts.NotSatisfied {
+		t.Fatalf("settlements after three failures: %+v", h.settlements)
+	}
+
+	h = newHarness(t)
+	h.env.RegisterDelayedCallback(func() { h.env.SignalWorkflow(workflows.SignalCancel, workflows.Cancel{By: "alice"}) }, time.Second)
+	h.run(t)
+	if len(h.settlements) != 0 {
+		t.Fatalf("a contract cancelled before any attempt recorded a settlement: %+v", h.settlements)
+	}
 }
 
 func TestCancelBeforeApproval(t *testing.T) {

@@ -23,6 +23,8 @@ const (
 	ContractFile = "contract.json"
 	EvidenceFile = "evidence.json"
 	BundleFile   = "bundle.json"
+	// SettlementFile is the signed settlement, in the contract's folder beside its attempts.
+	SettlementFile = "settlement.json"
 )
 
 // Store is a proof store rooted at a directory.
@@ -73,6 +75,22 @@ func (s Store) WriteBundle(c contracts.Contract, b contracts.Bundle) (activities
 		return activities.RecordResult{}, err
 	}
 	return activities.RecordResult{ProofDir: dir, BundleDigest: contracts.DigestBytes(data)}, nil
+}
+
+// WriteSettlement writes settlement.json into the contract's folder and returns its path.
+func (s Store) WriteSettlement(st contracts.Settlement) (string, error) {
+	if !contractIDPattern.MatchString(st.ContractID) {
+		return "", fmt.Errorf("proof store: contract id %q is not a safe path element", st.ContractID)
+	}
+	dir := filepath.Join(s.Root, st.ContractID)
+	data, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	if err := writeFile(dir, SettlementFile, data); err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, SettlementFile), nil
 }
 
 // WriteEvidence writes evidence.json and returns its digest.

@@ -35,6 +35,8 @@ const (
 	// Cross-verification checks of VerifyContract.
 	CheckAttempts       = "attempts"
 	CheckTimelinePrefix = "timeline_prefix"
+	CheckSettlement     = "settlement"
+	CheckSettlementSig  = "settlement_signature"
 )
 
 // Reason codes the workflow writes without calling policy.Decide: an activity that failed
@@ -559,6 +561,8 @@ func VerifyContractDir(dir string, verifierPub, controlPub ed25519.PublicKey) (C
 		add(CheckTimelinePrefix, true, "each bundle's timeline extends the previous one's")
 	}
 
+	checkSettlement(dir, tries, bundles, controlPub, add)
+
 	cr.OK = true
 	for _, t := range cr.Tries {
 		cr.OK = cr.OK && t.OK
@@ -629,3 +633,58 @@ func nonNil[T any](s []T) []T {
 }
 
 func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", "; ") }
+
+// checkSettlement verifies settlement.json, when there is one: the control worker's
+// signature, and that it settles on the last verification as written (its bundle's digest,
+// verdict and contract hash) with a timeline extending that bundle's. Its absence is not a
+// failure: the payment may not have settled yet.
+func checkSettlement(dir string, tries []TryDir, bundles []*contracts.Bundle, controlPub ed25519.PublicKey, add func(string, bool, string, ...any)) {
+	data, err := os.ReadFile(filepath.Join(dir, SettlementFile))
+	if errors.Is(err, os.ErrNotExist) {
+		add(CheckSettlement, true, "no %s: the payment has not settled yet (or settled before settlements were signed)", SettlementFile)
+		return
+	}
+	var s contracts.Settlement
+	if err == nil {
+		err = decodeExact(data, &s)
+	}
+	if err != nil {
+		add(CheckSettlement, false, "%s is unreadable: %v", SettlementFile, err)
+		return
+	}
+	if err := s.VerifySignature(controlPub); err != nil {
+		add(CheckSettlementSig, false, "%s: %v", SettlementFile, err)
+	} else {
+		add(CheckSettlementSig, true, "%s is signed by the control key", SettlementFile)
+	}
+	last, b := tries[len(tries)-1], bundles[len(bundles)-1]
+	var problems []string
+	switch {
+	case b == nil:
+		problems = append(problems, "the last verification has no readable bundle")
+	default:
+		if raw, err := os.ReadFile(filepath.Join(last.Path, BundleFile)); err != nil || contracts.DigestBytes(raw) != s.BundleDigest {
+			problems = append(problems, fmt.Sprintf("it settles on bundle %s, not the %s of %s", short(s.BundleDigest), BundleFile, last.Rel))
+		}
+		if s.Attempt != last.Attempt || s.Try != last.Try {
+			problems = append(problems, fmt.Sprintf("it names attempt %d try %d, the last verification is %s", s.Attempt, s.Try, last.Rel))
+		}
+		if s.ContractHash != b.ContractHash || s.ContractID != b.ContractID {
+			problems = append(problems, "it is for another contract than the bundles")
+		}
+		if s.Verdict != b.Verdict {
+			problems = append(problems, fmt.Sprintf("it records verdict %q, the last bundle %q", s.Verdict, b.Verdict))
+		}
+		if !isPrefix(b.Timeline, s.Timeline) {
+			problems = append(problems, "its timeline does not extend the last bundle's")
+		}
+	}
+	if head, err := contracts.VerifyChain(s.Timeline); err != nil || head != s.TimelineHead {
+		problems = append(problems, fmt.Sprintf("its timeline is not an intact hash chain ending at %s", short(s.TimelineHead)))
+	}
+	if len(problems) > 0 {
+		add(CheckSettlement, false, "%s", strings.Join(problems, "; "))
+		return
+	}
+	add(CheckSettlement, true, "settled %s: payment %s, on the last verification's bundle", s.State, s.Payment.State)
+}

@@ -2,6 +2,7 @@ package proofstore_test
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -494,4 +495,63 @@ func asInput(err error, target **proofstore.InputError) bool {
 		*target = ie
 	}
 	return ok
+}
+
+// A settlement signed by the control key, on the last verification's bundle, verifies; one
+// edited, signed by another key, or settling on another bundle does not; none is fine.
+func TestVerifySettlement(t *testing.T) {
+	root := t.TempDir()
+	c := prooftest.W1(t)
+	c.ContractID = "w2-watchlist-header"
+	p := prooftest.Build(t, root, prooftest.Spec{Contract: c, Attempts: []prooftest.Attempt{
+		{Override: prooftest.W2Override()}, {Override: prooftest.W2Override()}}})
+	verify := func() proofstore.ContractReport {
+		t.Helper()
+		cr, err := proofstore.VerifyContract(root, c.ContractID, prooftest.VerifierPublicKey(), prooftest.ControlPublicKey())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cr
+	}
+	check := func(cr proofstore.ContractReport, name string) proofstore.Check {
+		for _, ch := range cr.Checks {
+			if ch.Name == name {
+				return ch
+			}
+		}
+		t.Fatalf("no %s check in %+v", name, cr.Checks)
+		return proofstore.Check{}
+	}
+	if cr := verify(); !cr.OK || !check(cr, proofstore.CheckSettlement).OK {
+		t.Fatalf("no settlement yet should verify: %+v", cr.Checks)
+	}
+
+	good := prooftest.Settlement(t, p, "payment_cancelled", "canceled")
+	write := func(s contracts.Settlement, key ed25519.PrivateKey) { t.Helper(); prooftest.Settle(t, p, s, key) }
+	write(good, prooftest.ControlKey)
+	if cr := verify(); !cr.OK || !strings.Contains(check(cr, proofstore.CheckSettlement).Message, "payment canceled") {
+		t.Fatalf("a good settlement fails: %+v", cr.Checks)
+	}
+
+	// Claiming a capture after the fact breaks the signature.
+	path := filepath.Join(root, c.ContractID, proofstore.SettlementFile)
+	data, _ := os.ReadFile(path)
+	if err := os.WriteFile(path, []byte(strings.Replace(string(data), `"canceled"`, `"captured"`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if cr := verify(); cr.OK || check(cr, proofstore.CheckSettlementSig).OK {
+		t.Fatalf("an edited settlement verifies: %+v", cr.Checks)
+	}
+	// Signed by another key.
+	write(good, ed25519.NewKeyFromSeed(make([]byte, 32)))
+	if cr := verify(); cr.OK || check(cr, proofstore.CheckSettlementSig).OK {
+		t.Fatal("a settlement signed by another key verifies")
+	}
+	// Signed, but settling on an earlier verification.
+	early := good
+	early.Attempt, early.BundleDigest = 1, contracts.DigestBytes([]byte("attempt 1"))
+	write(early, prooftest.ControlKey)
+	if cr := verify(); cr.OK || !strings.Contains(check(cr, proofstore.CheckSettlement).Message, "not the bundle.json of attempt-2") {
+		t.Fatalf("a settlement on another bundle verifies: %+v", cr.Checks)
+	}
 }

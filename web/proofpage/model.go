@@ -34,6 +34,8 @@ type Page struct {
 	VerifyNote string
 	// Status is the contract index's current entry: not signed, shown as such.
 	Status *activities.IndexEntry
+	// Settlement is the signed record of how the contract ended (settlement.json), if any.
+	Settlement *contracts.Settlement
 }
 
 // Attempt is one verification folder as loaded: lenient, so a damaged proof still renders and
@@ -153,6 +155,12 @@ func Load(root, slug string) (*Page, error) {
 	}
 	for i := len(p.Attempts) - 1; i >= 0 && p.Contract == nil; i-- {
 		p.Contract = p.Attempts[i].Contract
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, proofstore.SettlementFile)); err == nil {
+		var st contracts.Settlement
+		if json.Unmarshal(data, &st) == nil {
+			p.Settlement = &st
+		}
 	}
 	if entries, err := os.ReadDir(filepath.Join(dir, proofstore.BaseDir)); err == nil {
 		for _, e := range entries {

@@ -2,6 +2,7 @@ package proofpage
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
 	"go/ast"
@@ -95,6 +96,27 @@ func TestPageShowsFailedVerification(t *testing.T) {
 	page := text(render(t, r.root, r.w1.Contract.ContractID, keys(), Links{}))
 	if !strings.Contains(page, "checks failed") || !strings.Contains(page, "Do not rely on this proof") || !strings.Contains(page, "artifact "+name) {
 		t.Fatalf("tampered artifact not reported on the page")
+	}
+}
+
+// The signed settlement shows how the contract ended and whether it verifies; the timeline
+// runs to the payment's end.
+func TestPageShowsTheSignedSettlement(t *testing.T) {
+	r := buildRuns(t, nil)
+	s := prooftest.Settlement(t, r.w1, "payment_captured", "captured")
+	prooftest.Settle(t, r.w1, s, prooftest.ControlKey)
+	page := text(render(t, r.root, r.w1.Contract.ContractID, keys(), Links{}))
+	for _, want := range []string{"Settlement", "payment_captured; payment captured", "signature and link to the last bundle verified", "payment_captured", "checks hold"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if !strings.Contains(page, s.TimelineHead) {
+		t.Error("the timeline does not run to the settlement's head")
+	}
+	prooftest.Settle(t, r.w1, s, ed25519.NewKeyFromSeed(make([]byte, 32)))
+	if page := text(render(t, r.root, r.w1.Contract.ContractID, keys(), Links{})); !strings.Contains(page, "does NOT verify") {
+		t.Error("a settlement signed by another key is not flagged")
 	}
 }
 

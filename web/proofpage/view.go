@@ -44,8 +44,17 @@ type pageView struct {
 	Verified    *verifyView
 	VerifyNote  string
 	Status      *statusView
+	Settlement  *settlementView
 	Links       Links
 	NoContract  bool
+}
+
+// settlementView is the signed settlement: how the contract ended and what became of the
+// payment, with whether this page's verification checked its signature.
+type settlementView struct {
+	State   string
+	Payment paymentView
+	Checked string // "verified", "failed" or "" (not verified here)
 }
 
 type statusView struct {
@@ -270,6 +279,10 @@ func buildPageView(p *Page, links Links) *pageView {
 			timeline = a.Bundle.Timeline
 		}
 	}
+	// A signed settlement extends the last bundle's timeline to the payment's end.
+	if st := p.Settlement; st != nil && isPrefix(timeline, st.Timeline) {
+		timeline = st.Timeline
+	}
 	for _, e := range timeline {
 		v.Timeline = append(v.Timeline, eventOf(e))
 	}
@@ -300,6 +313,22 @@ func buildPageView(p *Page, links Links) *pageView {
 	v.Title = v.ContractID
 	if p.Verified != nil {
 		v.Verified = newVerifyView(p.Verified)
+	}
+	if st := p.Settlement; st != nil {
+		sv := &settlementView{State: st.State, Payment: paymentView{Provider: st.Payment.Provider, State: st.Payment.State,
+			Session: st.Payment.CheckoutSessionID, Intent: st.Payment.PaymentIntentID, Local: st.Payment.Local}}
+		if st.Payment.Local {
+			sv.Payment.LocalLabel = LocalPaymentLabel
+		}
+		if p.Verified != nil {
+			sv.Checked = "verified"
+			for _, ch := range p.Verified.Checks {
+				if (ch.Name == proofstore.CheckSettlement || ch.Name == proofstore.CheckSettlementSig) && !ch.OK {
+					sv.Checked = "failed"
+				}
+			}
+		}
+		v.Settlement = sv
 	}
 	if s := p.Status; s != nil {
 		v.Status = &statusView{State: s.State, Verdict: s.Verdict, UpdatedAt: s.UpdatedAt, WorkflowID: s.WorkflowID, Attempts: s.Attempts}

@@ -310,3 +310,34 @@ func Zip(t testing.TB, files map[string]string) []byte {
 	}
 	return buf.Bytes()
 }
+
+// Settlement is the settlement of p after its last attempt, unsigned: the workflow's final
+// state and what became of the payment, on the last bundle, with the payment's event
+// appended to that bundle's timeline.
+func Settlement(t testing.TB, p *Proof, state, payment string) contracts.Settlement {
+	t.Helper()
+	last := p.Bundles[len(p.Bundles)-1]
+	raw, err := os.ReadFile(filepath.Join(p.Dirs[len(p.Dirs)-1], proofstore.BundleFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var chain contracts.Chain
+	chain.Events = append(chain.Events, last.Timeline...)
+	if _, err := chain.Append("payment_"+payment, "2026-11-30T10:00:00Z", map[string]string{"state": state}); err != nil {
+		t.Fatal(err)
+	}
+	return contracts.Settlement{SchemaVersion: contracts.SettlementSchema, ContractID: p.Contract.ContractID, ContractHash: p.Hash,
+		Verdict: last.Verdict, State: state, Payment: contracts.PaymentRef{Provider: "stripe-test-double", State: payment, Local: true},
+		Attempt: last.Attempt, Try: 1, BundleDigest: contracts.DigestBytes(raw), Timeline: chain.Events, TimelineHead: chain.Head()}
+}
+
+// Settle signs s with key and writes it into p's contract folder.
+func Settle(t testing.TB, p *Proof, s contracts.Settlement, key ed25519.PrivateKey) {
+	t.Helper()
+	if err := s.Sign(key); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (proofstore.Store{Root: p.Root}).WriteSettlement(s); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,61 @@
+package contracts
+
+import (
+	"crypto/ed25519"
+	"encoding/base64"
+)
+
+// SettlementSchema names the settlement record's layout.
+const SettlementSchema = "signoff.settlement/v1"
+
+// settlementDomain keeps a settlement signature from being replayed as one over a bundle.
+const settlementDomain = "signoff.settlement/v1\n"
+
+// Settlement is the control worker's signed record of how a contract ended: the final
+// verdict, what became of the payment (captured, or the authorization cancelled), and the
+// last attempt's bundle it rests on. Bundles are signed before the payment settles, so
+// without this record the final payment state would rest on the unsigned index.
+type Settlement struct {
+	SchemaVersion string `json:"schema_version"`
+	ContractID    string `json:"contract_id"`
+	ContractHash  string `json:"contract_hash"`
+	// Verdict is the last attempt's verdict ("" when the contract ended before any).
+	Verdict string `json:"verdict"`
+	// State is the workflow's final state (payment_captured, merge_eligible, cancelled, ...).
+	State   string     `json:"state"`
+	Payment PaymentRef `json:"payment"`
+	// Attempt and Try name the last verification; BundleDigest is the sha256 of its
+	// bundle.json as written.
+	Attempt      int    `json:"attempt"`
+	Try          int    `json:"try"`
+	BundleDigest string `json:"bundle_digest"`
+	// Timeline is the whole hash chain up to settlement; it extends the last bundle's.
+	Timeline     []Event `json:"timeline"`
+	TimelineHead string  `json:"timeline_head"`
+	Signature    string  `json:"signature,omitempty"`
+}
+
+// SigningBytes is what the control worker signs.
+func (s Settlement) SigningBytes() ([]byte, error) {
+	s.Signature = ""
+	c, err := CanonicalJSON(s)
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte(settlementDomain), c...), nil
+}
+
+// Sign sets the settlement signature.
+func (s *Settlement) Sign(key ed25519.PrivateKey) error {
+	msg, err := s.SigningBytes()
+	if err != nil {
+		return err
+	}
+	s.Signature = base64.StdEncoding.EncodeToString(ed25519.Sign(key, msg))
+	return nil
+}
+
+// VerifySignature checks the settlement signature against the control worker's public key.
+func (s Settlement) VerifySignature(pub ed25519.PublicKey) error {
+	return verifySig(pub, s.Signature, s.SigningBytes)
+}
