@@ -80,12 +80,20 @@ func TestPreparedRuns(t *testing.T) {
 		if err != nil || !rep.OK {
 			t.Errorf("%s: proof does not verify offline: %v %+v", name, err, rep)
 		}
+		// The payment's end is signed beside the attempts, and settles on the last one.
+		settled := false
+		for _, ch := range rep.Checks {
+			settled = settled || (ch.Name == proofstore.CheckSettlementSig && ch.OK)
+		}
+		if !settled {
+			t.Errorf("%s: no verified settlement.json: %+v", name, rep.Checks)
+		}
 		recordHistory(t, st.Client, workflows.WorkflowID(r.Contract.ContractID), strings.ToLower(name))
 		switch name {
 		case "W1":
 			url := st.LoopbackURL + "/proofs/" + r.Contract.ContractID + "/"
 			get(t, url)
-			checkProofPageInChromium(t, url, name, []string{"atisfied"}, len(r.Contract.Criteria))
+			checkProofPageInChromium(t, url, name, []string{"atisfied", "payment captured", "signature and link to the last bundle verified"}, len(r.Contract.Criteria))
 		case "W2":
 			url := st.LoopbackURL + "/proofs/" + r.Contract.ContractID + "/"
 			get(t, url)
