@@ -89,6 +89,11 @@ func TestPreparedRuns(t *testing.T) {
 			t.Errorf("%s: no verified settlement.json: %+v", name, rep.Checks)
 		}
 		recordHistory(t, st.Client, workflows.WorkflowID(r.Contract.ContractID), strings.ToLower(name))
+		if name == "W1" || name == "W2" {
+			// Recorded again once the workflow signed settlements (version "signed-settlement"),
+			// so the replay test covers both sides of that version.
+			recordHistory(t, st.Client, workflows.WorkflowID(r.Contract.ContractID), strings.ToLower(name)+"-settled")
+		}
 		switch name {
 		case "W1":
 			url := st.LoopbackURL + "/proofs/" + r.Contract.ContractID + "/"
