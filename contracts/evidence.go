@@ -166,21 +166,13 @@ var ErrBadSignature = errors.New("signature does not verify")
 // signature.
 func (e Evidence) SigningBytes() ([]byte, error) {
 	e.Signature = ""
-	c, err := CanonicalJSON(e)
-	if err != nil {
-		return nil, err
-	}
-	return append([]byte(evidenceDomain), c...), nil
+	return signingMessage(evidenceDomain, e)
 }
 
 // Sign sets the evidence signature.
-func (e *Evidence) Sign(key ed25519.PrivateKey) error {
-	msg, err := e.SigningBytes()
-	if err != nil {
-		return err
-	}
-	e.Signature = base64.StdEncoding.EncodeToString(ed25519.Sign(key, msg))
-	return nil
+func (e *Evidence) Sign(key ed25519.PrivateKey) (err error) {
+	e.Signature, err = signWith(key, e.SigningBytes)
+	return err
 }
 
 // VerifySignature checks the evidence signature against the verifier's public key.
@@ -191,26 +183,37 @@ func (e Evidence) VerifySignature(pub ed25519.PublicKey) error {
 // SigningBytes is what the control worker signs.
 func (b Bundle) SigningBytes() ([]byte, error) {
 	b.Signature = ""
-	c, err := CanonicalJSON(b)
-	if err != nil {
-		return nil, err
-	}
-	return append([]byte(bundleDomain), c...), nil
+	return signingMessage(bundleDomain, b)
 }
 
 // Sign sets the bundle signature.
-func (b *Bundle) Sign(key ed25519.PrivateKey) error {
-	msg, err := b.SigningBytes()
-	if err != nil {
-		return err
-	}
-	b.Signature = base64.StdEncoding.EncodeToString(ed25519.Sign(key, msg))
-	return nil
+func (b *Bundle) Sign(key ed25519.PrivateKey) (err error) {
+	b.Signature, err = signWith(key, b.SigningBytes)
+	return err
 }
 
 // VerifySignature checks the bundle signature against the control worker's public key.
 func (b Bundle) VerifySignature(pub ed25519.PublicKey) error {
 	return verifySig(pub, b.Signature, b.SigningBytes)
+}
+
+// signingMessage is a signed document's message: its domain, then its canonical JSON (the
+// caller has cleared the signature).
+func signingMessage(domain string, unsigned any) ([]byte, error) {
+	c, err := CanonicalJSON(unsigned)
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte(domain), c...), nil
+}
+
+// signWith signs the message msgFn gives and returns the signature as a document carries it.
+func signWith(key ed25519.PrivateKey, msgFn func() ([]byte, error)) (string, error) {
+	msg, err := msgFn()
+	if err != nil {
+		return "", err
+	}
+	return base64.StdEncoding.EncodeToString(ed25519.Sign(key, msg)), nil
 }
 
 func verifySig(pub ed25519.PublicKey, sig string, msgFn func() ([]byte, error)) error {

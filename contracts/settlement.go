@@ -1,9 +1,6 @@
 package contracts
 
-import (
-	"crypto/ed25519"
-	"encoding/base64"
-)
+import "crypto/ed25519"
 
 // SettlementSchema names the settlement record's layout.
 const SettlementSchema = "signoff.settlement/v1"
@@ -38,21 +35,13 @@ type Settlement struct {
 // SigningBytes is what the control worker signs.
 func (s Settlement) SigningBytes() ([]byte, error) {
 	s.Signature = ""
-	c, err := CanonicalJSON(s)
-	if err != nil {
-		return nil, err
-	}
-	return append([]byte(settlementDomain), c...), nil
+	return signingMessage(settlementDomain, s)
 }
 
 // Sign sets the settlement signature.
-func (s *Settlement) Sign(key ed25519.PrivateKey) error {
-	msg, err := s.SigningBytes()
-	if err != nil {
-		return err
-	}
-	s.Signature = base64.StdEncoding.EncodeToString(ed25519.Sign(key, msg))
-	return nil
+func (s *Settlement) Sign(key ed25519.PrivateKey) (err error) {
+	s.Signature, err = signWith(key, s.SigningBytes)
+	return err
 }
 
 // VerifySignature checks the settlement signature against the control worker's public key.
