@@ -5,6 +5,7 @@ import (
 
 	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/contracts/authoring"
 )
 
 // ContractInput starts a contract workflow: the quote, who may approve it, and what the
@@ -32,6 +33,17 @@ type Discrimination struct {
 	Guards  []string `json:"guards"`
 	// Where says what ran the check: "queues" (execute and verify workers) or "local".
 	Where string `json:"where,omitempty"`
+	// ProofDir holds the check's signed evidence, screenshots and traces.
+	ProofDir string `json:"proof_dir,omitempty"`
+}
+
+// DiscriminationOf is what the workflow records of an authoring base check; nil when no
+// check ran.
+func DiscriminationOf(d *authoring.Discrimination) *Discrimination {
+	if d == nil || !d.Checked || d.Report == nil {
+		return nil
+	}
+	return &Discrimination{BaseSHA: d.Report.CommitSHA, Failing: d.Failing, Guards: d.Guards, Where: d.Report.Where, ProofDir: d.Report.ProofDir}
 }
 
 // Trust is what the policy checks evidence against: the verifier's public key and the

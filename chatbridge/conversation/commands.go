@@ -18,9 +18,6 @@ import (
 	"github.com/signoff/signoff/workflows"
 )
 
-// startContract starts the contract workflow in state quoted with the sender as requester,
-// and binds the session to it. A workflow that already exists is bound again only when it is
-// the same quote, still open, for the same requester.
 // quoteTerms are what a drafted quote adds to the workflow's input: how long it stands and
 // what the base check found. Prepared runs have neither.
 type quoteTerms struct {
@@ -28,6 +25,9 @@ type quoteTerms struct {
 	Discrimination *workflows.Discrimination
 }
 
+// startContract starts the contract workflow in state quoted with the sender as requester,
+// and binds the session to it. A workflow that already exists is bound again only when it is
+// the same quote, still open, for the same requester.
 func (c *Conversation) startContract(ctx context.Context, in chatbridge.Inbound, q contracts.Quote, run, repo string, terms quoteTerms) (rebound bool, err error) {
 	if c.cfg.Trust == nil {
 		return false, userErr("This Signoff instance cannot start contracts: no verifier trust is configured.")

@@ -104,12 +104,9 @@ func (c *Conversation) task(ctx context.Context, in chatbridge.Inbound, text str
 	if err != nil {
 		return nil, err
 	}
-	terms := quoteTerms{}
+	terms := quoteTerms{Discrimination: workflows.DiscriminationOf(res.Discrimination)}
 	if res.Quote != nil {
 		terms.ExpiresAt = res.Quote.ExpiresAt
-	}
-	if d := res.Discrimination; d != nil && d.Checked && d.Report != nil {
-		terms.Discrimination = &workflows.Discrimination{BaseSHA: d.Report.CommitSHA, Failing: d.Failing, Guards: d.Guards, Where: d.Report.Where}
 	}
 	rebound, err := c.startContract(ctx, in, q, "", repo.Slug, terms)
 	if err != nil {

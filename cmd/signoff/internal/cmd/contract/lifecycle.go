@@ -17,7 +17,6 @@ import (
 	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
 	"github.com/signoff/signoff/contracts"
-	"github.com/signoff/signoff/contracts/authoring"
 	"github.com/signoff/signoff/workers"
 	"github.com/signoff/signoff/workflows"
 )
@@ -113,17 +112,13 @@ func RunStart(ctx context.Context, o *StartOptions) error {
 		if derr != nil {
 			return iostreams.Failed(fmt.Errorf("not quoted: %w", derr))
 		}
-		where := authoring.WhereQueues
-		if d.Report != nil {
-			where = d.Report.Where
-		}
-		disc = &workflows.Discrimination{BaseSHA: c.Repo.BaseCommitSHA, Failing: d.Failing, Guards: d.Guards, Where: where}
+		disc = workflows.DiscriminationOf(&d)
 	}
 	in := workflows.ContractInput{Quote: q, Channel: "cli", Trust: trust, Discrimination: disc}
 	if qf != nil {
 		in.QuoteExpiresAt = qf.Quote.ExpiresAt
 		if bc := qf.BaseCheck; disc == nil && bc != nil && bc.BaseSHA == c.Repo.BaseCommitSHA {
-			in.Discrimination = &workflows.Discrimination{BaseSHA: bc.BaseSHA, Failing: bc.Failing, Guards: bc.Guards, Where: bc.Where}
+			in.Discrimination = bc
 		}
 	}
 	cl, err := o.dial(ctx)

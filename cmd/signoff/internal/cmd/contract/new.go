@@ -28,6 +28,7 @@ import (
 	"github.com/signoff/signoff/contracts/authoring"
 	"github.com/signoff/signoff/contracts/authoring/localcheck"
 	"github.com/signoff/signoff/workers"
+	"github.com/signoff/signoff/workflows"
 	"github.com/signoff/signoff/workflows/basecheck"
 )
 
@@ -425,10 +426,8 @@ func writeContract(opts *NewOptions, res *authoring.Result) (string, error) {
 // writeQuote writes the quote beside the contract: `contract start` reads its expiry and
 // base check from there.
 func writeQuote(opts *NewOptions, res *authoring.Result, contractFile string) error {
-	q := QuoteFile{Version: 1, ContractID: res.Contract.ContractID, ContractHash: res.Hash, Requester: opts.Requester, Quote: *res.Quote}
-	if d := res.Discrimination; d != nil && d.Checked && d.Report != nil {
-		q.BaseCheck = &QuoteBaseCheck{BaseSHA: d.Report.CommitSHA, Where: d.Report.Where, Failing: d.Failing, Guards: d.Guards, ProofDir: d.Report.ProofDir}
-	}
+	q := QuoteFile{Version: 1, ContractID: res.Contract.ContractID, ContractHash: res.Hash, Requester: opts.Requester, Quote: *res.Quote,
+		BaseCheck: workflows.DiscriminationOf(res.Discrimination)}
 	data, err := json.MarshalIndent(q, "", "  ")
 	if err != nil {
 		return iostreams.Failed(err)

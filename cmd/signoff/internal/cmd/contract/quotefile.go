@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/signoff/signoff/contracts/authoring"
+	"github.com/signoff/signoff/workflows"
 )
 
 // QuoteFile is what `contract new` writes beside the contract it offers: the price, how
@@ -16,21 +17,12 @@ import (
 // quote that expired or belongs to another contract or requester, and hands the expiry to the
 // workflow as its approval deadline.
 type QuoteFile struct {
-	Version      int             `json:"version"`
-	ContractID   string          `json:"contract_id"`
-	ContractHash string          `json:"contract_hash"`
-	Requester    string          `json:"requester"`
-	Quote        authoring.Quote `json:"quote"`
-	BaseCheck    *QuoteBaseCheck `json:"base_check,omitempty"`
-}
-
-// QuoteBaseCheck is the base check's result as the quote recorded it.
-type QuoteBaseCheck struct {
-	BaseSHA  string   `json:"base_sha"`
-	Where    string   `json:"where"`
-	Failing  []string `json:"failing"`
-	Guards   []string `json:"guards"`
-	ProofDir string   `json:"proof_dir,omitempty"`
+	Version      int                       `json:"version"`
+	ContractID   string                    `json:"contract_id"`
+	ContractHash string                    `json:"contract_hash"`
+	Requester    string                    `json:"requester"`
+	Quote        authoring.Quote           `json:"quote"`
+	BaseCheck    *workflows.Discrimination `json:"base_check,omitempty"`
 }
 
 // QuotePath is the quote file beside a contract file: x.contract.json -> x.quote.json.
