@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
@@ -132,13 +131,7 @@ func NewCommandExecutor(cfg Config, getenv func(string) string) (*executor.Comma
 	}
 	p := cfg.Layout()
 	jobs := filepath.Join(p.Jobs, "command")
-	runAs := getenv(EnvExecutorRunAs)
-	switch {
-	case runAs == "-":
-		runAs = ""
-	case runAs == "" && os.Geteuid() == 0:
-		runAs = PreviewUser
-	}
+	runAs := RunAsUser(getenv(EnvExecutorRunAs))
 	var cred *syscall.Credential
 	if runAs != "" {
 		if cred, err = unprivileged.Lookup(runAs); err != nil {

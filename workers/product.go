@@ -24,7 +24,20 @@ const (
 )
 
 // PreviewUser is the unprivileged user repository code runs as.
-const PreviewUser = "signoff-preview"
+const PreviewUser = preview.DefaultUser
+
+// RunAsUser reads a run-as setting for repository code run outside the preview worker (the
+// coding CLI, a local base check): "-" is this process's own user, "" is PreviewUser when
+// this process is root (and can switch) and its own user otherwise.
+func RunAsUser(setting string) string {
+	switch {
+	case setting == "-":
+		return ""
+	case setting == "" && os.Geteuid() == 0:
+		return PreviewUser
+	}
+	return setting
+}
 
 // ExecuteOptions choose the execute queue's capabilities.
 type ExecuteOptions struct {

@@ -364,13 +364,7 @@ func (l *lazyChecker) build() (*localcheck.LocalChecker, error) {
 	if err := cfg.CheckSetup(true); err != nil {
 		return nil, fmt.Errorf("%w (or pass --no-check)", err)
 	}
-	runAs := l.opts.RunAs
-	switch {
-	case runAs == "-":
-		runAs = ""
-	case runAs == "" && os.Geteuid() == 0:
-		runAs = preview.DefaultUser
-	}
+	runAs := workers.RunAsUser(l.opts.RunAs)
 	shared := ""
 	if l.opts.SharedDeps != "" {
 		if abs, err := filepath.Abs(l.opts.SharedDeps); err == nil {
