@@ -3,7 +3,6 @@ package authoring
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/signoff/signoff/contracts"
@@ -112,10 +111,6 @@ func Classify(c contracts.Contract, ev *contracts.Evidence, builtSHA string) *Ba
 func classifyOne(cr contracts.Criterion, res contracts.CriterionResult) BaseResult {
 	br := BaseResult{CriterionID: cr.ID, Observed: res.Observed}
 	if res.Status == contracts.StatusError || res.Status == contracts.StatusTimeout {
-		if missing := missingMembers(res.Observed); len(missing) > 0 && cr.Assert.Kind == contracts.KindHTTP {
-			br.Outcome, br.Failures = OutcomeAbsent, missing
-			return br
-		}
 		br.Outcome, br.Error = OutcomeError, res.Status+": "+res.Error
 		return br
 	}
@@ -150,18 +145,6 @@ func classifyOne(cr contracts.Criterion, res contracts.CriterionResult) BaseResu
 		br.Outcome = OutcomeFail
 	}
 	return br
-}
-
-// missingMembers reads the verifier's note for JSON pointers that did not resolve.
-func missingMembers(obs map[string]any) []string {
-	var out []string
-	for k, v := range obs {
-		if strings.HasPrefix(k, "json.") && strings.HasSuffix(k, ".missing") {
-			out = append(out, fmt.Sprint(v))
-		}
-	}
-	sort.Strings(out)
-	return out
 }
 
 var obsNames = map[string]string{
