@@ -16,6 +16,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/signoff/signoff/activities/localgit"
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/contracts/authoring"
 	"github.com/signoff/signoff/workflows"
@@ -32,6 +33,15 @@ type Checker struct {
 }
 
 var _ authoring.BaseChecker = (*Checker)(nil)
+
+// RegisterFrom is a Checker.Register that pushes the contract's base commit from the git
+// repository at gitDir to the execute queue's bare remote for it.
+func RegisterFrom(remotes localgit.Remotes, gitDir string) func(context.Context, contracts.Contract) error {
+	return func(ctx context.Context, c contracts.Contract) error {
+		_, err := remotes.Register(ctx, c.Repo.Owner, c.Repo.Name, gitDir, c.Repo.BaseCommitSHA)
+		return err
+	}
+}
 
 // BuildFailedError says the base commit did not build: none of its criteria could be run.
 type BuildFailedError struct {

@@ -158,8 +158,7 @@ func checkBaseOnQueues(ctx context.Context, o *CheckOptions, c *contracts.Contra
 		if err != nil {
 			return err
 		}
-		_, err = remotes.Register(ctx, c.Repo.Owner, c.Repo.Name, src.GitDir, c.Repo.BaseCommitSHA)
-		return err
+		return basecheck.RegisterFrom(remotes, src.GitDir)(ctx, c)
 	}
 	cl, err := o.Conn.Dial(ctx)
 	if err != nil {

@@ -324,10 +324,7 @@ func (ch *choosingChecker) choose(ctx context.Context) (authoring.BaseChecker, e
 	}
 	ch.cl = cl
 	remotes := localgit.Remotes{Root: workers.Paths(ch.dataDir).Remotes}
-	return &basecheck.Checker{Client: cl, Register: func(ctx context.Context, c contracts.Contract) error {
-		_, err := remotes.Register(ctx, c.Repo.Owner, c.Repo.Name, ch.src.GitDir, c.Repo.BaseCommitSHA)
-		return err
-	}}, nil
+	return &basecheck.Checker{Client: cl, Register: basecheck.RegisterFrom(remotes, ch.src.GitDir)}, nil
 }
 
 func (ch *choosingChecker) close() {
