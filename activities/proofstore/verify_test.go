@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
@@ -175,114 +173,6 @@ func TestVerifyDirFlippedBytes(t *testing.T) {
 	t.Logf("flipped bytes: %d of %d caught across %d files (%d artifacts + 3 documents)", caught, flips, len(files), len(files)-3)
 }
 
-// leaf is one scalar in a JSON document and how to change it.
-type leaf struct {
-	path []any // keys (string) and indexes (int)
-	val  any
-}
-
-func leaves(v any, path []any, out *[]leaf) {
-	switch x := v.(type) {
-	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			leaves(x[k], append(append([]any(nil), path...), k), out)
-		}
-	case []any:
-		for i, e := range x {
-			leaves(e, append(append([]any(nil), path...), i), out)
-		}
-	default:
-		*out = append(*out, leaf{path: path, val: v})
-	}
-}
-
-func pointer(path []any) string {
-	var b strings.Builder
-	for _, p := range path {
-		fmt.Fprintf(&b, "/%v", p)
-	}
-	return b.String()
-}
-
-// changed returns a different value of the same JSON type.
-func changed(v any) any {
-	switch x := v.(type) {
-	case string:
-		if x == "" {
-			return "x"
-		}
-		return x + "x"
-	case float64:
-		return x + 1
-	case bool:
-		return !x
-	case nil:
-		return "x"
-	}
-	panic(fmt.Sprintf("not a leaf: %T", v))
-}
-
-func setLeaf(doc any, path []any, val any) {
-	cur := doc
-	for i, p := range path {
-		last := i == len(path)-1
-		switch k := p.(type) {
-		case string:
-			m := cur.(map[string]any)
-			if last {
-				m[k] = val
-				return
-			}
-			cur = m[k]
-		case int:
-			a := cur.([]any)
-			if last {
-				a[k] = val
-				return
-			}
-			cur = a[k]
-		}
-	}
-}
-
-// ChangeEachLeaf changes every leaf of a JSON file in turn, writes it back, and calls check;
-// the file is restored after each change. It returns the number of leaves.
-func changeEachLeaf(t *testing.T, path string, check func(ptr string)) int {
-	t.Helper()
-	orig, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc any
-	if err := json.Unmarshal(orig, &doc); err != nil {
-		t.Fatal(err)
-	}
-	var ls []leaf
-	leaves(doc, nil, &ls)
-	for _, l := range ls {
-		var fresh any
-		_ = json.Unmarshal(orig, &fresh)
-		setLeaf(fresh, l.path, changed(l.val))
-		data, err := json.MarshalIndent(fresh, "", "  ")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		check(pointer(l.path))
-	}
-	if err := os.WriteFile(path, orig, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return len(ls)
-}
-
 // TestVerifyDirEveryLeaf changes every leaf of evidence.json and of bundle.json in turn, for a
 // satisfied, a not_satisfied and a failed-build proof.
 func TestVerifyDirEveryLeaf(t *testing.T) {
@@ -309,7 +199,7 @@ func TestVerifyDirEveryLeaf(t *testing.T) {
 			if _, err := os.Stat(path); err != nil {
 				continue // no evidence after a failed build
 			}
-			total[file] += changeEachLeaf(t, path, func(ptr string) {
+			total[file] += prooftest.ChangeEachLeaf(t, path, func(ptr string) {
 				if r := verify(t, dir); r.OK {
 					t.Errorf("%s %s%s: changed leaf passed verification", p.Contract.ContractID, file, ptr)
 				}
@@ -339,7 +229,7 @@ func TestVerifyDirResignedLeaf(t *testing.T) {
 	dir := p.Dirs[0]
 	path := filepath.Join(dir, proofstore.BundleFile)
 	caught, uncaught, n := 0, []string{}, 0
-	n = changeEachLeaf(t, path, func(ptr string) {
+	n = prooftest.ChangeEachLeaf(t, path, func(ptr string) {
 		data, _ := os.ReadFile(path)
 		var b contracts.Bundle
 		if err := json.Unmarshal(data, &b); err != nil {

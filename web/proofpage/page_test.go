@@ -3,8 +3,6 @@ package proofpage
 import (
 	"bytes"
 	"crypto/ed25519"
-	"encoding/json"
-	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -14,8 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -146,39 +142,19 @@ func TestEveryLeafChangesThePage(t *testing.T) {
 	for _, c := range cases {
 		base := render(t, c.root, c.slug, Options{}, Links{})
 		for _, file := range []string{proofstore.BundleFile, proofstore.EvidenceFile} {
-			path := filepath.Join(c.dir, file)
-			orig, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var doc any
-			if err := json.Unmarshal(orig, &doc); err != nil {
-				t.Fatal(err)
-			}
-			for _, l := range leavesOf(doc, "") {
-				var fresh any
-				_ = json.Unmarshal(orig, &fresh)
-				setAt(fresh, l.ptr, changed(l.val))
-				data, _ := json.MarshalIndent(fresh, "", "  ")
-				if err := os.WriteFile(path, data, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				counts[file]++
+			counts[file] += prooftest.ChangeEachLeaf(t, filepath.Join(c.dir, file), func(ptr string) {
 				p, err := Build(c.root, c.slug, Options{})
 				if err != nil {
-					t.Fatalf("%s %s: %v", file, l.ptr, err)
+					t.Fatalf("%s %s: %v", file, ptr, err)
 				}
 				var b bytes.Buffer
 				if err := RenderPage(&b, p, Links{}); err != nil {
-					t.Fatalf("%s %s: page does not render: %v", file, l.ptr, err)
+					t.Fatalf("%s %s: page does not render: %v", file, ptr, err)
 				}
-				if b.String() == base && !declared(file, l.ptr) {
-					t.Errorf("%s %s%s: changing it leaves the page unchanged and it is not declared not-shown", c.slug, file, l.ptr)
+				if b.String() == base && !declared(file, ptr) {
+					t.Errorf("%s %s%s: changing it leaves the page unchanged and it is not declared not-shown", c.slug, file, ptr)
 				}
-			}
-			if err := os.WriteFile(path, orig, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			})
 		}
 	}
 	t.Logf("leaves changed, each changing the page: bundle.json %d, evidence.json %d; declared not shown: %v",
@@ -192,70 +168,6 @@ func declared(file, ptr string) bool {
 		}
 	}
 	return false
-}
-
-type jsonLeaf struct {
-	ptr string
-	val any
-}
-
-func leavesOf(v any, ptr string) []jsonLeaf {
-	switch x := v.(type) {
-	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		var out []jsonLeaf
-		for _, k := range keys {
-			out = append(out, leavesOf(x[k], ptr+"/"+strings.NewReplacer("~", "~0", "/", "~1").Replace(k))...)
-		}
-		return out
-	case []any:
-		var out []jsonLeaf
-		for i, e := range x {
-			out = append(out, leavesOf(e, fmt.Sprintf("%s/%d", ptr, i))...)
-		}
-		return out
-	}
-	return []jsonLeaf{{ptr, v}}
-}
-
-func changed(v any) any {
-	switch x := v.(type) {
-	case string:
-		return x + "Z"
-	case float64:
-		return x + 1
-	case bool:
-		return !x
-	}
-	return "Z"
-}
-
-func setAt(doc any, ptr string, val any) {
-	parts := strings.Split(ptr, "/")[1:]
-	cur := doc
-	for i, p := range parts {
-		p = strings.NewReplacer("~1", "/", "~0", "~").Replace(p)
-		last := i == len(parts)-1
-		switch n := cur.(type) {
-		case map[string]any:
-			if last {
-				n[p] = val
-				return
-			}
-			cur = n[p]
-		case []any:
-			idx, _ := strconv.Atoi(p)
-			if last {
-				n[idx] = val
-				return
-			}
-			cur = n[idx]
-		}
-	}
 }
 
 func TestPRCommentAndChatSummary(t *testing.T) {

@@ -9,12 +9,15 @@ import (
 	"archive/zip"
 	"bytes"
 	"crypto/ed25519"
+	"encoding/json"
 	"fmt"
 	"image"
 	"image/color"
 	"image/png"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"testing"
 
 	"github.com/signoff/signoff/activities/proofstore"
@@ -340,4 +343,79 @@ func Settle(t testing.TB, p *Proof, s contracts.Settlement, key ed25519.PrivateK
 	if _, err := (proofstore.Store{Root: p.Root}).WriteSettlement(s); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// ChangeEachLeaf changes every leaf of the JSON file at path in turn (to another value of the
+// same JSON type), writes it back, and calls check with the leaf's JSON pointer; the file is
+// restored afterwards. It returns the number of leaves. Proof verification and proof pages
+// both use it to show that no recorded value goes unnoticed.
+func ChangeEachLeaf(t testing.TB, path string, check func(ptr string)) int {
+	t.Helper()
+	orig, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc any
+	if err := json.Unmarshal(orig, &doc); err != nil {
+		t.Fatal(err)
+	}
+	leaves := jsonLeaves(doc, "")
+	for _, l := range leaves {
+		var fresh any
+		_ = json.Unmarshal(orig, &fresh)
+		fresh = contractstest.Edit(t, fresh, l.ptr, changedLeaf(l.val), false)
+		data, err := json.MarshalIndent(fresh, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		check(l.ptr)
+	}
+	if err := os.WriteFile(path, orig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return len(leaves)
+}
+
+type jsonLeaf struct {
+	ptr string
+	val any
+}
+
+// jsonLeaves lists a document's leaves by RFC 6901 pointer, in key order.
+func jsonLeaves(v any, ptr string) []jsonLeaf {
+	var out []jsonLeaf
+	switch x := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			out = append(out, jsonLeaves(x[k], ptr+"/"+strings.NewReplacer("~", "~0", "/", "~1").Replace(k))...)
+		}
+	case []any:
+		for i, e := range x {
+			out = append(out, jsonLeaves(e, fmt.Sprintf("%s/%d", ptr, i))...)
+		}
+	default:
+		out = append(out, jsonLeaf{ptr, v})
+	}
+	return out
+}
+
+// changedLeaf is another value of the same JSON type.
+func changedLeaf(v any) any {
+	switch x := v.(type) {
+	case string:
+		return x + "x"
+	case float64:
+		return x + 1
+	case bool:
+		return !x
+	}
+	return "x"
 }
