@@ -59,8 +59,6 @@ type ChatOptions struct {
 	// queues before it is quoted (a build and a browser run); a contract the base already
 	// satisfies is not offered. Off, quotes come in seconds and each says the check was skipped.
 	BaseCheck bool
-	// Checker replaces the queue-backed base check (tests).
-	Checker authoring.BaseChecker
 	// ExecutorNote is added to task quotes (e.g. that this process runs the prepared
 	// executor, which changes code only for prepared runs).
 	ExecutorNote string
@@ -272,8 +270,8 @@ func conversationConfig(s *Stack, o Options, log *slog.Logger) conversation.Conf
 	}
 	dataDir := s.Config.DataDir
 	remotes := s.Local.Deliverer.Remotes
-	checker := o.Chat.Checker
-	if checker == nil && o.Chat.BaseCheck {
+	var checker authoring.BaseChecker
+	if o.Chat.BaseCheck {
 		// The task's repository is a prepared fixture, materialized before the draft.
 		checker = &basecheck.Checker{Client: s.Client}
 	}

@@ -74,7 +74,7 @@ func (q *Checker) CheckBase(ctx context.Context, c contracts.Contract) (*authori
 	if err != nil {
 		return nil, err
 	}
-	id := WorkflowID(c.ContractID)
+	id := workflowID(c.ContractID)
 	run, err := q.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.ControlQueue},
 		workflows.DiscriminateWorkflowName, workflows.DiscriminateInput{Contract: c, ContractHash: hash})
 	if err != nil {
@@ -128,8 +128,8 @@ func Ready(ctx context.Context, cl client.Client) error {
 	return nil
 }
 
-// WorkflowID names one base check; checks of the same contract never collide.
-func WorkflowID(contractID string) string {
+// workflowID names one base check; checks of the same contract never collide.
+func workflowID(contractID string) string {
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
 	return "discriminate-" + contractID + "-" + hex.EncodeToString(b)
