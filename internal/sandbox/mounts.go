@@ -90,6 +90,8 @@ func bwrapArgs(s Spec) []string {
 		a = append(a, flag, b.path, b.path)
 	}
 	a = append(a,
+		// bwrap's root is a writable tmpfs holding the mount points; freeze it.
+		"--remount-ro", "/",
 		"--chdir", filepath.Clean(s.Dir),
 		"--info-fd", strconv.Itoa(fdInfo),
 		"--block-fd", strconv.Itoa(fdBlock),
