@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // The environment is exactly Spec.Env (and the PWD bwrap sets); no_new_privs holds; no capabilities; the
@@ -218,4 +220,134 @@ func TestProcShowsOnlySandbox(t *testing.T) {
 	if slices.Contains(lines, fmt.Sprint(os.Getpid())) {
 		t.Errorf("the test's own pid %d is visible", os.Getpid())
 	}
+}
+
+// Two sandboxes at once: B cannot see A's processes, signal them (by host pid or
+// kill -1), or write A's Writable dir; A carries on.
+func TestSandboxesIsolatedFromEachOther(t *testing.T) {
+	uid, gid := sandboxUser(t)
+	dirA := jobDir(t, uid, gid)
+	sA := probeSpec(t, "echo")
+	sA.Writable, sA.Dir = []string{dirA}, dirA
+	a := startLive(t, testCtx(t), sA)
+	a.expect(t, "ready")
+	pidsA := hostPidsWith(t, envValue(sA.Env, "SANDBOX_TOKEN"))
+	pidsA = append(pidsA, a.p.Pid())
+	targets := make([]string, len(pidsA))
+	for i, p := range pidsA {
+		targets[i] = fmt.Sprint(p)
+	}
+
+	dirB := jobDir(t, uid, gid)
+	sB := probeSpec(t, "signal", targets...)
+	sB.Writable, sB.Dir = []string{dirB}, dirB
+	out, _, err := run(t, sB)
+	if err != nil {
+		t.Fatalf("signal probe: %v\n%s", err, out)
+	}
+	for _, p := range targets {
+		if l := lineFor(t, out, "kill "+p+":"); !strings.Contains(l, "no such process") {
+			t.Errorf("B can reach A's pid: %s", l)
+		}
+	}
+	sB = probeSpec(t, "fs", "write:"+filepath.Join(dirA, "from-b"), "ls:"+dirA, "write:"+filepath.Join(dirB, "mine"))
+	sB.Writable, sB.Dir = []string{dirB}, dirB
+	out, _, err = run(t, sB)
+	if err != nil {
+		t.Fatalf("fs probe: %v\n%s", err, out)
+	}
+	if l := lineFor(t, out, "write:"+filepath.Join(dirA, "from-b")); strings.HasSuffix(l, " ok") {
+		t.Errorf("B wrote A's dir: %s", l)
+	}
+	if l := lineFor(t, out, "ls:"+dirA); strings.HasSuffix(l, " ok") {
+		t.Errorf("B lists A's dir: %s", l)
+	}
+	if l := lineFor(t, out, "write:"+filepath.Join(dirB, "mine")); !strings.HasSuffix(l, " ok") {
+		t.Errorf("control: B cannot write its own dir: %s", l)
+	}
+	fmt.Fprintln(a.stdin, "still-here")
+	a.expect(t, "echo still-here")
+	a.stdin.Close()
+	if err := a.p.Wait(); err != nil {
+		t.Errorf("A after B's attacks: %v", err)
+	}
+}
+
+// A setuid-root binary inside gains nothing: no_new_privs and nosuid binds.
+func TestSetuidGainsNothing(t *testing.T) {
+	dir, err := os.MkdirTemp("", "sandbox-suid-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	os.Chmod(dir, 0o755)
+	id, err := os.ReadFile("/usr/bin/id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	suid := filepath.Join(dir, "id")
+	if err := os.WriteFile(suid, id, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(suid, 0o4755|os.ModeSetuid); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := os.Stat(suid); st.Mode()&os.ModeSetuid == 0 || os.Geteuid() != 0 {
+		t.Skip("cannot make a setuid-root file here (needs root)")
+	}
+	uid, _ := sandboxUser(t)
+	s := probeSpec(t, "exec", suid, "-u")
+	s.ReadOnly = append(s.ReadOnly, dir)
+	out, _, err := run(t, s)
+	if err != nil {
+		t.Fatalf("probe: %v\n%s", err, out)
+	}
+	if strings.TrimSpace(out) != fmt.Sprint(uid) {
+		t.Errorf("setuid-root id -u inside says %q, want %d", out, uid)
+	}
+}
+
+// A fork bomb stops at Limits.Pids; an allocation over Limits.Memory is killed.
+// Each has a control run that shows the probe can succeed under a looser limit.
+func TestLimitsBite(t *testing.T) {
+	r := newRunner(t)
+	if r.cg == nil {
+		t.Fatalf("limits not enforced here: %s", r.Describe())
+	}
+	t.Run("pids", func(t *testing.T) {
+		const limit = 48
+		s := probeSpec(t, "fork")
+		s.Env = append(s.Env, "GOMAXPROCS=1")
+		s.Limits.Pids = limit
+		out, _, err := run(t, s)
+		t.Logf("%s (err %v)", strings.TrimSpace(out), err)
+		var n int
+		var why string
+		fmt.Sscanf(out, "started %d, then: %s", &n, &why)
+		if !strings.Contains(out, "resource temporarily unavailable") || n >= limit || n < limit/2 {
+			t.Errorf("fork bomb under pids %d: %q; want refusal (EAGAIN) after fewer than %d", limit, out, limit)
+		}
+	})
+	t.Run("memory", func(t *testing.T) {
+		s := probeSpec(t, "alloc", "192")
+		s.Limits.Memory = 64 << 20
+		out, p, err := run(t, s)
+		t.Logf("over: %q exit %d err %v", out, p.ExitCode(), err)
+		if strings.Contains(out, "allocated") || err == nil {
+			t.Errorf("192 MiB under a 64 MiB limit: %q, err %v; want killed", out, err)
+		}
+		s.Limits.Memory = 512 << 20
+		out, _, err = run(t, s)
+		if !strings.Contains(out, "allocated 192") || err != nil {
+			t.Errorf("control, 192 MiB under 512 MiB: %q, err %v", out, err)
+		}
+	})
+	t.Run("wall", func(t *testing.T) {
+		s := probeSpec(t, "echo")
+		s.Limits.Wall = 200 * time.Millisecond
+		l := startLive(t, testCtx(t), s) // echo waits on stdin forever
+		if err := l.p.Wait(); !errors.Is(err, ErrWallLimit) {
+			t.Errorf("Wait past the wall limit: %v, want ErrWallLimit", err)
+		}
+	})
 }

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -285,5 +284,3 @@ func readAll(t *testing.T, r io.Reader) string {
 	}
 	return string(b)
 }
-
-var _ = slices.Sort[[]string]
