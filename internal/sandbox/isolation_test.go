@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // The environment is exactly Spec.Env (and the PWD bwrap sets); no_new_privs holds; no capabilities; the
@@ -350,4 +352,67 @@ func TestLimitsBite(t *testing.T) {
 			t.Errorf("Wait past the wall limit: %v, want ErrWallLimit", err)
 		}
 	})
+}
+
+// Every process of a sandbox is in its own cgroup from the start (bwrap too), the
+// descriptors bwrap was handed do not reach the command, and the cgroup is removed
+// once Wait returns.
+func TestCgroupAndDescriptors(t *testing.T) {
+	r := newRunner(t)
+	if r.cg == nil {
+		t.Fatalf("limits not enforced here: %s", r.Describe())
+	}
+	// A descriptor the worker inherited without close-on-exec, as from its parent.
+	leakR, leakW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer leakR.Close()
+	defer leakW.Close()
+	if _, err := unix.FcntlInt(leakW.Fd(), unix.F_SETFD, 0); err != nil {
+		t.Fatal(err)
+	}
+	s := probeSpec(t, "exec")
+	s.Argv = []string{"/usr/bin/sh", "-c", "ls /proc/self/fd; " + testBin + " </dev/null"}
+	s.Env = append(s.Env[1:], probeEnv+"=echo")
+	l := startLive(t, testCtx(t), s)
+	fds := []string{l.expect(t, ""), l.expect(t, ""), l.expect(t, ""), l.expect(t, "")}
+	l.expect(t, "ready")
+	// ls's own fds: 0, 1, 2 and the one it reads /proc/self/fd through.
+	if want := []string{"0", "1", "2", "3"}; !slices.Equal(fds, want) {
+		t.Errorf("the command holds fds %v, want %v: bwrap's pipes leaked", fds, want)
+	}
+	var cgroups []string
+	for _, pid := range append(hostPidsWith(t, envValue(s.Env, "SANDBOX_TOKEN")), l.p.Pid()) {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.Contains(line, ":memory:") || strings.Contains(line, ":pids:") || strings.HasPrefix(line, "0::") && r.cg.v2 {
+				if !strings.Contains(line, "/signoff/sbx-") {
+					t.Errorf("pid %d is outside the sandbox's cgroup: %s", pid, line)
+				}
+				cgroups = append(cgroups, line)
+			}
+		}
+	}
+	if len(cgroups) == 0 {
+		t.Fatal("found no sandbox process to check")
+	}
+	l.p.Kill()
+	_ = l.p.Wait()
+	for _, parent := range r.cg.parents {
+		ents, err := os.ReadDir(parent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range ents {
+			for _, line := range cgroups {
+				if e.IsDir() && strings.HasSuffix(line, "/"+e.Name()) {
+					t.Errorf("cgroup %s/%s left after Wait", parent, e.Name())
+				}
+			}
+		}
+	}
 }

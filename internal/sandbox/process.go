@@ -87,6 +87,9 @@ func (p *Process) start(ctx context.Context, r *Runner, s Spec) (err error) {
 			ours[i], theirs[i] = w, r
 		}
 	}
+	if err := closeInheritedOnExec(); err != nil {
+		return err
+	}
 	cmd := exec.Command(r.bwrap, append([]string{"--args", strconv.Itoa(fdArgs), "--"}, s.Argv...)...)
 	// bwrap itself runs with no environment: a LD_PRELOAD in Spec.Env must reach only
 	// the sandboxed command (through --setenv), never the host-side bwrap.
@@ -151,6 +154,31 @@ func (p *Process) start(ctx context.Context, r *Runner, s Spec) (err error) {
 	}
 	if _, err := ours[fdBlock-3].Write([]byte{1}); err != nil {
 		return fmt.Errorf("sandbox: releasing the command: %w", err)
+	}
+	return nil
+}
+
+// closeInheritedOnExec marks close-on-exec every descriptor above stderr that the
+// worker inherited without it (its own are all close-on-exec: Go opens them so).
+// bwrap passes on whatever it is given, and os/exec closes nothing, so otherwise a
+// pipe the worker's parent left open would reach repository code.
+func closeInheritedOnExec() error {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return fmt.Errorf("sandbox: listing own descriptors: %w", err)
+	}
+	for _, e := range ents {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil || fd <= 2 {
+			continue
+		}
+		flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
+		if err != nil || flags&unix.FD_CLOEXEC != 0 {
+			continue // closed since the listing, or already close-on-exec
+		}
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, flags|unix.FD_CLOEXEC); err != nil {
+			return fmt.Errorf("sandbox: marking inherited fd %d close-on-exec: %w", fd, err)
+		}
 	}
 	return nil
 }
