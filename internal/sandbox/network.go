@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -21,7 +22,10 @@ import (
 // slirp4netns. slirp runs as the sandbox's uid too, entering the child's user
 // namespace, so a bug in its packet handling yields that uid, never root; and
 // --disable-host-loopback keeps 10.0.2.2 from reaching the host's 127.0.0.1.
-func (p *Process) attachSlirp(slirp string, child int, uid, gid uint32, deadline time.Time) error {
+func (p *Process) attachSlirp(slirp string, uid, gid uint32, deadline time.Time) error {
+	if err := p.waitLoopbackUp(deadline); err != nil {
+		return err
+	}
 	readyR, readyW, err := os.Pipe()
 	if err != nil {
 		return fmt.Errorf("sandbox: pipe: %w", err)
@@ -32,18 +36,38 @@ func (p *Process) attachSlirp(slirp string, child int, uid, gid uint32, deadline
 		readyW.Close()
 		return fmt.Errorf("sandbox: pipe: %w", err)
 	}
-	ns := fmt.Sprintf("/proc/%d/ns/", child)
+	// slirp joins the user namespace that owns the network namespace, asked of the
+	// namespace itself: /proc/<child>/ns/user would race bwrap's child, which moves
+	// into a nested user namespace (--disable-userns) that cannot enter it.
+	owner, err := unix.IoctlRetInt(p.netns, unix.NS_GET_USERNS)
+	if err != nil {
+		readyW.Close()
+		exitR.Close()
+		exitW.Close()
+		return fmt.Errorf("sandbox: owner of the sandbox's network namespace: %w", err)
+	}
+	userns := os.NewFile(uintptr(owner), "userns")
+	defer userns.Close()
+	netns, err := unix.FcntlInt(uintptr(p.netns), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		readyW.Close()
+		exitR.Close()
+		exitW.Close()
+		return fmt.Errorf("sandbox: duplicating the network namespace fd: %w", err)
+	}
+	netnsFile := os.NewFile(uintptr(netns), "netns")
+	defer netnsFile.Close()
 	cmd := exec.Command(slirp,
 		"--configure", "--mtu=65520", "--disable-host-loopback",
 		// --enable-sandbox needs root (it setegid(0)s); seccomp works as any uid.
 		"--enable-seccomp",
 		"--ready-fd=3", "--exit-fd=4",
-		"--userns-path="+ns+"user", "--netns-type=path", ns+"net", "tap0")
+		"--userns-path=/proc/self/fd/5", "--netns-type=path", "/proc/self/fd/6", "tap0")
 	cmd.Env = []string{}
 	cmd.Dir = "/"
 	var stderr limitedBuffer
 	cmd.Stderr = &stderr
-	cmd.ExtraFiles = []*os.File{readyW, exitR}
+	cmd.ExtraFiles = []*os.File{readyW, exitR, userns, netnsFile}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: credential(uid, gid), Pdeathsig: syscall.SIGKILL}
 	cmd.WaitDelay = time.Second
 	err = cmd.Start()
@@ -95,25 +119,28 @@ func (p *Process) DialContext(ctx context.Context, network, addr string) (net.Co
 	if _, err := netip.ParseAddrPort(addr); err != nil {
 		return nil, fmt.Errorf("sandbox: dial %s: want a literal ip:port: %w", addr, err)
 	}
-	type result struct {
-		c   net.Conn
-		err error
+	var c net.Conn
+	err := p.inNetns(func() error {
+		var d net.Dialer
+		var err error
+		c, err = d.DialContext(ctx, network, addr)
+		return err
+	})
+	if err != nil {
+		if c != nil {
+			c.Close()
+		}
+		return nil, fmt.Errorf("sandbox: dial %s inside the sandbox: %w", addr, err)
 	}
-	ch := make(chan result, 1)
-	go func() {
-		c, err := p.dialInNetns(ctx, network, addr)
-		ch <- result{c, err}
-	}()
-	r := <-ch
-	return r.c, r.err
+	return c, nil
 }
 
-// dialInNetns runs on a thread of its own: it enters the sandbox's namespace, creates
-// the socket there (a socket keeps the namespace it was made in), and goes back. If
-// going back fails the thread stays locked, so the runtime discards it rather than
-// reuse a thread stuck in the sandbox's namespace.
-func (p *Process) dialInNetns(ctx context.Context, network, addr string) (net.Conn, error) {
-	// A duplicate of the namespace fd, so that teardown never waits for a dial.
+// inNetns runs fn on a thread of its own inside the sandbox's network namespace
+// (a socket keeps the namespace it was made in). If getting the thread back out
+// fails it stays locked, so the runtime discards it rather than reuse a thread
+// stuck in the sandbox's namespace.
+func (p *Process) inNetns(fn func() error) error {
+	// A duplicate of the namespace fd, so that teardown never waits for fn.
 	p.netMu.RLock()
 	target := -1
 	var err error
@@ -122,33 +149,61 @@ func (p *Process) dialInNetns(ctx context.Context, network, addr string) (net.Co
 	}
 	p.netMu.RUnlock()
 	if target < 0 {
-		return nil, fmt.Errorf("sandbox: dial: the sandbox has ended: %v", err)
+		return fmt.Errorf("the sandbox has ended (%v)", err)
 	}
 	defer unix.Close(target)
-	runtime.LockOSThread()
-	orig, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		runtime.UnlockOSThread()
-		return nil, fmt.Errorf("sandbox: dial: own network namespace: %w", err)
-	}
-	defer unix.Close(orig)
-	if err := unix.Setns(target, unix.CLONE_NEWNET); err != nil {
-		runtime.UnlockOSThread()
-		return nil, fmt.Errorf("sandbox: dial: entering the sandbox's network namespace: %w", err)
-	}
-	var d net.Dialer
-	c, err := d.DialContext(ctx, network, addr)
-	if rerr := unix.Setns(orig, unix.CLONE_NEWNET); rerr != nil {
-		if c != nil {
-			c.Close()
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		orig, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			runtime.UnlockOSThread()
+			done <- fmt.Errorf("own network namespace: %w", err)
+			return
 		}
-		return nil, fmt.Errorf("sandbox: dial: leaving the sandbox's network namespace: %w", rerr)
+		defer unix.Close(orig)
+		if err := unix.Setns(target, unix.CLONE_NEWNET); err != nil {
+			runtime.UnlockOSThread()
+			done <- fmt.Errorf("entering the sandbox's network namespace: %w", err)
+			return
+		}
+		ferr := fn()
+		if err := unix.Setns(orig, unix.CLONE_NEWNET); err != nil {
+			done <- errors.Join(ferr, fmt.Errorf("leaving the sandbox's network namespace: %w", err))
+			return // still locked: the thread ends with this goroutine
+		}
+		runtime.UnlockOSThread()
+		done <- ferr
+	}()
+	return <-done
+}
+
+// waitLoopbackUp returns once bwrap's child has brought up lo, the last step of
+// its network setup. slirp4netns --configure also sets lo up, and doing so first
+// makes the kernel add 127.0.0.1 itself, which fails bwrap's own RTM_NEWADDR
+// ("loopback: Failed RTM_NEWADDR"): a race the egress test hit. bwrap offers no
+// event for it, so this polls, briefly and bounded by the setup deadline.
+func (p *Process) waitLoopbackUp(deadline time.Time) error {
+	for delay := 100 * time.Microsecond; ; delay = min(2*delay, 20*time.Millisecond) {
+		var up bool
+		err := p.inNetns(func() error {
+			lo, err := net.InterfaceByName("lo")
+			if err == nil {
+				up = lo.Flags&net.FlagUp != 0
+			}
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("sandbox: watching the sandbox's loopback: %w", err)
+		}
+		if up {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return errors.New("sandbox: bwrap did not bring up the sandbox's loopback in time")
+		}
+		time.Sleep(delay)
 	}
-	runtime.UnlockOSThread()
-	if err != nil {
-		return nil, fmt.Errorf("sandbox: dial %s inside the sandbox: %w", addr, err)
-	}
-	return c, nil
 }
 
 // Forward listens on host 127.0.0.1 (a fresh port) and relays each connection to

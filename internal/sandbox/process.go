@@ -148,7 +148,7 @@ func (p *Process) start(ctx context.Context, r *Runner, s Spec) (err error) {
 		return fmt.Errorf("sandbox: bwrap's child %d ended during setup: %w", child, err)
 	}
 	if s.Net == NetEgress {
-		if err := p.attachSlirp(r.slirp, child, s.UID, s.GID, deadline); err != nil {
+		if err := p.attachSlirp(r.slirp, s.UID, s.GID, deadline); err != nil {
 			return err
 		}
 	}
