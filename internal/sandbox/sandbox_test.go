@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"io"
 	"net"
 	"os"
 	"os/user"
@@ -275,12 +274,4 @@ func hostIPv4() string {
 		}
 	}
 	return ""
-}
-
-func readAll(t *testing.T, r io.Reader) string {
-	b, err := io.ReadAll(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
