@@ -116,6 +116,9 @@ func (l *limitedBuffer) String() string {
 // literal IP and port: a name would be resolved on other threads, in the host's
 // namespace.
 func (p *Process) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	if p.off {
+		return nil, errOffDial
+	}
 	if _, err := netip.ParseAddrPort(addr); err != nil {
 		return nil, fmt.Errorf("sandbox: dial %s: want a literal ip:port: %w", addr, err)
 	}
@@ -210,6 +213,9 @@ func (p *Process) waitLoopbackUp(deadline time.Time) error {
 // 127.0.0.1:port inside the sandbox: the only way into it from the host. stop closes
 // the listener and every relayed connection; the sandbox ending does too.
 func (p *Process) Forward(port int) (hostAddr string, stop func(), err error) {
+	if p.off {
+		return offForward(port)
+	}
 	if port <= 0 || port > 65535 {
 		return "", nil, fmt.Errorf("sandbox: forward: bad port %d", port)
 	}

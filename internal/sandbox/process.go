@@ -41,6 +41,7 @@ type Process struct {
 	err      error
 	exitCode int
 	killOnce sync.Once
+	off      bool // started by an unsandboxed Runner
 }
 
 // Start builds a sandbox for s and starts s.Argv in it. Memory and pid limits, and
@@ -53,6 +54,12 @@ func (r *Runner) Start(ctx context.Context, s Spec) (*Process, error) {
 	}
 	s.Limits = s.Limits.withDefaults()
 	p := &Process{childFD: -1, netns: -1, done: make(chan struct{}), exitCode: -1}
+	if r.off {
+		if err := p.startOff(ctx, s); err != nil {
+			return nil, err
+		}
+		return p, nil
+	}
 	if err := p.start(ctx, r, s); err != nil {
 		p.teardown()
 		return nil, err
@@ -97,7 +104,7 @@ func (p *Process) start(ctx context.Context, r *Runner, s Spec) (err error) {
 	cmd.Dir = "/"
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.Stdin, s.Stdout, s.Stderr
 	cmd.ExtraFiles = theirs[:]
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: credential(s.UID, s.GID), Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: credential(s.UID, s.GID), Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("sandbox: starting %s: %w", r.bwrap, err)
@@ -313,6 +320,10 @@ func (p *Process) ExitCode() int {
 // death makes the kernel kill the rest of the namespace. Wait still reports.
 func (p *Process) Kill() {
 	p.killOnce.Do(func() {
+		if p.off {
+			p.killOff()
+			return
+		}
 		_ = p.cmd.Process.Kill()
 		p.childMu.Lock()
 		defer p.childMu.Unlock()

@@ -104,10 +104,15 @@ type Config struct {
 	// CgroupRoot is where cgroupfs is mounted; "" means /sys/fs/cgroup, and "-" turns
 	// cgroup limits off (Describe then says Memory and Pids are not enforced).
 	CgroupRoot string
+	// Off runs commands without any sandbox, only dropping to Spec's uid in a process
+	// group of their own: the operator's explicit choice on a machine without user
+	// namespaces. Describe says so, and callers record it in what they sign.
+	Off bool
 }
 
 // Runner starts sandboxes. It is safe for concurrent use.
 type Runner struct {
+	off                 bool
 	bwrap, bwrapVersion string
 	slirp, slirpVersion string
 	slirpErr            error // why NetEgress is unavailable, if it is
@@ -118,6 +123,9 @@ type Runner struct {
 // New finds bubblewrap and proves it works here with a real sandboxed run, so a
 // machine without unprivileged user namespaces fails at startup, not mid-verdict.
 func New(cfg Config) (*Runner, error) {
+	if cfg.Off {
+		return &Runner{off: true}, nil
+	}
 	r := &Runner{}
 	var err error
 	if r.bwrap, err = findTool(cfg.Bwrap, "bwrap", "bubblewrap"); err != nil {
@@ -172,6 +180,9 @@ func (r *Runner) probe() error {
 
 // Describe is one line for status and evidence: what is isolated, which limits hold.
 func (r *Runner) Describe() string {
+	if r.off {
+		return offDescription
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: namespaces user+pid+net+ipc+uts+cgroup+mount, no capabilities, no_new_privs, nested userns disabled, read-only minimal root, uid dropped before bwrap; ", r.bwrapVersion)
 	if r.cg != nil {
@@ -229,6 +240,12 @@ func (r *Runner) check(s *Spec) error {
 	}
 	if euid := os.Geteuid(); euid != 0 && s.UID != uint32(euid) {
 		return fmt.Errorf("sandbox: a worker running as uid %d can only sandbox as itself, not uid %d", euid, s.UID)
+	}
+	if r.off {
+		if !filepath.IsAbs(s.Dir) {
+			return fmt.Errorf("sandbox: Dir %q is not absolute", s.Dir)
+		}
+		return nil
 	}
 	if s.Net != NetNone && s.Net != NetEgress {
 		return fmt.Errorf("sandbox: unknown network %v", s.Net)
