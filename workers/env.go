@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
@@ -19,6 +20,7 @@ import (
 	"github.com/signoff/signoff/activities/localgit"
 	"github.com/signoff/signoff/activities/sentrygate"
 	"github.com/signoff/signoff/activities/unprivileged"
+	"github.com/signoff/signoff/internal/sandbox"
 )
 
 // Executor kinds (`--executor`).
@@ -41,8 +43,9 @@ const (
 	// EnvExecutorTimeout is one run's wall-clock limit (a Go duration, default 25m, below
 	// the RunExecutor activity's 30 min).
 	EnvExecutorTimeout = "SIGNOFF_EXECUTOR_TIMEOUT"
-	// EnvExecutorRunAs is the user the coding CLI runs as (default signoff-preview when the
-	// worker runs as root; "-" keeps the worker's own user).
+	// EnvExecutorRunAs is the user the coding CLI runs as, inside the sandbox (default
+	// signoff-preview when the worker runs as root; "-" keeps the worker's own user, which
+	// then must not be root).
 	EnvExecutorRunAs = "SIGNOFF_EXECUTOR_RUN_AS"
 	// EnvSentryAuthToken (with SENTRY_ORG and SENTRY_PROJECT, optionally SENTRY_URL) makes
 	// Sentry the verify queue's runtime gate; a read-only token.
@@ -132,19 +135,27 @@ func NewCommandExecutor(cfg Config, getenv func(string) string) (*executor.Comma
 	p := cfg.Layout()
 	jobs := filepath.Join(p.Jobs, "command")
 	runAs := RunAsUser(getenv(EnvExecutorRunAs))
-	var cred *syscall.Credential
-	if runAs != "" {
+	cred := &syscall.Credential{Uid: uint32(os.Getuid()), Gid: uint32(os.Getgid())}
+	switch {
+	case runAs != "":
 		if cred, err = unprivileged.Lookup(runAs); err != nil {
-			return nil, fmt.Errorf("%s: the coding CLI runs as %s: %w (run `go tool task fixture:setup` to create %s, or set %s=- to run it as this user)",
-				EnvExecutorRunAs, runAs, err, PreviewUser, EnvExecutorRunAs)
+			return nil, fmt.Errorf("%s: the coding CLI runs as %s: %w (run `go tool task fixture:setup` to create %s)",
+				EnvExecutorRunAs, runAs, err, PreviewUser)
 		}
-		// Like previews, outside the data dir: the CLI's user must reach its job folders
-		// but never the keys beside them.
-		if jobs, err = sandboxRoot(cfg.DataDir, "signoff-executor"); err != nil {
-			return nil, err
-		}
+	case os.Geteuid() == 0:
+		return nil, fmt.Errorf("%s: the coding CLI never runs as root; name an unprivileged user (default %s)", EnvExecutorRunAs, PreviewUser)
+	}
+	// Like previews, outside the data dir: the CLI's user must reach its job folders but
+	// never the keys beside them.
+	if jobs, err = sandboxRoot(cfg.DataDir, "signoff-executor"); err != nil {
+		return nil, err
+	}
+	sb, err := NewSandbox(cfg.Unsandboxed)
+	if err != nil {
+		return nil, err
 	}
 	c := &executor.Command{Argv: argv, Stdin: stdin, JobsDir: jobs, LogDir: p.ExecutorLogs, RunAs: cred, SecretPaths: []string{p.Keys},
+		Sandbox: sb, Network: sandbox.NetEgress,
 		Remotes: localgit.Remotes{Root: p.Remotes}, Allow: executor.Allowlist(cfg.Allow),
 		PassEnv: strings.FieldsFunc(getenv(EnvExecutorPassEnv), func(r rune) bool { return r == ',' || r == ' ' }),
 		Timeout: timeout, Progress: heartbeat}

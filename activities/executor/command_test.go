@@ -25,6 +25,7 @@ import (
 	"github.com/signoff/signoff/activities/unprivileged"
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/fixtures/fixturerepo"
+	"github.com/signoff/signoff/internal/sandbox"
 )
 
 // cmdEnv is one test's world: a bare remote holding the small test app, a command executor
@@ -44,8 +45,26 @@ func script(name string) string {
 	return p
 }
 
+var (
+	runnerOnce sync.Once
+	runner     *sandbox.Runner
+	runnerErr  error
+)
+
+// testSandbox is the sandbox every test's CLI runs in; its absence fails the test with the
+// setup task that installs it.
+func testSandbox(t *testing.T) *sandbox.Runner {
+	t.Helper()
+	runnerOnce.Do(func() { runner, runnerErr = sandbox.New(sandbox.Config{}) })
+	if runnerErr != nil {
+		t.Fatal(runnerErr)
+	}
+	return runner
+}
+
 func newCmdEnv(t *testing.T, argv ...string) *cmdEnv {
 	t.Helper()
+	cred := requireRunAs(t)
 	dir := t.TempDir()
 	base, err := fixturerepo.Materialize(filepath.Join("testdata", "app"), filepath.Join(dir, "src"))
 	if err != nil {
@@ -56,16 +75,30 @@ func newCmdEnv(t *testing.T, argv ...string) *cmdEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dump := filepath.Join(dir, "dump")
-	if err := os.MkdirAll(dump, 0o755); err != nil {
+	// The CLI's user reaches the jobs folder and the dump; the remote, the logs and any key
+	// stay in the test's private folder.
+	shared, err := os.MkdirTemp("", "executor-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(shared) })
+	if err := os.Chmod(shared, 0o711); err != nil {
+		t.Fatal(err)
+	}
+	dump := filepath.Join(shared, "dump")
+	if err := os.Mkdir(dump, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dump, 0o777); err != nil {
 		t.Fatal(err)
 	}
 	for i, a := range argv {
 		argv[i] = strings.ReplaceAll(a, "{dump}", dump)
 	}
 	return &cmdEnv{
-		exec: &executor.Command{Argv: argv, JobsDir: filepath.Join(dir, "jobs"), LogDir: filepath.Join(dir, "logs"),
-			Remotes: remotes, Allow: executor.Allowlist{"acme/*"}, Timeout: 20 * time.Second, KillGrace: time.Second},
+		exec: &executor.Command{Argv: argv, JobsDir: filepath.Join(shared, "jobs"), LogDir: filepath.Join(dir, "logs"),
+			Remotes: remotes, Allow: executor.Allowlist{"acme/*"}, Timeout: 20 * time.Second, KillGrace: time.Second,
+			Sandbox: testSandbox(t), RunAs: cred, Writable: []string{dump}, ReadOnly: []string{script("")}},
 		remote: remote,
 		repo:   contracts.Repo{Owner: "acme", Name: "web", BaseCommitSHA: base},
 		dump:   dump,
@@ -284,55 +317,70 @@ func TestCommandPromptOnStdin(t *testing.T) {
 	}
 }
 
-func TestCommandTimeoutKillsTheProcessGroup(t *testing.T) {
+func TestCommandTimeoutEndsEverythingTheCLIStarted(t *testing.T) {
 	e := newCmdEnv(t, "/bin/sh", script("sleep.sh"), "{dump}", "{prompt_file}")
 	e.exec.Timeout = 1500 * time.Millisecond
-	began := time.Now()
 	_, err := e.exec.Run(context.Background(), e.request(1))
 	if err == nil || !strings.Contains(err.Error(), "timed out") {
 		t.Fatalf("err = %v", err)
 	}
-	if d := time.Since(began); d > 15*time.Second {
-		t.Fatalf("the run took %s after a 1.5 s limit", d)
+	if _, err := os.Stat(filepath.Join(e.dump, "started")); err != nil {
+		t.Fatal("the CLI never started its children")
 	}
-	for _, f := range []string{"leader.pid", "child.pid"} {
-		pid, err := strconv.Atoi(strings.TrimSpace(e.read(t, f)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if alive(pid) {
-			t.Errorf("%s %d still runs", f, pid)
-		}
+	if left := survivors(e.dump); len(left) > 0 {
+		t.Errorf("still running after the timeout: %v", left)
 	}
 	if _, ok := branchHead(t, e.remote); ok {
 		t.Error("a timed-out attempt pushed a branch")
 	}
 }
 
-func TestCommandCancelKillsTheProcessGroup(t *testing.T) {
+func TestCommandCancelEndsEverythingTheCLIStarted(t *testing.T) {
 	e := newCmdEnv(t, "/bin/sh", script("sleep.sh"), "{dump}", "{prompt_file}")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { _, err := e.exec.Run(ctx, e.request(1)); done <- err }()
-	child := filepath.Join(e.dump, "child.pid")
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := os.Stat(child); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the CLI never started")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitFor(t, filepath.Join(e.dump, "started"))
 	cancel()
 	if err := <-done; err == nil || !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v", err)
 	}
-	pid, _ := strconv.Atoi(strings.TrimSpace(e.read(t, "child.pid")))
-	if alive(pid) {
-		t.Errorf("child %d survived the cancel", pid)
+	if left := survivors(e.dump); len(left) > 0 {
+		t.Errorf("survived the cancel: %v", left)
 	}
+}
+
+// waitFor waits for a file a sandboxed script writes; the deadline only catches a hang.
+func waitFor(t *testing.T, path string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never appeared", path)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// survivors lists host processes whose command line carries mark and that still run.
+func survivors(mark string) []string {
+	var left []string
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !strings.Contains(string(cmdline), mark) || !alive(pid) {
+			continue
+		}
+		left = append(left, fmt.Sprintf("%d %s", pid, strings.ReplaceAll(string(cmdline), "\x00", " ")))
+	}
+	return left
 }
 
 // alive reports whether pid runs; a zombie left for a non-reaping init does not count.
@@ -389,7 +437,7 @@ func TestCommandRefusesRepoOutsideAllowlistBeforeCloning(t *testing.T) {
 func TestCommandRefusesASymlinkOutOfTheClone(t *testing.T) {
 	e := newCmdEnv(t, "/bin/sh", script("symlink.sh"), "{prompt_file}")
 	_, err := e.exec.Run(context.Background(), e.request(1))
-	if !refused(err) || !strings.Contains(err.Error(), "leak: a symlink to /etc/passwd") {
+	if !refused(err) || !strings.Contains(err.Error(), "leak: a symlink to /etc/passwd, outside the repository") {
 		t.Fatalf("err = %v", err)
 	}
 	if _, ok := branchHead(t, e.remote); ok {
@@ -397,17 +445,23 @@ func TestCommandRefusesASymlinkOutOfTheClone(t *testing.T) {
 	}
 }
 
-func TestCommandRefusesChangedGitConfig(t *testing.T) {
+// The CLI rewires its clone's git configuration, hooks and fsmonitor. Git reads them only
+// inside the packaging sandbox, where the dump is not mounted: nothing runs outside, and the
+// work tree the CLI left is still what is committed.
+func TestCommandRunsNothingFromTheClonesGitConfig(t *testing.T) {
 	e := newCmdEnv(t, "/bin/sh", script("gitconfig.sh"), "{dump}", "{prompt_file}")
-	_, err := e.exec.Run(context.Background(), e.request(1))
-	if !refused(err) || !strings.Contains(err.Error(), ".git/config") {
-		t.Fatalf("err = %v", err)
+	res, err := e.exec.Run(context.Background(), e.request(1))
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(e.dump, "pwned")); err == nil {
-		t.Error("Signoff ran git under the CLI's configuration")
+	if pwned, _ := filepath.Glob(filepath.Join(e.dump, "pwned-*")); len(pwned) > 0 {
+		t.Errorf("git ran the CLI's programs outside its sandbox: %v", pwned)
 	}
-	if _, ok := branchHead(t, e.remote); ok {
-		t.Error("a refused change was pushed")
+	if got, _ := localgit.Git(context.Background(), e.remote, "show", res.CommitSHA+":fine.txt"); got != "ok\n" {
+		t.Fatalf("pushed fine.txt = %q (%+v)", got, res)
+	}
+	if _, err := localgit.Git(context.Background(), e.remote, "cat-file", "-e", res.CommitSHA+":.git/config"); err == nil {
+		t.Error("the clone's git directory reached the commit")
 	}
 }
 
@@ -430,29 +484,22 @@ func TestCommandSweepEndsAnOrphanedCLI(t *testing.T) {
 	defer cancel()
 	// Stand-in for a crashed worker: the run is abandoned mid-way by a second executor
 	// sweeping the same jobs directory as a restarted worker would.
-	go func() { _, _ = e.exec.Run(ctx, e.request(1)) }()
-	deadline := time.Now().Add(10 * time.Second)
-	var job string
-	for job == "" {
-		matches, _ := filepath.Glob(filepath.Join(e.exec.JobsDir, "cmd-*", "cli.pid"))
-		if len(matches) > 0 {
-			if _, err := os.Stat(filepath.Join(e.dump, "child.pid")); err == nil {
-				job = filepath.Dir(matches[0])
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the CLI never started")
-		}
-		time.Sleep(10 * time.Millisecond)
+	done := make(chan struct{})
+	go func() { defer close(done); _, _ = e.exec.Run(ctx, e.request(1)) }()
+	waitFor(t, filepath.Join(e.dump, "started"))
+	matches, _ := filepath.Glob(filepath.Join(e.exec.JobsDir, "cmd-*", "cli.pid"))
+	if len(matches) != 1 {
+		t.Fatalf("pid files: %v", matches)
 	}
+	job := filepath.Dir(matches[0])
 	restarted := *e.exec
 	if err := restarted.Sweep(); err != nil {
 		t.Fatal(err)
 	}
-	pid, _ := strconv.Atoi(strings.TrimSpace(e.read(t, "child.pid")))
-	if alive(pid) {
-		t.Errorf("sweep left child %d running", pid)
+	if left := survivors(e.dump); len(left) > 0 {
+		t.Errorf("sweep left running: %v", left)
 	}
+	<-done
 	if _, err := os.Stat(job); !errors.Is(err, os.ErrNotExist) {
 		t.Error("sweep left the job directory")
 	}
@@ -474,29 +521,11 @@ func TestParseTemplate(t *testing.T) {
 	}
 }
 
-// The CLI runs as the unprivileged user: it can read its prompt and write its clone, HOME
-// and TMPDIR, but not read a key file or write the bare remote, and its change is still
-// committed and pushed by the worker.
+// The CLI runs as the unprivileged user in its sandbox: it can read its prompt and write its
+// clone, HOME and TMPDIR, but not read a key file or write the bare remote, and its change
+// is still committed and pushed by the worker.
 func TestCommandRunsTheCLIAsAnotherUser(t *testing.T) {
-	cred := requireRunAs(t)
 	e := newCmdEnv(t, "/bin/sh", script("asuser.sh"), "{dump}", "{prompt_file}", "{secret}", "{remote}")
-	// The CLI's user writes the dump and reaches the jobs folder; the remote, the logs and the
-	// key stay in the test's private folder.
-	shared, err := os.MkdirTemp("", "executor-runas-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(shared) })
-	if err := os.Chmod(shared, 0o711); err != nil {
-		t.Fatal(err)
-	}
-	dump := filepath.Join(shared, "dump")
-	if err := os.Mkdir(dump, 0o777); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(dump, 0o777); err != nil {
-		t.Fatal(err)
-	}
 	keys := filepath.Join(t.TempDir(), "keys")
 	if err := os.Mkdir(keys, 0o700); err != nil {
 		t.Fatal(err)
@@ -506,13 +535,11 @@ func TestCommandRunsTheCLIAsAnotherUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, a := range e.exec.Argv {
-		a = strings.ReplaceAll(a, e.dump, dump)
 		a = strings.ReplaceAll(a, "{secret}", secret)
 		e.exec.Argv[i] = strings.ReplaceAll(a, "{remote}", e.remote)
 	}
-	e.dump = dump
-	e.exec.JobsDir = filepath.Join(shared, "jobs")
-	e.exec.RunAs, e.exec.SecretPaths = cred, []string{secret}
+	e.exec.SecretPaths = []string{secret}
+	cred := e.exec.RunAs
 
 	res, err := e.exec.Run(context.Background(), e.request(1))
 	if err != nil {
@@ -522,7 +549,7 @@ func TestCommandRunsTheCLIAsAnotherUser(t *testing.T) {
 		t.Fatalf("the CLI ran as uid %s, want %d", got, cred.Uid)
 	}
 	for _, leak := range []string{"secret-read.txt", "remote-written.txt"} {
-		if _, err := os.Stat(filepath.Join(dump, leak)); err == nil {
+		if _, err := os.Stat(filepath.Join(e.dump, leak)); err == nil {
 			t.Errorf("the CLI could %s", e.read(t, leak))
 		}
 	}
@@ -554,7 +581,7 @@ func TestCommandRunsTheCLIAsAnotherUser(t *testing.T) {
 	}
 
 	// A key the CLI's user could read stops the executor before anything runs.
-	open := filepath.Join(shared, "open.key")
+	open := filepath.Join(filepath.Dir(e.dump), "open.key")
 	if err := os.WriteFile(open, []byte("k"), 0o644); err != nil {
 		t.Fatal(err)
 	}

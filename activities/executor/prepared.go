@@ -125,13 +125,14 @@ func (p *Prepared) Run(ctx context.Context, req activities.ExecRequest) (activit
 	return finish(ctx, job, remote, branch, req.ParentSHA, sha)
 }
 
-// finish pushes the commit to the bare remote and measures the change.
-func finish(ctx context.Context, job, remote, branch, parent, sha string) (activities.ExecResult, error) {
-	if _, err := localgit.Git(ctx, job, "push", "--quiet", "--force", remote, "HEAD:refs/heads/"+branch); err != nil {
+// finish pushes the commit from the repository at dir to the bare remote and measures the
+// change.
+func finish(ctx context.Context, dir, remote, branch, parent, sha string) (activities.ExecResult, error) {
+	if _, err := localgit.Git(ctx, dir, "push", "--quiet", "--force", remote, sha+":refs/heads/"+branch); err != nil {
 		return activities.ExecResult{}, fmt.Errorf("hand the commit to the control queue: %w", err)
 	}
 	res := activities.ExecResult{CommitSHA: sha, Branch: branch}
-	out, err := localgit.Git(ctx, job, "diff", "--numstat", parent, sha)
+	out, err := localgit.Git(ctx, dir, "diff", "--numstat", parent, sha)
 	if err != nil {
 		return activities.ExecResult{}, err
 	}
