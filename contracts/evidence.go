@@ -120,6 +120,9 @@ type Bundle struct {
 type BuildResult struct {
 	Passed bool        `json:"passed"`
 	Steps  []BuildStep `json:"steps"`
+	// Sandbox says how the repository's code ran: inside Signoff's sandbox, or not, when
+	// the operator chose to run without one. Reviewers see it on the proof page.
+	Sandbox string `json:"sandbox,omitempty"`
 }
 
 // BuildStep is one of install, build, lint, test.

@@ -15,6 +15,7 @@ import (
 	"github.com/signoff/signoff/activities/signing"
 	"github.com/signoff/signoff/activities/staticpreview"
 	"github.com/signoff/signoff/activities/verify"
+	"github.com/signoff/signoff/internal/sandbox"
 )
 
 // Preview kinds.
@@ -47,8 +48,11 @@ type ExecuteOptions struct {
 	SharedDeps string
 	// RunAs overrides the preview user ("" keeps PreviewUser; "-" runs as this process,
 	// for development machines without the user).
-	RunAs  string
-	Faults *activities.FaultPlan
+	RunAs string
+	// InstallNetwork is what an install step may reach: sandbox.NetEgress (the package
+	// registry; never the host's loopback) or sandbox.NetNone.
+	InstallNetwork sandbox.Network
+	Faults         *activities.FaultPlan
 }
 
 // NewExecute builds the execute queue's activities. A restarted worker first sweeps preview
@@ -79,7 +83,12 @@ func NewExecute(cfg Config, o ExecuteOptions) (*activities.Execute, error) {
 		if err != nil {
 			return nil, err
 		}
-		l, err := preview.New(preview.Config{JobsRoot: root, SharedDeps: o.SharedDeps, RunAs: runAs, SecretPaths: []string{keys}})
+		sb, err := NewSandbox(cfg.Unsandboxed)
+		if err != nil {
+			return nil, err
+		}
+		l, err := preview.New(preview.Config{JobsRoot: root, SharedDeps: o.SharedDeps, RunAs: runAs, SecretPaths: []string{keys},
+			Sandbox: sb, InstallNetwork: o.InstallNetwork})
 		if err != nil {
 			return nil, fmt.Errorf("preview: %w", err)
 		}

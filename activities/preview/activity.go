@@ -56,7 +56,7 @@ func (p *Previews) Start(ctx context.Context, req activities.PreviewRequest) (ac
 	var ie *InputError
 	switch {
 	case errors.As(err, &bf) && job != nil:
-		return activities.PreviewResult{PreviewID: p.keep(job), Build: buildResult(job.Build)}, nil
+		return activities.PreviewResult{PreviewID: p.keep(job), Build: buildResult(job)}, nil
 	case errors.As(err, &ie):
 		return activities.PreviewResult{}, activities.Refused(err)
 	case err != nil:
@@ -65,7 +65,7 @@ func (p *Previews) Start(ctx context.Context, req activities.PreviewRequest) (ac
 		}
 		return activities.PreviewResult{}, err
 	}
-	return activities.PreviewResult{PreviewID: p.keep(job), URL: job.URL, Build: buildResult(job.Build)}, nil
+	return activities.PreviewResult{PreviewID: p.keep(job), URL: job.URL, Build: buildResult(job)}, nil
 }
 
 // Stop stops a preview by its recorded PID.
@@ -90,8 +90,9 @@ func (p *Previews) keep(job *Job) string {
 	return job.ID
 }
 
-func buildResult(b BuildResult) contracts.BuildResult {
-	out := contracts.BuildResult{Passed: b.Passed, Steps: []contracts.BuildStep{}}
+func buildResult(job *Job) contracts.BuildResult {
+	b := job.Build
+	out := contracts.BuildResult{Passed: b.Passed, Steps: []contracts.BuildStep{}, Sandbox: job.Isolation}
 	for _, s := range b.Steps {
 		if s.Status == StatusSkipped {
 			continue

@@ -9,10 +9,13 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/signoff/signoff/fixtures/fixturerepo"
+	"github.com/signoff/signoff/internal/sandbox"
 )
 
 // tinyApp is a Node app with no dependencies, shaped like a Next app to the
@@ -156,9 +159,27 @@ func tinyShared(t *testing.T, root string) string {
 	return dir
 }
 
+var (
+	sandboxOnce sync.Once
+	sandboxRun  *sandbox.Runner
+	sandboxErr  error
+)
+
+// testSandbox is the sandbox every test preview runs in; without one the test fails with the
+// setup task that installs it.
+func testSandbox(t *testing.T) *sandbox.Runner {
+	t.Helper()
+	sandboxOnce.Do(func() { sandboxRun, sandboxErr = sandbox.New(sandbox.Config{}) })
+	if sandboxErr != nil {
+		t.Fatal(sandboxErr)
+	}
+	return sandboxRun
+}
+
 func newTinyLauncher(t *testing.T, root string, mutate func(*Config)) *Launcher {
 	t.Helper()
 	cfg := Config{
+		Sandbox:      testSandbox(t),
 		JobsRoot:     filepath.Join(root, "jobs"),
 		SharedDeps:   tinyShared(t, root),
 		RunAs:        previewUser(t),
@@ -246,4 +267,21 @@ func uidOf(t *testing.T, name string) int {
 		t.Fatal(fmt.Errorf("uid %q: %w", u.Uid, err))
 	}
 	return n
+}
+
+// procsUnder lists host processes whose working directory is dir or below it.
+func procsUnder(dir string) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd"))
+		if err == nil && (cwd == dir || strings.HasPrefix(cwd, dir+"/")) && processAlive(pid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }

@@ -106,6 +106,7 @@ func TestNextFixture(t *testing.T) {
 		t.Fatal(err)
 	}
 	l, err := New(Config{
+		Sandbox:      testSandbox(t),
 		JobsRoot:     filepath.Join(root, "jobs"),
 		SharedDeps:   deps,
 		RunAs:        previewUser(t),
@@ -177,7 +178,7 @@ func TestAllRunPatchesBuild(t *testing.T) {
 	if err != nil || len(patches) == 0 {
 		t.Fatalf("no patches: %v", err)
 	}
-	l, err := New(Config{JobsRoot: filepath.Join(root, "jobs"), SharedDeps: deps, RunAs: previewUser(t), StepTimeout: 5 * time.Minute, StartTimeout: 2 * time.Minute})
+	l, err := New(Config{Sandbox: testSandbox(t), JobsRoot: filepath.Join(root, "jobs"), SharedDeps: deps, RunAs: previewUser(t), StepTimeout: 5 * time.Minute, StartTimeout: 2 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

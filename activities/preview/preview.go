@@ -8,24 +8,23 @@
 // wraps it in an activity.
 //
 // Isolation. Repository code (install scripts, build, lint, test, the app)
-// runs:
-//   - as the unprivileged user Config.RunAs (DefaultUser, created by
-//     `go tool task fixture:setup`) via SysProcAttr.Credential, with no
-//     supplementary groups. Workers run as root here, and file modes do not
-//     stop root, so the uid drop is what keeps key files unreadable: keep
-//     them mode 0600 in a 0700 directory owned by the worker's user and list
-//     them in Config.SecretPaths, which New checks;
-//   - with an allowlisted environment only (PATH, HOME in the job, NODE_ENV,
-//     PORT, SIGNOFF_COMMIT_SHA, NEXT_TELEMETRY_DISABLED=1), so no worker
-//     secret or key path reaches it;
-//   - in its own process group, recorded in a pid file, so Stop and Sweep
-//     can end everything it started.
+// runs only inside the sandbox (package internal/sandbox): its own PID, mount
+// and network namespaces, as the unprivileged user Config.RunAs
+// (DefaultUser, created by `go tool task fixture:setup`), with
+//   - only the work tree, HOME and, for an install, the workspace's own npm
+//     cache writable, the toolchain read-only, and nothing else mounted: no
+//     data dir, keys, other jobs or worker /proc;
+//   - no network, except egress (never the host's loopback) for an install
+//     when Config.InstallNetwork allows it; the verifier reaches the app only
+//     through a forward the launcher makes to the app's port;
+//   - an allowlisted environment only (PATH, HOME in the job, NODE_ENV,
+//     PORT, SIGNOFF_COMMIT_SHA, NEXT_TELEMETRY_DISABLED=1);
+//   - nothing surviving its step: the sandbox's PID namespace ends with it,
+//     and a pid file lets Stop and Sweep end a sandbox after a crash.
 //
-// Files the repo code can write (the work tree, HOME, the npm cache) belong
-// to RunAs. The git directory, logs, pid files and the shared node_modules
-// (hardlinked, so its inodes are shared) stay root-owned and read-only to
-// it, and the launcher never changes ownership of files the repo code could
-// have swapped for symlinks.
+// The git directory, logs and pid files stay root-owned and outside the
+// sandbox; the shared node_modules is hardlinked in, root-owned, so the
+// preview user can read but not change its inodes.
 package preview
 
 import (
@@ -50,6 +49,7 @@ import (
 
 	"github.com/signoff/signoff/activities/procstat"
 	"github.com/signoff/signoff/activities/unprivileged"
+	"github.com/signoff/signoff/internal/sandbox"
 )
 
 // DefaultUser is the account previews run as when Config.RunAs names it.
@@ -57,11 +57,10 @@ const DefaultUser = "signoff-preview"
 
 // Layout under Config.JobsRoot.
 const (
-	pidsDir     = "pids"      // one pid file per running process
-	jobsDir     = "jobs"      // fresh per-job directories, removed on Stop
-	slotsDir    = "slots"     // persistent slots, reused for their build cache
-	logsDir     = "logs"      // step logs, kept after Stop
-	npmCacheDir = "npm-cache" // npm cache for installs that cannot share deps
+	pidsDir  = "pids"  // one pid file per running process
+	jobsDir  = "jobs"  // fresh per-job directories, removed on Stop
+	slotsDir = "slots" // persistent slots, reused for their build cache
+	logsDir  = "logs"  // step logs, kept after Stop
 )
 
 // Config configures a Launcher.
@@ -76,9 +75,17 @@ type Config struct {
 	SharedDeps string
 	// Node and NPM are the binaries to use; found in PATH when empty.
 	Node, NPM string
-	// RunAs is the user repository code runs as; empty runs it as the
-	// worker's own user (no isolation: only for development).
+	// RunAs is the user repository code runs as, inside the sandbox; empty
+	// runs it as the worker's own user, which must then not be root.
 	RunAs string
+	// Sandbox runs every step of repository code and the app. Required.
+	Sandbox *sandbox.Runner
+	// InstallNetwork is what an install step may reach (sandbox.NetEgress: the
+	// package registry, never the host's loopback). Every other step, and the
+	// app, has no network but the forward Signoff makes to the app's port.
+	InstallNetwork sandbox.Network
+	// Limits bound each step's memory and processes.
+	Limits sandbox.Limits
 	// SecretPaths are files or directories RunAs must not be able to read
 	// (the verifier's key directory). New refuses a configuration where
 	// file modes would let it.
@@ -231,7 +238,8 @@ type Launcher struct {
 	cfg       Config
 	npm       string
 	path      string
-	cred      *syscall.Credential // nil: run as ourselves
+	sb        *sandbox.Runner
+	cred      *syscall.Credential
 	isolation string
 
 	mu      sync.Mutex
@@ -274,19 +282,28 @@ func New(cfg Config) (*Launcher, error) {
 	// cannot read or that a repo could write.
 	l.path = strings.Join(uniq(filepath.Dir(node), filepath.Dir(l.npm), "/usr/local/bin", "/usr/bin", "/bin"), ":")
 
-	l.isolation = "none: repository code runs as the worker's own user"
+	if cfg.Sandbox == nil {
+		return nil, &InputError{Field: "sandbox", Reason: "repository code runs only inside a sandbox, and none was given"}
+	}
+	l.sb = cfg.Sandbox
 	if cfg.RunAs != "" {
 		cred, err := unprivileged.Lookup(cfg.RunAs)
 		if err != nil {
 			return nil, &InputError{Field: "run as", Reason: fmt.Sprintf("%v (run `go tool task fixture:setup` to create %s)", err, DefaultUser)}
 		}
 		l.cred = cred
-		l.isolation = fmt.Sprintf("uid %d (%s), no supplementary groups", cred.Uid, cfg.RunAs)
+		l.isolation = fmt.Sprintf("%s, as uid %d (%s)", cfg.Sandbox.Describe(), cred.Uid, cfg.RunAs)
+	} else {
+		if os.Geteuid() == 0 {
+			return nil, &InputError{Field: "run as", Reason: "the worker is root: name an unprivileged user for repository code (" + DefaultUser + ")"}
+		}
+		l.cred = &syscall.Credential{Uid: uint32(os.Getuid()), Gid: uint32(os.Getgid())}
+		l.isolation = fmt.Sprintf("%s, as the worker's own uid %d", cfg.Sandbox.Describe(), os.Getuid())
 	}
 	if err := l.makeLayout(); err != nil {
 		return nil, err
 	}
-	if l.cred != nil {
+	{
 		for _, p := range append([]string{cfg.JobsRoot}, nonEmpty(cfg.SharedDeps)...) {
 			if !unprivileged.Traversable(p, l.cred) {
 				return nil, &InputError{Field: "permissions", Reason: fmt.Sprintf("%s cannot reach %s (every parent directory needs o+x)", cfg.RunAs, p)}
@@ -312,7 +329,6 @@ func (l *Launcher) makeLayout() error {
 		{filepath.Join(root, jobsDir), 0o711},
 		{filepath.Join(root, slotsDir), 0o711},
 		{filepath.Join(root, logsDir), 0o755},
-		{filepath.Join(root, npmCacheDir), 0o700},
 	}
 	for _, d := range dirs {
 		if err := os.MkdirAll(d.path, d.mode); err != nil {
@@ -322,7 +338,7 @@ func (l *Launcher) makeLayout() error {
 			return fmt.Errorf("preview: chmod %s: %w", d.path, err)
 		}
 	}
-	return l.ownDir(filepath.Join(root, npmCacheDir))
+	return nil
 }
 
 // Prepare checks out commitSHA from the git repository at repoDir, installs,
@@ -474,25 +490,32 @@ func (l *Launcher) start(ctx context.Context, ws *workspace, job *Job) error {
 	}
 	defer logFile.Close()
 	args := []string{l.npm, "--no-update-notifier", "start", "--", "-H", "127.0.0.1", "-p", strconv.Itoa(port)}
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = ws.src, l.env(ws, extra...), logFile, logFile
 	begin := time.Now()
-	p, err := spawn(cmd, l.cred, l.pidDir(), ws.id, "start")
+	p, err := spawn(l.sb, l.spec(ws, ws.src, l.env(ws, extra...), nil, logFile, sandbox.NetNone, args...), l.pidDir(), ws.id, "start")
 	if err != nil {
 		return err
 	}
 	job.Start = Step{Name: "start", Command: strings.Join(args[1:], " "), Log: logPath, Status: StatusFailed, ExitCode: -1}
-	job.PID = cmd.Process.Pid
+	job.PID = p.sp.Pid()
 	job.StartTicks, _ = startTicks(job.PID)
+	// The app listens on its own loopback, in its own network namespace; the forward is the
+	// one way in, and it leads to that port only.
+	addr, unhook, err := p.sp.Forward(port)
+	if err != nil {
+		p.stop()
+		return &StartError{Reason: "forward the app's port: " + err.Error(), Log: logPath}
+	}
+	p.unhook = unhook
 	job.Port = port
-	job.URL = fmt.Sprintf("http://127.0.0.1:%d", port)
+	job.URL = "http://" + addr
 
 	runtimeSHA, err := waitReady(ctx, job.URL, p, l.cfg.StartTimeout)
 	job.Start.Duration = time.Since(begin)
 	if err != nil {
-		p.stop(l.cfg.StopGrace)
-		if p.cmd.ProcessState != nil {
-			job.Start.ExitCode = p.cmd.ProcessState.ExitCode()
+		exited := p.exited()
+		p.stop()
+		if exited {
+			job.Start.ExitCode = p.exitCode()
 		}
 		return &StartError{Reason: err.Error(), Log: logPath}
 	}
@@ -553,7 +576,7 @@ func (l *Launcher) Stop(job *Job) error {
 	l.mu.Unlock()
 	switch {
 	case p != nil:
-		p.stop(l.cfg.StopGrace)
+		p.stop()
 	case job.PID > 1:
 		if st, err := readStat(job.PID); err == nil && st.StartTicks == job.StartTicks && st.Pgrp == job.PID {
 			procstat.KillGroup(job.PID, l.cfg.StopGrace)

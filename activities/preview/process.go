@@ -1,16 +1,16 @@
 package preview
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/signoff/signoff/activities/procstat"
+	"github.com/signoff/signoff/internal/sandbox"
 )
 
 // pidRecord is what a pid file holds: enough to recognise the same process
@@ -25,55 +25,64 @@ type pidRecord struct {
 	Started    time.Time `json:"started"`
 }
 
-// proc is a process we started in its own process group (pgid == pid).
+// proc is repository code we started, in a sandbox of its own; the sandbox's bwrap process
+// leads its own process group, which is what the pid file records.
 type proc struct {
-	cmd     *exec.Cmd
+	sp      *sandbox.Process
 	pidFile string
-	done    chan struct{} // closed once the leader has been reaped
-	err     error         // the leader's exit error, valid after done
+	done    chan struct{} // closed once the sandbox has been reaped
+	err     error         // the command's exit error, valid after done
+	unhook  func()        // closes the port forward, if any
 }
 
-// spawn starts cmd as leader of a new process group, with the credential
-// cred (nil: this process's own), and records it in a pid file under
-// pidDir so Sweep can find it after a crash.
-func spawn(cmd *exec.Cmd, cred *syscall.Credential, pidDir, job, step string) (*proc, error) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: cred}
-	if err := cmd.Start(); err != nil {
+// spawn starts spec in a sandbox and records its bwrap process in a pid file under pidDir,
+// so Sweep can find it after a crash. The process lives until stop, whatever ctx a caller
+// holds: steps and the app bound it themselves.
+func spawn(sb *sandbox.Runner, spec sandbox.Spec, pidDir, job, step string) (*proc, error) {
+	sp, err := sb.Start(context.Background(), spec)
+	if err != nil {
 		return nil, fmt.Errorf("preview: start %s: %w", step, err)
 	}
-	p := &proc{cmd: cmd, done: make(chan struct{})}
+	p := &proc{sp: sp, done: make(chan struct{}), unhook: func() {}}
 	go func() {
-		p.err = cmd.Wait()
+		p.err = sp.Wait()
 		close(p.done)
 	}()
 	rec := pidRecord{
-		PID:     cmd.Process.Pid,
-		Cmdline: strings.Join(cmd.Args, " "),
+		PID:     sp.Pid(),
+		Cmdline: strings.Join(spec.Argv, " "),
 		Job:     job,
 		Step:    step,
-		Dir:     cmd.Dir,
+		Dir:     spec.Dir,
 		Started: time.Now().UTC(),
 	}
-	ticks, err := startTicks(rec.PID)
-	if err == nil {
+	if ticks, err := startTicks(rec.PID); err == nil {
 		rec.StartTicks = ticks
 	}
 	p.pidFile = filepath.Join(pidDir, fmt.Sprintf("%s-%s-%d.json", job, step, rec.PID))
 	if err := writePidFile(p.pidFile, rec); err != nil {
-		procstat.KillGroup(rec.PID, 5*time.Second)
+		sp.Kill()
 		<-p.done
 		return nil, err
 	}
 	return p, nil
 }
 
-// stop ends the whole group (SIGTERM, then SIGKILL after grace) and removes
-// the pid file. It is safe to call more than once.
-func (p *proc) stop(grace time.Duration) {
-	// Even when the leader has exited, children may still hold the group.
-	procstat.KillGroup(p.cmd.Process.Pid, grace)
+// stop ends the sandbox and everything in it, closes the forward and removes the pid file.
+// It is safe to call more than once.
+func (p *proc) stop() {
+	p.sp.Kill()
 	<-p.done
+	p.unhook()
 	os.Remove(p.pidFile)
+}
+
+// exitCode is the command's exit status once it has ended, else -1.
+func (p *proc) exitCode() int {
+	if !p.exited() {
+		return -1
+	}
+	return p.sp.ExitCode()
 }
 
 func (p *proc) exited() bool {

@@ -16,6 +16,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/signoff/signoff/internal/sandbox"
 )
 
 // workspace is where one job runs: a root-owned directory holding a git
@@ -26,6 +28,7 @@ type workspace struct {
 	git      string // root/git: bare repository borrowing the source's objects
 	src      string // root/src: the work tree that is built and served
 	home     string // root/home: HOME for repository code
+	npmCache string // root/npm-cache: this workspace's own npm cache
 	logs     string // <jobs root>/logs/<id>
 }
 
@@ -51,6 +54,7 @@ func (l *Launcher) claim(slot string) (*workspace, error) {
 	ws.git = filepath.Join(ws.root, "git")
 	ws.src = filepath.Join(ws.root, "src")
 	ws.home = filepath.Join(ws.root, "home")
+	ws.npmCache = filepath.Join(ws.root, "npm-cache")
 	ws.logs = filepath.Join(l.cfg.JobsRoot, logsDir, ws.id)
 	if err := l.layout(ws); err != nil {
 		l.release(ws)
@@ -76,6 +80,14 @@ func (l *Launcher) layout(ws *workspace) error {
 		return fmt.Errorf("preview: create home: %w", err)
 	}
 	if err := l.ownDir(ws.home); err != nil {
+		return err
+	}
+	// The npm cache is the workspace's own: a cache shared between jobs would let one
+	// repository's install leave files for another's.
+	if err := os.Mkdir(ws.npmCache, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("preview: create npm cache: %w", err)
+	}
+	if err := l.ownDir(ws.npmCache); err != nil {
 		return err
 	}
 	if err := os.Mkdir(ws.src, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
@@ -285,7 +297,7 @@ func (l *Launcher) deps(ctx context.Context, ws *workspace, pkg *pkgFiles) (Step
 		}
 		st = Step{Name: "deps", Command: "cp -al " + filepath.Join(l.cfg.SharedDeps, "node_modules"), Status: StatusPassed, Duration: time.Since(begin), Detail: "hardlinked the shared install"}
 	} else {
-		st = l.runStep(ctx, ws, "deps", ws.src, l.env(ws), nil, l.npm, "ci", "--no-update-notifier", "--no-audit", "--no-fund", "--prefer-offline", "--cache", filepath.Join(l.cfg.JobsRoot, npmCacheDir))
+		st = l.runStepNet(ctx, ws, "deps", ws.src, l.env(ws), nil, l.cfg.InstallNetwork, l.npm, "ci", "--no-update-notifier", "--no-audit", "--no-fund", "--prefer-offline", "--cache", ws.npmCache)
 		st.Detail = "npm ci: package files differ from the shared install"
 		if err := ctx.Err(); err != nil {
 			return st, fmt.Errorf("preview: deps: %w", err)
@@ -314,10 +326,15 @@ func (l *Launcher) sharedMatches(pkg *pkgFiles) bool {
 	return err == nil && fi.IsDir()
 }
 
-// runStep runs one command of repository code as the preview user, logging
-// to <logs>/<name>.log, bounded by ctx and StepTimeout. Whatever the
-// command left running in its process group is killed afterwards.
+// runStep runs one command of repository code in the sandbox, logging to
+// <logs>/<name>.log, bounded by ctx and StepTimeout. Only the work tree and HOME (and, for
+// an install, the workspace's npm cache) are writable; only an install may reach the
+// network, and only if the launcher allows it. Nothing the command started survives it.
 func (l *Launcher) runStep(ctx context.Context, ws *workspace, name, dir string, env []string, stdin io.Reader, args ...string) (st Step) {
+	return l.runStepNet(ctx, ws, name, dir, env, stdin, sandbox.NetNone, args...)
+}
+
+func (l *Launcher) runStepNet(ctx context.Context, ws *workspace, name, dir string, env []string, stdin io.Reader, network sandbox.Network, args ...string) (st Step) {
 	st = Step{Name: name, Command: strings.Join(append([]string{filepath.Base(args[0])}, args[1:]...), " "), Status: StatusFailed, ExitCode: -1}
 	st.Log = filepath.Join(ws.logs, name+".log")
 	begin := time.Now()
@@ -328,9 +345,7 @@ func (l *Launcher) runStep(ctx context.Context, ws *workspace, name, dir string,
 		return st
 	}
 	defer logFile.Close()
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Dir, cmd.Env, cmd.Stdin, cmd.Stdout, cmd.Stderr = dir, env, stdin, logFile, logFile
-	p, err := spawn(cmd, l.cred, l.pidDir(), ws.id, name)
+	p, err := spawn(l.sb, l.spec(ws, dir, env, stdin, logFile, network, args...), l.pidDir(), ws.id, name)
 	if err != nil {
 		fmt.Fprintln(logFile, err)
 		st.Detail = err.Error()
@@ -346,14 +361,27 @@ func (l *Launcher) runStep(ctx context.Context, ws *workspace, name, dir string,
 		st.TimedOut = true
 		st.Detail = fmt.Sprintf("timed out after %s", l.cfg.StepTimeout)
 	}
-	p.stop(l.cfg.StopGrace)
-	if ps := cmd.ProcessState; ps != nil {
-		st.ExitCode = ps.ExitCode()
-		if ps.Success() && !st.TimedOut && ctx.Err() == nil {
+	finished := p.exited()
+	p.stop()
+	if finished {
+		st.ExitCode = p.exitCode()
+		if p.err == nil && !st.TimedOut && ctx.Err() == nil {
 			st.Status = StatusPassed
 		}
 	}
 	return st
+}
+
+// spec is the sandbox for one command of repository code in ws.
+func (l *Launcher) spec(ws *workspace, dir string, env []string, stdin io.Reader, out io.Writer, network sandbox.Network, args ...string) sandbox.Spec {
+	writable := []string{ws.src, ws.home}
+	if network != sandbox.NetNone {
+		writable = append(writable, ws.npmCache)
+	}
+	return sandbox.Spec{
+		Argv: args, Dir: dir, Env: env, Writable: writable, Net: network, Limits: l.cfg.Limits,
+		UID: l.cred.Uid, GID: l.cred.Gid, Stdin: stdin, Stdout: out, Stderr: out,
+	}
 }
 
 // env is the whole environment repository code gets: an allowlist, with
@@ -377,9 +405,6 @@ func (l *Launcher) tool(name string) string {
 }
 
 func (l *Launcher) ownDir(path string) error {
-	if l.cred == nil {
-		return nil
-	}
 	if err := os.Lchown(path, int(l.cred.Uid), int(l.cred.Gid)); err != nil {
 		return fmt.Errorf("preview: chown %s: %w", path, err)
 	}

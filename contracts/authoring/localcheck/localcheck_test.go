@@ -25,6 +25,7 @@ import (
 	"github.com/signoff/signoff/contracts/authoring/localcheck"
 	"github.com/signoff/signoff/fixtures/finance"
 	"github.com/signoff/signoff/fixtures/fixturerepo"
+	"github.com/signoff/signoff/internal/sandbox"
 	"github.com/signoff/signoff/policy"
 )
 
@@ -182,8 +183,12 @@ func TestDiscriminationOnFinanceFixture(t *testing.T) {
 		"P1":  filepath.Join(runs, "P1", "patches", "attempt-1.patch"),
 		"P2":  filepath.Join(runs, "P2", "patches", "attempt-1.patch"),
 	})
+	sb, err := sandbox.New(sandbox.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	launcher, err := preview.New(preview.Config{JobsRoot: filepath.Join(root, "jobs"), SharedDeps: deps, RunAs: runAs,
-		StepTimeout: 5 * time.Minute, StartTimeout: 2 * time.Minute})
+		StepTimeout: 5 * time.Minute, StartTimeout: 2 * time.Minute, Sandbox: sb})
 	if err != nil {
 		t.Fatal(err)
 	}

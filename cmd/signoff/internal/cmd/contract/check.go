@@ -29,7 +29,9 @@ type CheckOptions struct {
 	DataDir    string
 	SharedDeps string
 	RunAs      string
-	JSON       bool
+	// Unsandboxed runs the app without the sandbox (the operator's choice).
+	Unsandboxed bool
+	JSON        bool
 }
 
 // NewCmdCheck builds `contract check FILE --base`: discrimination before approval.
@@ -56,6 +58,7 @@ func NewCmdCheck(io *iostreams.IO, runF func(*CheckOptions) error) *cobra.Comman
 	f.StringVar(&o.DataDir, "data-dir", cmdutil.DefaultDataDir(), "Signoff data dir")
 	f.StringVar(&o.SharedDeps, "shared-deps", filepath.Join(".cache", "finance-deps"), "installed node_modules to hardlink from")
 	f.StringVar(&o.RunAs, "run-as", "", "user the app runs as (default signoff-preview when root; - for this user)")
+	f.BoolVar(&o.Unsandboxed, workers.FlagUnsandboxed, false, "run the app WITHOUT the sandbox (where namespaces are unavailable)")
 	f.BoolVar(&o.JSON, "json", false, "print machine-readable output")
 	o.Conn.AddFlags(cmd, "")
 	return cmd
@@ -126,7 +129,7 @@ func checkBase(ctx context.Context, o *CheckOptions, c *contracts.Contract) (aut
 	if err != nil {
 		return none, nil, nil, iostreams.BadInput(err)
 	}
-	lc := &lazyChecker{opts: &NewOptions{RunAs: o.RunAs, SharedDeps: o.SharedDeps}, dataDir: dataDir, src: src}
+	lc := &lazyChecker{opts: &NewOptions{RunAs: o.RunAs, SharedDeps: o.SharedDeps, Unsandboxed: o.Unsandboxed}, dataDir: dataDir, src: src}
 	defer lc.close()
 	rep, err := lc.CheckBase(ctx, *c)
 	if err != nil {

@@ -27,6 +27,7 @@ import (
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/contracts/authoring"
 	"github.com/signoff/signoff/contracts/authoring/localcheck"
+	"github.com/signoff/signoff/internal/sandbox"
 	"github.com/signoff/signoff/workers"
 	"github.com/signoff/signoff/workflows"
 	"github.com/signoff/signoff/workflows/basecheck"
@@ -53,6 +54,8 @@ type NewOptions struct {
 	DataDir    string
 	SharedDeps string
 	RunAs      string
+	// Unsandboxed runs a local check's app without the sandbox (the operator's choice).
+	Unsandboxed bool
 	// Check says where the base check runs: CheckAuto, CheckQueues, CheckLocal or CheckNone.
 	Check string
 	// Conn reaches the Signoff server whose queues run the base check.
@@ -134,6 +137,7 @@ func NewCmdNew(io *iostreams.IO, runF func(*NewOptions) error) *cobra.Command {
 	f.StringVar(&opts.DataDir, "data-dir", cmdutil.DefaultDataDir(), "Signoff data dir (previews, clones, base-check artifacts)")
 	f.StringVar(&opts.SharedDeps, "shared-deps", filepath.Join(".cache", "finance-deps"), "installed node_modules to hardlink from")
 	f.StringVar(&opts.RunAs, "run-as", "", "user the app runs as in a local check (default signoff-preview when root; - for this user)")
+	f.BoolVar(&opts.Unsandboxed, workers.FlagUnsandboxed, false, "run a local check's app WITHOUT the sandbox (where namespaces are unavailable)")
 	opts.Conn.AddFlags(cmd, "127.0.0.1:7233")
 	return cmd
 }
@@ -376,7 +380,11 @@ func (l *lazyChecker) build() (*localcheck.LocalChecker, error) {
 	if err != nil {
 		return nil, err
 	}
-	launcher, err := preview.New(preview.Config{JobsRoot: root + "-authoring", SharedDeps: shared, RunAs: runAs})
+	sb, err := workers.NewSandbox(l.opts.Unsandboxed)
+	if err != nil {
+		return nil, err
+	}
+	launcher, err := preview.New(preview.Config{JobsRoot: root + "-authoring", SharedDeps: shared, RunAs: runAs, Sandbox: sb, InstallNetwork: sandbox.NetEgress})
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
 	"github.com/signoff/signoff/fixtures/runs"
+	"github.com/signoff/signoff/internal/sandbox"
 	"github.com/signoff/signoff/temporal"
 	"github.com/signoff/signoff/workers"
 	"github.com/signoff/signoff/workers/devstack"
@@ -80,6 +81,12 @@ type ExecuteFlags struct {
 	RunAs      string
 	Allow      []string
 	Executor   string
+	// Unsandboxed runs repository code without the sandbox: the operator's explicit choice,
+	// recorded in every build record and shown on proof pages.
+	Unsandboxed bool
+	// InstallNetwork is what install steps may reach: egress (never the host's loopback)
+	// or none.
+	InstallNetwork string
 }
 
 func (e *ExecuteFlags) addFlags(f *pflag.FlagSet) {
@@ -89,16 +96,29 @@ func (e *ExecuteFlags) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&e.RunAs, "run-as", "", "user the app runs as (default signoff-preview; - for this user)")
 	f.StringSliceVar(&e.Allow, "allow", []string{"signoff-fixtures/*", "local/*"}, "owner/name patterns contracts may touch (local/* are repositories on this machine without a remote, registered by `contract new`)")
 	f.StringVar(&e.Executor, "executor", "", executorUsage)
+	f.BoolVar(&e.Unsandboxed, workers.FlagUnsandboxed, false, "run repository code and the coding CLI WITHOUT the sandbox (where namespaces are unavailable); every proof says so")
+	f.StringVar(&e.InstallNetwork, "install-network", "egress", "what install steps may reach: egress (the package registry, never this host's loopback) or none")
 }
 
 // newExecute builds the execute queue's activities from the flags.
 func (e *ExecuteFlags) newExecute(cfg workers.Config, faults *activities.FaultPlan) (*activities.Execute, error) {
+	var installNet sandbox.Network
+	switch e.InstallNetwork {
+	case "egress", "":
+		installNet = sandbox.NetEgress
+	case "none":
+		installNet = sandbox.NetNone
+	default:
+		return nil, iostreams.BadInput(fmt.Errorf("--install-network %q: want egress or none", e.InstallNetwork))
+	}
+	cfg.Unsandboxed = e.Unsandboxed
 	ex, err := workers.NewExecutor(cfg, e.Executor, os.Getenv)
 	if err != nil {
 		return nil, err
 	}
 	shared, _ := filepath.Abs(e.SharedDeps)
-	return workers.NewExecute(cfg, workers.ExecuteOptions{Executor: ex, Preview: e.Preview, SharedDeps: shared, RunAs: e.RunAs, Faults: faults})
+	return workers.NewExecute(cfg, workers.ExecuteOptions{Executor: ex, Preview: e.Preview, SharedDeps: shared, RunAs: e.RunAs,
+		InstallNetwork: installNet, Faults: faults})
 }
 
 // executorUsage documents --executor for dev and worker.
