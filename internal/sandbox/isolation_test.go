@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -101,50 +104,125 @@ func TestDetachedDaemonDiesWithSandbox(t *testing.T) {
 }
 
 // The host's 127.0.0.1 listeners (Temporal, the Web UI, other previews) are out of
-// reach in both modes, and so is 10.0.2.2, slirp's alias for the host, in NetEgress.
+// reach in both modes, and so are 10.0.2.2, slirp's alias for the host, and the host's own
+// external address (a service bound to 0.0.0.0) in NetEgress. Egress still routes off the
+// box: a listener on a test host, in a network namespace this test makes, answers.
 func TestHostLoopbackUnreachable(t *testing.T) {
 	ln, accepted := hostListener(t, "127.0.0.1:0")
 	p := port(ln)
-	ext := hostIPv4()
-	var extLn string
-	if ext != "" {
-		l, _ := hostListener(t, ext+":0")
-		extLn = ext + ":" + port(l)
+	targets := []string{"127.0.0.1:" + p, "10.0.2.2:" + p}
+	var extAccepted *int64
+	if ext := hostIPv4(); ext != "" {
+		l, n := hostListener(t, ext+":0")
+		targets = append(targets, ext+":"+port(l))
+		extAccepted = n
 	}
+	remote := testHost(t)
 	for _, mode := range []Network{NetNone, NetEgress} {
 		t.Run(mode.String(), func(t *testing.T) {
-			targets := []string{"127.0.0.1:" + p, "10.0.2.2:" + p}
-			if extLn != "" {
-				targets = append(targets, extLn)
-			}
-			s := probeSpec(t, "dial", targets...)
+			s := probeSpec(t, "dial", append(targets, remote)...)
 			s.Net = mode
 			out, _, err := run(t, s)
 			if err != nil {
 				t.Fatalf("probe: %v\n%s", err, out)
 			}
 			t.Logf("probe:\n%s", out)
-			for _, a := range targets[:2] {
+			for _, a := range targets {
 				if l := lineFor(t, out, a); !strings.Contains(l, " fail: ") {
-					t.Errorf("reached the host's loopback listener: %s", l)
+					t.Errorf("reached the host: %s", l)
 				}
 			}
-			// Control: egress does route off the box (here to the host's own external
-			// address, the nearest thing to the registry), so the probe can succeed.
-			if extLn != "" {
-				l := lineFor(t, out, extLn)
-				if mode == NetEgress && !strings.HasSuffix(l, " ok") {
-					t.Errorf("egress cannot reach %s: %s", extLn, l)
-				}
-				if mode == NetNone && strings.HasSuffix(l, " ok") {
-					t.Errorf("NetNone reached %s", extLn)
-				}
+			// Control: egress routes off the box, so the probe can succeed.
+			l := lineFor(t, out, remote)
+			if mode == NetEgress && !strings.HasSuffix(l, " ok") {
+				t.Errorf("egress cannot reach the test host %s: %s", remote, l)
+			}
+			if mode == NetNone && strings.HasSuffix(l, " ok") {
+				t.Errorf("NetNone reached %s", remote)
 			}
 		})
 	}
 	if *accepted != 0 {
 		t.Errorf("the host loopback listener accepted %d connections", *accepted)
 	}
+	if extAccepted != nil && *extAccepted != 0 {
+		t.Errorf("the host's external listener accepted %d connections", *extAccepted)
+	}
+}
+
+// testHost makes a network namespace joined to this host by a veth pair (198.18.0.0/30,
+// the benchmarking range) and a listener inside it; it returns the listener's address.
+func testHost(t *testing.T) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("making a test host needs root")
+	}
+	name := fmt.Sprintf("sbx-%d", os.Getpid())
+	ipCmd := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+			t.Fatalf("ip %s: %v: %s", strings.Join(args, " "), err, out)
+		}
+	}
+	ipCmd("netns", "add", name)
+	t.Cleanup(func() { _ = exec.Command("ip", "netns", "delete", name).Run() })
+	host, peer := name+"h", name+"n"
+	ipCmd("link", "add", host, "type", "veth", "peer", "name", peer, "netns", name)
+	t.Cleanup(func() { _ = exec.Command("ip", "link", "delete", host).Run() })
+	ipCmd("addr", "add", "198.18.0.1/30", "dev", host)
+	ipCmd("link", "set", host, "up")
+	ipCmd("-n", name, "addr", "add", "198.18.0.2/30", "dev", peer)
+	ipCmd("-n", name, "link", "set", peer, "up")
+	ipCmd("-n", name, "link", "set", "lo", "up")
+
+	f, err := os.Open("/var/run/netns/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	lnCh := make(chan net.Listener, 1)
+	errCh := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked if restoring fails: the thread is discarded
+		orig, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			errCh <- err
+			return
+		}
+		defer unix.Close(orig)
+		if err := unix.Setns(int(f.Fd()), unix.CLONE_NEWNET); err != nil {
+			errCh <- err
+			return
+		}
+		ln, lerr := net.Listen("tcp", "198.18.0.2:0")
+		if err := unix.Setns(orig, unix.CLONE_NEWNET); err != nil {
+			errCh <- err
+			return
+		}
+		runtime.UnlockOSThread()
+		if lerr != nil {
+			errCh <- lerr
+			return
+		}
+		lnCh <- ln
+	}()
+	select {
+	case err := <-errCh:
+		t.Fatalf("listener in the test host: %v", err)
+	case ln := <-lnCh:
+		t.Cleanup(func() { ln.Close() })
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				c.Close()
+			}
+		}()
+		return ln.Addr().String()
+	}
+	return ""
 }
 
 // Files outside the binds do not exist inside; nothing outside Writable (and /tmp,

@@ -158,6 +158,9 @@ func (p *Process) start(ctx context.Context, r *Runner, s Spec) (err error) {
 		if err := p.attachSlirp(r.slirp, s.UID, s.GID, deadline); err != nil {
 			return err
 		}
+		if err := p.denyHost(r.nft); err != nil {
+			return err
+		}
 	}
 	if _, err := ours[fdBlock-3].Write([]byte{1}); err != nil {
 		return fmt.Errorf("sandbox: releasing the command: %w", err)

@@ -21,7 +21,7 @@ import (
 )
 
 // setupHint ends every missing-tool error: the project's setup installs both tools.
-const setupHint = "install it with `go tool task setup` (apt-get install bubblewrap slirp4netns)"
+const setupHint = "install it with `go tool task setup` (apt-get install bubblewrap slirp4netns nftables)"
 
 // Network chooses what the sandbox can reach.
 type Network int
@@ -101,6 +101,7 @@ type Spec struct {
 type Config struct {
 	Bwrap       string // "" looks up bwrap on PATH, then /usr/bin/bwrap
 	Slirp4netns string // "" looks up slirp4netns on PATH, then /usr/bin/slirp4netns
+	Nft         string // "" looks up nft on PATH, then /usr/bin/nft
 	// CgroupRoot is where cgroupfs is mounted; "" means /sys/fs/cgroup, and "-" turns
 	// cgroup limits off (Describe then says Memory and Pids are not enforced).
 	CgroupRoot string
@@ -116,6 +117,7 @@ type Runner struct {
 	bwrap, bwrapVersion string
 	slirp, slirpVersion string
 	slirpErr            error // why NetEgress is unavailable, if it is
+	nft                 string
 	cg                  *cgroups
 	cgErr               error // why limits are not enforced, if they are not
 }
@@ -137,6 +139,14 @@ func New(cfg Config) (*Runner, error) {
 	if r.slirp, r.slirpErr = findTool(cfg.Slirp4netns, "slirp4netns", "slirp4netns"); r.slirpErr == nil {
 		if r.slirpVersion, err = toolVersion(r.slirp); err != nil {
 			r.slirpErr = fmt.Errorf("sandbox: slirp4netns at %s does not run (%w); %s", r.slirp, err, setupHint)
+		}
+	}
+	// Egress without deny rules would reach services bound to the host's own addresses.
+	if r.slirpErr == nil {
+		if os.Geteuid() != 0 {
+			r.slirpErr = errors.New("sandbox: egress needs a root worker, to load the rules that keep the host's own addresses out of reach")
+		} else if r.nft, err = findTool(cfg.Nft, "nft", "nftables"); err != nil {
+			r.slirpErr = err
 		}
 	}
 	if cfg.CgroupRoot == "-" {
@@ -192,7 +202,7 @@ func (r *Runner) Describe() string {
 	}
 	b.WriteString("; wall: Limits.Wall or the Start context; ")
 	if r.slirpErr == nil {
-		fmt.Fprintf(&b, "egress: %s with host loopback disabled", r.slirpVersion)
+		fmt.Fprintf(&b, "egress: %s with host loopback disabled and the host's own and link-local addresses rejected", r.slirpVersion)
 	} else {
 		b.WriteString("egress: unavailable (slirp4netns missing)")
 	}
@@ -205,6 +215,9 @@ func findTool(path, name, pkg string) (string, error) {
 			return p, nil
 		}
 		path = "/usr/bin/" + name
+		if _, err := os.Stat(path); err != nil {
+			path = "/usr/sbin/" + name // nft lives here; a worker's PATH may lack sbin
+		}
 	}
 	st, err := os.Stat(path)
 	if err != nil {
