@@ -53,7 +53,7 @@ var (
 
 // testSandbox is the sandbox every test's CLI runs in; its absence fails the test with the
 // setup task that installs it.
-func testSandbox(t *testing.T) *sandbox.Runner {
+func testSandbox(t testing.TB) *sandbox.Runner {
 	t.Helper()
 	runnerOnce.Do(func() { runner, runnerErr = sandbox.New(sandbox.Config{}) })
 	if runnerErr != nil {
@@ -62,7 +62,7 @@ func testSandbox(t *testing.T) *sandbox.Runner {
 	return runner
 }
 
-func newCmdEnv(t *testing.T, argv ...string) *cmdEnv {
+func newCmdEnv(t testing.TB, argv ...string) *cmdEnv {
 	t.Helper()
 	cred := requireRunAs(t)
 	dir := t.TempDir()
@@ -593,7 +593,7 @@ func TestCommandRunsTheCLIAsAnotherUser(t *testing.T) {
 
 // requireRunAs returns the preview user's credential, or skips (-short) / fails with the
 // setup task that creates it.
-func requireRunAs(t *testing.T) *syscall.Credential {
+func requireRunAs(t testing.TB) *syscall.Credential {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("switching users needs root")

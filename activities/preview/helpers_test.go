@@ -76,7 +76,7 @@ http.createServer((req, res) => {
 
 // testRoot makes a directory the preview user can traverse (t.TempDir's
 // parents are 0700).
-func testRoot(t *testing.T) string {
+func testRoot(t testing.TB) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "preview-test-")
 	if err != nil {
@@ -91,7 +91,7 @@ func testRoot(t *testing.T) string {
 
 // previewUser is the user to run repo code as: DefaultUser when the tests
 // run as root (the setup must have created it), else none.
-func previewUser(t *testing.T) string {
+func previewUser(t testing.TB) string {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		return ""
@@ -102,14 +102,14 @@ func previewUser(t *testing.T) string {
 	return DefaultUser
 }
 
-func requireIsolation(t *testing.T) {
+func requireIsolation(t testing.TB) {
 	t.Helper()
 	if previewUser(t) == "" {
 		t.Skip("isolation checks need root (to switch to " + DefaultUser + ")")
 	}
 }
 
-func writeFiles(t *testing.T, dir string, files map[string]string) {
+func writeFiles(t testing.TB, dir string, files map[string]string) {
 	t.Helper()
 	for name, content := range files {
 		p := filepath.Join(dir, name)
@@ -124,7 +124,7 @@ func writeFiles(t *testing.T, dir string, files map[string]string) {
 
 // tinyRepo materializes tinyApp as a git repository and returns its path
 // and base SHA.
-func tinyRepo(t *testing.T, root string) (string, string) {
+func tinyRepo(t testing.TB, root string) (string, string) {
 	t.Helper()
 	src := filepath.Join(root, "tiny-src")
 	writeFiles(t, src, tinyApp)
@@ -137,7 +137,7 @@ func tinyRepo(t *testing.T, root string) (string, string) {
 }
 
 // commit writes files into repo and commits them.
-func commit(t *testing.T, repo string, files map[string]string, msg string) string {
+func commit(t testing.TB, repo string, files map[string]string, msg string) string {
 	t.Helper()
 	writeFiles(t, repo, files)
 	sha, err := fixturerepo.CommitAll(repo, msg)
@@ -148,7 +148,7 @@ func commit(t *testing.T, repo string, files map[string]string, msg string) stri
 }
 
 // tinyShared is a shared install matching tinyApp's package files.
-func tinyShared(t *testing.T, root string) string {
+func tinyShared(t testing.TB, root string) string {
 	t.Helper()
 	dir := filepath.Join(root, "shared")
 	writeFiles(t, dir, map[string]string{
@@ -167,7 +167,7 @@ var (
 
 // testSandbox is the sandbox every test preview runs in; without one the test fails with the
 // setup task that installs it.
-func testSandbox(t *testing.T) *sandbox.Runner {
+func testSandbox(t testing.TB) *sandbox.Runner {
 	t.Helper()
 	sandboxOnce.Do(func() { sandboxRun, sandboxErr = sandbox.New(sandbox.Config{}) })
 	if sandboxErr != nil {
@@ -176,7 +176,7 @@ func testSandbox(t *testing.T) *sandbox.Runner {
 	return sandboxRun
 }
 
-func newTinyLauncher(t *testing.T, root string, mutate func(*Config)) *Launcher {
+func newTinyLauncher(t testing.TB, root string, mutate func(*Config)) *Launcher {
 	t.Helper()
 	cfg := Config{
 		Sandbox:      testSandbox(t),
@@ -198,7 +198,7 @@ func newTinyLauncher(t *testing.T, root string, mutate func(*Config)) *Launcher 
 }
 
 // getJSON fetches url and decodes a JSON object, returning the status.
-func getJSON(t *testing.T, url string, v any) int {
+func getJSON(t testing.TB, url string, v any) int {
 	t.Helper()
 	resp, err := http.Get(url)
 	if err != nil {
@@ -217,7 +217,7 @@ func getJSON(t *testing.T, url string, v any) int {
 	return resp.StatusCode
 }
 
-func servedSHA(t *testing.T, base string) (int, string) {
+func servedSHA(t testing.TB, base string) (int, string) {
 	t.Helper()
 	var v struct {
 		CommitSHA string `json:"commit_sha"`
@@ -227,7 +227,7 @@ func servedSHA(t *testing.T, base string) (int, string) {
 }
 
 // waitGone polls until pid is no longer a live process.
-func waitGone(t *testing.T, pid int) {
+func waitGone(t testing.TB, pid int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for processAlive(pid) {
@@ -247,7 +247,7 @@ func stepByName(job *Job, name string) Step {
 	return Step{}
 }
 
-func pidFiles(t *testing.T, l *Launcher) []string {
+func pidFiles(t testing.TB, l *Launcher) []string {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(l.pidDir(), "*.json"))
 	if err != nil {
@@ -256,7 +256,7 @@ func pidFiles(t *testing.T, l *Launcher) []string {
 	return files
 }
 
-func uidOf(t *testing.T, name string) int {
+func uidOf(t testing.TB, name string) int {
 	t.Helper()
 	u, err := user.Lookup(name)
 	if err != nil {
