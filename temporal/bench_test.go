@@ -54,6 +54,7 @@ func (i *instant) register(r worker.Registry) {
 	reg(func(ctx context.Context, r activities.RecordRequest) (activities.RecordResult, error) {
 		return activities.RecordResult{}, nil
 	}, activities.RecordAttemptName)
+	reg(func(ctx context.Context, s contracts.Settlement) (string, error) { return "", nil }, activities.RecordSettlementName)
 	reg(func(ctx context.Context, r activities.HeadRequest) (string, error) { return "", nil }, activities.PRHeadName)
 	reg(func(ctx context.Context, e activities.IndexEntry) error { return nil }, activities.UpdateIndexName)
 	reg(func(ctx context.Context, n activities.Notice) error { return nil }, activities.NotifyName)
