@@ -160,9 +160,9 @@ func (v *dirVerifier) run(bundleBytes []byte) {
 		r.add(CheckBundleDocument, true, "%s decodes exactly, with no unknown, duplicate or case-folded members", BundleFile)
 	}
 	if err := b.VerifySignature(v.controlPub); err != nil {
-		r.add(CheckBundleSignature, false, "the bundle signature does not verify with the control key: %v", err)
+		r.add(CheckBundleSignature, false, "the bundle signature does not verify under the expected control key %s (%s names no signing key, so the key that did sign it is unknown): %v", contracts.KeyFingerprint(v.controlPub), BundleFile, err)
 	} else {
-		r.add(CheckBundleSignature, true, "signed by the control key")
+		r.add(CheckBundleSignature, true, "signed by the control key %s", contracts.KeyFingerprint(v.controlPub))
 	}
 
 	v.checkContract()
@@ -246,9 +246,9 @@ func (v *dirVerifier) checkEvidence() {
 	}
 	v.evidence = ev
 	if err := ev.VerifySignature(v.verifierPub); err != nil {
-		r.add(CheckEvidenceSig, false, "the evidence signature does not verify with the verifier key: %v", err)
+		r.add(CheckEvidenceSig, false, "the evidence signature does not verify under the expected verifier key %s (%s names no signing key, so the key that did sign it is unknown): %v", contracts.KeyFingerprint(v.verifierPub), EvidenceFile, err)
 	} else {
-		r.add(CheckEvidenceSig, true, "signed by the verifier key")
+		r.add(CheckEvidenceSig, true, "signed by the verifier key %s", contracts.KeyFingerprint(v.verifierPub))
 	}
 }
 
@@ -653,9 +653,9 @@ func checkSettlement(dir string, tries []TryDir, bundles []*contracts.Bundle, co
 		return
 	}
 	if err := s.VerifySignature(controlPub); err != nil {
-		add(CheckSettlementSig, false, "%s: %v", SettlementFile, err)
+		add(CheckSettlementSig, false, "%s: the signature does not verify under the expected control key %s: %v", SettlementFile, contracts.KeyFingerprint(controlPub), err)
 	} else {
-		add(CheckSettlementSig, true, "%s is signed by the control key", SettlementFile)
+		add(CheckSettlementSig, true, "%s is signed by the control key %s", SettlementFile, contracts.KeyFingerprint(controlPub))
 	}
 	last, b := tries[len(tries)-1], bundles[len(bundles)-1]
 	var problems []string

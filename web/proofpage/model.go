@@ -32,6 +32,8 @@ type Page struct {
 	Verified *proofstore.ContractReport
 	// VerifyNote says why there is no verification (no keys, or the verification could not run).
 	VerifyNote string
+	// VerifierFingerprint and ControlFingerprint name the keys Verified was checked with.
+	VerifierFingerprint, ControlFingerprint string
 	// Status is the contract index's current entry: not signed, shown as such.
 	Status *activities.IndexEntry
 	// Settlement is the signed record of how the contract ended (settlement.json), if any.

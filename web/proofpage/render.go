@@ -12,6 +12,7 @@ import (
 
 	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/activities/proofstore"
+	"github.com/signoff/signoff/contracts"
 )
 
 //go:embed templates/*.html templates/*.tmpl
@@ -45,6 +46,9 @@ type Options struct {
 	// VerifierKey and ControlKey, when both set, make every page show the offline
 	// verification of its proof (proofstore.VerifyContractDir).
 	VerifierKey, ControlKey ed25519.PublicKey
+	// KeyNote says why no keys were given (none found, or the ones found were refused); the
+	// page shows it where the verification would be.
+	KeyNote string
 	// Index, when set, adds the contract's current state.
 	Index StatusSource
 }
@@ -57,7 +61,10 @@ func Build(root, slug string, o Options) (*Page, error) {
 	}
 	switch {
 	case len(o.VerifierKey) == 0 || len(o.ControlKey) == 0:
-		p.VerifyNote = "Not verified here: no verifier and control public keys were given. Run `signoff proof verify` on this folder."
+		p.VerifyNote = "Not verified here: no verifier and control public keys were given. Run `signoff proof verify` on this folder with the deployment's keys (`signoff keys` prints their fingerprints)."
+		if o.KeyNote != "" {
+			p.VerifyNote = "Not verified here: " + o.KeyNote + "."
+		}
 	case len(p.Attempts) == 1 && p.Attempts[0].Rel == ".":
 		rep, err := proofstore.VerifyDir(p.Dir, o.VerifierKey, o.ControlKey)
 		if err != nil {
@@ -72,6 +79,9 @@ func Build(root, slug string, o Options) (*Page, error) {
 		} else {
 			p.Verified = &cr
 		}
+	}
+	if p.Verified != nil {
+		p.VerifierFingerprint, p.ControlFingerprint = contracts.KeyFingerprint(o.VerifierKey), contracts.KeyFingerprint(o.ControlKey)
 	}
 	if o.Index != nil && p.Contract != nil {
 		if e, ok, err := o.Index.Get(p.Contract.ContractID); err == nil && ok {

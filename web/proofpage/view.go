@@ -43,10 +43,16 @@ type pageView struct {
 	Head        string
 	Verified    *verifyView
 	VerifyNote  string
-	Status      *statusView
-	Settlement  *settlementView
-	Links       Links
-	NoContract  bool
+	// Trusted is true only when the page was verified with the reader's keys and every check
+	// held; anything else heads the page "unverified".
+	Trusted    bool
+	TrustNote  string
+	VerifierFP string
+	ControlFP  string
+	Status     *statusView
+	Settlement *settlementView
+	Links      Links
+	NoContract bool
 }
 
 // settlementView is the signed settlement: how the contract ended and what became of the
@@ -313,6 +319,18 @@ func buildPageView(p *Page, links Links) *pageView {
 	v.Title = v.ContractID
 	if p.Verified != nil {
 		v.Verified = newVerifyView(p.Verified)
+		v.VerifierFP, v.ControlFP = p.VerifierFingerprint, p.ControlFingerprint
+	}
+	switch {
+	case v.Verified == nil:
+		v.TrustNote = "not checked with the reader's keys: the verdict below is only what the bundle claims"
+	case !v.Verified.OK:
+		v.TrustNote = fmt.Sprintf("%d of %d checks failed: the verdict below is only what the bundle claims", len(v.Verified.Failed), v.Verified.Total)
+	default:
+		v.Trusted = true
+	}
+	if !v.Trusted {
+		v.Title += " (unverified)"
 	}
 	if st := p.Settlement; st != nil {
 		sv := &settlementView{State: st.State, Payment: paymentView{Provider: st.Payment.Provider, State: st.Payment.State,

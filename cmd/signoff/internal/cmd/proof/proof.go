@@ -7,36 +7,18 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/pem"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/signoff/signoff/activities/index"
 	"github.com/signoff/signoff/activities/signing"
-	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
 	"github.com/signoff/signoff/web/proofpage"
 	"github.com/signoff/signoff/workers"
 )
-
-// Keys are the public keys a proof is checked with, as files; empty means the data dir's.
-type Keys struct {
-	DataDir     string
-	VerifierKey string
-	ControlKey  string
-}
-
-func (k *Keys) addFlags(cmd *cobra.Command) {
-	f := cmd.Flags()
-	f.StringVar(&k.DataDir, "data-dir", cmdutil.DefaultDataDir(), "Signoff's data dir (its keys/*.pub are the default keys)")
-	f.StringVar(&k.VerifierKey, "verifier-key", "", "the verifier's public key: a PEM file, or base64/hex in a file (default <data-dir>/keys/verifier.key.pub)")
-	f.StringVar(&k.ControlKey, "control-key", "", "the control worker's public key, as --verifier-key (default <data-dir>/keys/control.key.pub)")
-}
 
 // NewCmdProof groups the proof commands.
 func NewCmdProof(io *iostreams.IO) *cobra.Command {
@@ -45,33 +27,8 @@ func NewCmdProof(io *iostreams.IO) *cobra.Command {
 	return cmd
 }
 
-// load returns both keys. With required false, missing default key files mean "no keys"
-// (nil, nil); a key named by a flag must always load.
-func (k *Keys) load(required bool) (verifier, control ed25519.PublicKey, err error) {
-	dir := workers.Paths(k.DataDir).Keys
-	v, verr := loadKey(k.VerifierKey, filepath.Join(dir, workers.VerifierKeyFile), "--verifier-key")
-	c, cerr := loadKey(k.ControlKey, filepath.Join(dir, workers.ControlKeyFile), "--control-key")
-	if verr == nil && cerr == nil {
-		return v, c, nil
-	}
-	missingDefault := func(err error, flag string) bool {
-		return err == nil || (flag == "" && errors.Is(err, fs.ErrNotExist))
-	}
-	if !required && missingDefault(verr, k.VerifierKey) && missingDefault(cerr, k.ControlKey) {
-		return nil, nil, nil
-	}
-	return nil, nil, iostreams.BadInput(errors.Join(verr, cerr))
-}
-
-// loadKey reads a public key file; flag empty means the default <path>.pub.
-func loadKey(file, defaultKey, flag string) (ed25519.PublicKey, error) {
-	if file == "" {
-		pub, err := signing.LoadPublic(defaultKey)
-		if err != nil {
-			return nil, fmt.Errorf("%s: default %s.pub: %w (pass %s, or --data-dir)", flag, defaultKey, err, flag)
-		}
-		return pub, nil
-	}
+// loadKey reads a public key file named by flag: PEM, or the raw key in hex or base64.
+func loadKey(file, flag string) (ed25519.PublicKey, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", flag, err)

@@ -21,7 +21,7 @@ import (
 )
 
 // fixture is a proof store with a satisfied W1 run and a three-attempt W2 run, and a data dir
-// whose keys/*.pub are the test keys.
+// (elsewhere) whose keys/*.pub are the test keys.
 type fixture struct {
 	root, dataDir string
 	w1, w2        *prooftest.Proof
@@ -36,7 +36,9 @@ func newFixture(t *testing.T) fixture {
 	c.ContractID = "w2-watchlist-header"
 	w2 := prooftest.Build(t, root, prooftest.Spec{Contract: c, Attempts: []prooftest.Attempt{
 		{Override: prooftest.W2Override()}, {Override: prooftest.W2Override()}, {Override: prooftest.W2Override()}}})
-	dataDir := filepath.Join(base, "data")
+	// The deployment's data dir lives apart from the proof: a data dir beside the proof store
+	// could have come with it, and its keys would be refused.
+	dataDir := filepath.Join(t.TempDir(), "data")
 	keys := workers.Paths(dataDir).Keys
 	if err := os.MkdirAll(keys, 0o700); err != nil {
 		t.Fatal(err)
@@ -155,10 +157,14 @@ func TestRenderCommand(t *testing.T) {
 	if !strings.Contains(string(page), "scrollWidth = 927, innerWidth = 390") {
 		t.Error("W2 page does not name the observed values")
 	}
-	// Without keys the site still renders, and says it is not verified.
-	out, code = run(t, "render", f.w1.Dirs[0], "--out", filepath.Join(t.TempDir(), "s2"), "--data-dir="+t.TempDir())
-	if code != 0 || !strings.Contains(out, "not verified") {
+	// Without keys the site still renders, headed unverified, and the command exits 1.
+	s2 := filepath.Join(t.TempDir(), "s2")
+	out, code = run(t, "render", f.w1.Dirs[0], "--out", s2, "--data-dir="+t.TempDir())
+	if code != 1 || !strings.Contains(out, "NOT VERIFIED: no verifier and control public keys") {
 		t.Errorf("render without keys: exit %d\n%s", code, out)
+	}
+	if page, err := os.ReadFile(filepath.Join(s2, "w1-watchlist-mobile", "index.html")); err != nil || !strings.Contains(string(page), `id="unverified"`) {
+		t.Errorf("the page rendered without keys is not headed unverified (%v)", err)
 	}
 	if out, code := run(t, "render", f.root, "--out", filepath.Join(f.root, "site")); code != 2 {
 		t.Errorf("--out inside the store: exit %d\n%s", code, out)

@@ -1,6 +1,7 @@
 package proof
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -28,9 +29,12 @@ func NewCmdRender(io *iostreams.IO, runF func(*RenderOptions) error) *cobra.Comm
 		Short: "Write proof pages as a static site (raw trace links)",
 		Long: "Renders the proof page of each contract in PROOF_DIR (a proof store root, a contract folder\n" +
 			"or one attempt's folder) into SITE_DIR, with the screenshots, traces and signed documents\n" +
-			"copied beside the pages, so the folder opens from disk or any static host. Pages show the\n" +
-			"offline verification when the public keys are found (see --verifier-key). Traces are linked\n" +
-			"as raw files: the trace viewer needs a served origin, see `signoff proof serve`.",
+			"copied beside the pages, so the folder opens from disk or any static host. Traces are linked\n" +
+			"as raw files: the trace viewer needs a served origin, see `signoff proof serve`.\n\n" +
+			keysHelp + "\n\n" +
+			"Without usable keys the site is still written, every page headed \"unverified\" and saying\n" +
+			"why. Exits 0 only when every page verifies; 1 when any check fails or no usable keys were\n" +
+			"given (the site is written either way); 2 on bad input.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Dir = args[0]
@@ -60,16 +64,23 @@ func RunRender(o *RenderOptions) error {
 	if rel, err := filepath.Rel(root, out); err == nil && (rel == "." || !strings.HasPrefix(rel, "..")) {
 		return iostreams.BadInput(fmt.Errorf("--out %s is inside the proof store %s: write the site elsewhere", o.Out, root))
 	}
-	vk, ck, err := o.load(false)
+	opts, keys, err := o.pageOptions(o.Dir)
 	if err != nil {
 		return err
 	}
-	res, err := proofpage.RenderSite(root, slugs, out, proofpage.Options{VerifierKey: vk, ControlKey: ck, Index: statusIndex(o.DataDir)})
+	res, err := proofpage.RenderSite(root, slugs, out, opts)
 	if err != nil {
 		return iostreams.Failed(fmt.Errorf("render: %w", err))
 	}
+	verified := res.Verified != nil && *res.Verified
 	if o.JSON {
-		return o.IO.WriteJSON(res)
+		if err := o.IO.WriteJSON(RenderResult{SiteResult: res, Keys: keys, Note: opts.KeyNote}); err != nil {
+			return err
+		}
+		return unverifiedExit(verified)
+	}
+	if keys != nil {
+		o.IO.Printf("%s\n", keys.describe())
 	}
 	o.IO.Printf("rendered %d contract page(s) into %s (%d files copied)\n", len(slugs), out, res.Files)
 	for _, p := range res.Pages {
@@ -77,11 +88,47 @@ func RunRender(o *RenderOptions) error {
 	}
 	switch {
 	case res.Verified == nil:
-		o.IO.Printf("not verified: no public keys found; the pages say so (pass --verifier-key and --control-key)\n")
+		o.IO.Printf("NOT VERIFIED: %s; the pages are headed unverified\n", opts.KeyNote)
 	case *res.Verified:
 		o.IO.Printf("verified: every check holds; the pages show each one\n")
 	default:
 		o.IO.Printf("NOT VERIFIED: some checks failed; the pages name them (see `signoff proof verify`)\n")
 	}
-	return nil
+	return unverifiedExit(verified)
+}
+
+// RenderResult is the --json output of `proof render`.
+type RenderResult struct {
+	proofpage.SiteResult
+	Keys *TrustedKeys `json:"keys,omitempty"`
+	Note string       `json:"not_verified_because,omitempty"`
+}
+
+// unverifiedExit is exit 1 for a site that does not verify: its pages were written, but a
+// script must not take them for a verified proof.
+func unverifiedExit(verified bool) error {
+	if verified {
+		return nil
+	}
+	return iostreams.SilentExit(iostreams.ExitFailure)
+}
+
+// pageOptions are the proof page options for the proof at dir: the trusted keys, or why there
+// are none (the pages say it). Bad input is an error.
+func (k *Keys) pageOptions(dir string) (proofpage.Options, *TrustedKeys, error) {
+	o := proofpage.Options{Index: statusIndex(k.DataDir)}
+	keys, err := k.trust(dir)
+	var ue *UntrustedError
+	switch {
+	case errors.As(err, &ue):
+		o.KeyNote = "the keys at hand may not check this proof: " + strings.Join(ue.Problems, "; ")
+		return o, nil, nil
+	case err != nil:
+		return o, nil, err
+	case keys == nil:
+		o.KeyNote = fmt.Sprintf("no verifier and control public keys were given (%s holds none): pass --keys DIR or pin the fingerprints", k.DataDir)
+		return o, nil, nil
+	}
+	o.VerifierKey, o.ControlKey = keys.Verifier, keys.Control
+	return o, keys, nil
 }

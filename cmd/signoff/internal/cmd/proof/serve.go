@@ -33,10 +33,12 @@ type ServeOptions struct {
 
 // ServeInfo is the --json line printed once serving.
 type ServeInfo struct {
-	URL         string   `json:"url"`
-	Pages       []string `json:"pages"`
-	TraceViewer bool     `json:"trace_viewer"`
-	Verified    bool     `json:"verifies_pages"`
+	URL         string       `json:"url"`
+	Pages       []string     `json:"pages"`
+	TraceViewer bool         `json:"trace_viewer"`
+	Verified    bool         `json:"verifies_pages"`
+	Keys        *TrustedKeys `json:"keys,omitempty"`
+	Note        string       `json:"not_verified_because,omitempty"`
 }
 
 // NewCmdServe builds `proof serve PROOF_DIR`.
@@ -47,7 +49,9 @@ func NewCmdServe(io *iostreams.IO, runF func(context.Context, *ServeOptions) err
 		Short: "Serve proof pages and the Playwright trace viewer on loopback",
 		Long: "Serves the proof pages of PROOF_DIR (a proof store root, a contract folder or one attempt's\n" +
 			"folder) and the trace viewer shipped with the Playwright driver, so each trace link opens in\n" +
-			"the viewer. Binds loopback only. Runs until interrupted.",
+			"the viewer. Binds loopback only. Runs until interrupted.\n\n" +
+			keysHelp + "\n\n" +
+			"Without usable keys the pages are still served, each headed \"unverified\" and saying why.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Dir = args[0]
@@ -79,7 +83,7 @@ func RunServe(ctx context.Context, o *ServeOptions) error {
 	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 		return iostreams.BadInput(fmt.Errorf("--addr %q: proof pages are served on loopback only (127.0.0.1 or ::1)", o.Addr))
 	}
-	vk, ck, err := o.load(false)
+	opts, keys, err := o.pageOptions(o.Dir)
 	if err != nil {
 		return err
 	}
@@ -102,7 +106,7 @@ func RunServe(ctx context.Context, o *ServeOptions) error {
 		only = nil
 	}
 	h, err := proofpage.NewHandler(proofpage.Config{Root: root, Prefix: "/proofs/", TraceViewerDir: viewer, Contracts: only,
-		Options: proofpage.Options{VerifierKey: vk, ControlKey: ck, Index: statusIndex(o.DataDir)}})
+		Options: opts})
 	if err != nil {
 		return iostreams.Failed(err)
 	}
@@ -115,7 +119,7 @@ func RunServe(ctx context.Context, o *ServeOptions) error {
 	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	base := "http://" + ln.Addr().String()
-	info := ServeInfo{URL: base + "/proofs/", TraceViewer: viewer != "", Verified: vk != nil}
+	info := ServeInfo{URL: base + "/proofs/", TraceViewer: viewer != "", Verified: keys != nil, Keys: keys, Note: opts.KeyNote}
 	for _, s := range slugs {
 		info.Pages = append(info.Pages, base+"/proofs/"+s+"/")
 	}
@@ -129,8 +133,10 @@ func RunServe(ctx context.Context, o *ServeOptions) error {
 		for _, p := range info.Pages {
 			o.IO.Printf("  %s\n", p)
 		}
-		if !info.Verified {
-			o.IO.Printf("pages are not verified: no public keys found (pass --verifier-key and --control-key)\n")
+		if keys != nil {
+			o.IO.Printf("%s\n", keys.describe())
+		} else {
+			o.IO.Printf("pages are headed unverified: %s\n", opts.KeyNote)
 		}
 	}
 	errc := make(chan error, 1)

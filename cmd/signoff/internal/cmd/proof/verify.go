@@ -21,9 +21,12 @@ type VerifyOptions struct {
 	Keys
 }
 
-// VerifyResult is the --json output: one report per contract.
+// VerifyResult is the --json output: the keys used and one report per contract, or why no
+// key at hand may check this proof (Untrusted).
 type VerifyResult struct {
 	OK        bool                        `json:"ok"`
+	Keys      *TrustedKeys                `json:"keys,omitempty"`
+	Untrusted []string                    `json:"untrusted,omitempty"`
 	Contracts []proofstore.ContractReport `json:"contracts"`
 }
 
@@ -38,8 +41,10 @@ func NewCmdVerify(io *iostreams.IO, runF func(*VerifyOptions) error) *cobra.Comm
 			"key), that the bundle binds the evidence by digest and the contract by hash, the hash-chained\n" +
 			"timeline and its head, and re-derives the verdict and its reasons with the policy.\n" +
 			"DIR is one verification (<contract>/attempt-<n>/try-<m>), a contract folder (every attempt,\n" +
-			"and that each timeline extends the last), or a proof store root (every contract).\n" +
-			"Exits 0 when every check holds, 1 when any fails (naming it), 2 on bad input.",
+			"and that each timeline extends the last), or a proof store root (every contract).\n\n" +
+			keysHelp + "\n\n" +
+			"Exits 0 when every check holds, 1 when any fails or the keys at hand may not check this\n" +
+			"proof (naming them and their fingerprints), 2 on bad input (no keys at all, a bad key file).",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Dir = args[0]
@@ -56,10 +61,6 @@ func NewCmdVerify(io *iostreams.IO, runF func(*VerifyOptions) error) *cobra.Comm
 
 // RunVerify verifies the folder and prints every check.
 func RunVerify(o *VerifyOptions) error {
-	vk, ck, err := o.load(true)
-	if err != nil {
-		return err
-	}
 	st, err := os.Stat(o.Dir)
 	if err != nil {
 		return iostreams.BadInput(err)
@@ -67,7 +68,18 @@ func RunVerify(o *VerifyOptions) error {
 	if !st.IsDir() {
 		return iostreams.BadInput(fmt.Errorf("%s is not a directory", o.Dir))
 	}
-	var res VerifyResult
+	keys, err := o.trust(o.Dir)
+	var ue *UntrustedError
+	switch {
+	case errors.As(err, &ue):
+		return o.report(VerifyResult{Untrusted: ue.Problems, Contracts: []proofstore.ContractReport{}})
+	case err != nil:
+		return err
+	case keys == nil:
+		return iostreams.BadInput(fmt.Errorf("no keys to check the proof with: %s holds no keys/*.pub; pass --keys DIR, --verifier-key and --control-key, or --data-dir of the deployment (see `signoff keys`)", o.DataDir))
+	}
+	vk, ck := keys.Verifier, keys.Control
+	res := VerifyResult{Keys: keys}
 	switch {
 	case isFile(filepath.Join(o.Dir, proofstore.BundleFile)):
 		rep, err := proofstore.VerifyDir(o.Dir, vk, ck)
@@ -100,6 +112,11 @@ func RunVerify(o *VerifyOptions) error {
 	for _, c := range res.Contracts {
 		res.OK = res.OK && c.OK
 	}
+	return o.report(res)
+}
+
+// report prints res and maps it to the exit code.
+func (o *VerifyOptions) report(res VerifyResult) error {
 	if o.JSON {
 		if err := o.IO.WriteJSON(res); err != nil {
 			return err
@@ -114,6 +131,16 @@ func RunVerify(o *VerifyOptions) error {
 }
 
 func printVerify(io *iostreams.IO, res VerifyResult) {
+	if len(res.Untrusted) > 0 {
+		io.Printf("NOT VERIFIED: no key at hand may check this proof\n")
+		for _, p := range res.Untrusted {
+			io.Printf("  %s\n", p)
+		}
+		return
+	}
+	if res.Keys != nil {
+		io.Printf("%s\n", res.Keys.describe())
+	}
 	failed, total := 0, 0
 	line := func(c proofstore.Check) {
 		total++
