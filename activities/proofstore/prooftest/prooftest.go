@@ -61,6 +61,9 @@ type Spec struct {
 	BaseAll bool
 	PR      contracts.PRRef
 	Payment contracts.PaymentRef
+	// VerifierKey and ControlKey sign the evidence and bundles instead of the test keys: a
+	// forger's proof, complete and self-consistent under keys of its own.
+	VerifierKey, ControlKey ed25519.PrivateKey
 }
 
 // Proof is what Build wrote.
@@ -149,6 +152,13 @@ func Build(t testing.TB, root string, s Spec) *Proof {
 		}
 	}
 
+	verifierKey, controlKey := policytest.VerifierKey, ControlKey
+	if s.VerifierKey != nil {
+		verifierKey = s.VerifierKey
+	}
+	if s.ControlKey != nil {
+		controlKey = s.ControlKey
+	}
 	for i, a := range s.Attempts {
 		n := i + 1
 		sha := SHA(n)
@@ -172,7 +182,7 @@ func Build(t testing.TB, root string, s Spec) *Proof {
 			t.Fatal(err)
 		}
 		gate := contracts.GateResult{Source: "page-errors", Errors: []string{}}
-		exp := policy.Expectation{ContractHash: hash, ImplementationSHA: sha, VerifierPublicKey: VerifierPublicKey(),
+		exp := policy.Expectation{ContractHash: hash, ImplementationSHA: sha, VerifierPublicKey: verifierKey.Public().(ed25519.PublicKey),
 			VerifierDigest: c.Verifier.Digest, Build: build, Gate: gate}
 		var evidence *contracts.Evidence
 		digest := ""
@@ -211,7 +221,7 @@ func Build(t testing.TB, root string, s Spec) *Proof {
 			}
 			evidence.StartedAt, evidence.FinishedAt = at(clock), at(clock+9)
 			evidence.Browser = contracts.Browser{Name: "chromium", Version: "156.0.7710.0", Mode: "local"}
-			if err := evidence.Sign(policytest.VerifierKey); err != nil {
+			if err := evidence.Sign(verifierKey); err != nil {
 				t.Fatal(err)
 			}
 			if digest, err = store.WriteEvidence(dir, evidence); err != nil {
@@ -228,7 +238,7 @@ func Build(t testing.TB, root string, s Spec) *Proof {
 			Build: build, Gate: gate, Verdict: d.Verdict, Reasons: d.Reasons,
 			Timeline: append([]contracts.Event(nil), chain.Events...), TimelineHead: chain.Head(),
 			Payment: payment, PR: pr, Artifacts: artifacts}
-		if err := b.Sign(ControlKey); err != nil {
+		if err := b.Sign(controlKey); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := store.WriteBundle(c, b); err != nil {

@@ -2,6 +2,7 @@ package proof_test
 
 import (
 	"context"
+	"crypto/ed25519"
 	"encoding/json"
 	"errors"
 	"io"
@@ -39,11 +40,18 @@ func newFixture(t *testing.T) fixture {
 	// The deployment's data dir lives apart from the proof: a data dir beside the proof store
 	// could have come with it, and its keys would be refused.
 	dataDir := filepath.Join(t.TempDir(), "data")
+	writeKeys(t, dataDir, prooftest.VerifierPublicKey(), prooftest.ControlPublicKey())
+	return fixture{root: root, dataDir: dataDir, w1: w1, w2: w2}
+}
+
+// writeKeys publishes public keys into dataDir/keys as the workers do.
+func writeKeys(t *testing.T, dataDir string, verifier, control ed25519.PublicKey) {
+	t.Helper()
 	keys := workers.Paths(dataDir).Keys
 	if err := os.MkdirAll(keys, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	for name, pub := range map[string][]byte{workers.VerifierKeyFile: prooftest.VerifierPublicKey(), workers.ControlKeyFile: prooftest.ControlPublicKey()} {
+	for name, pub := range map[string]ed25519.PublicKey{workers.VerifierKeyFile: verifier, workers.ControlKeyFile: control} {
 		pem, err := signing.PublicPEM(pub)
 		if err != nil {
 			t.Fatal(err)
@@ -52,7 +60,6 @@ func newFixture(t *testing.T) fixture {
 			t.Fatal(err)
 		}
 	}
-	return fixture{root: root, dataDir: dataDir, w1: w1, w2: w2}
 }
 
 // run executes the proof command tree with args, as main would.
