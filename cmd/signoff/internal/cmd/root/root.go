@@ -7,6 +7,7 @@ import (
 	"github.com/signoff/signoff/cmd/signoff/internal/cmd/chat"
 	"github.com/signoff/signoff/cmd/signoff/internal/cmd/contract"
 	"github.com/signoff/signoff/cmd/signoff/internal/cmd/dev"
+	"github.com/signoff/signoff/cmd/signoff/internal/cmd/keys"
 	"github.com/signoff/signoff/cmd/signoff/internal/cmd/payment"
 	"github.com/signoff/signoff/cmd/signoff/internal/cmd/policy"
 	"github.com/signoff/signoff/cmd/signoff/internal/cmd/proof"
@@ -29,6 +30,6 @@ func NewCmdRoot(io *iostreams.IO) *cobra.Command {
 	cmd.SetErr(io.ErrOut)
 	cmd.AddCommand(chat.NewCmdChat(io, nil))
 	cmd.AddCommand(contract.NewCmdContract(io), policy.NewCmdPolicy(io), dev.NewCmdDev(io, nil), dev.NewCmdWorker(io, nil),
-		payment.NewCmdPayment(io), replay.NewCmdReplay(io, nil), proof.NewCmdProof(io))
+		payment.NewCmdPayment(io), replay.NewCmdReplay(io, nil), proof.NewCmdProof(io), keys.NewCmdKeys(io, nil))
 	return cmd
 }
