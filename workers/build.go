@@ -1,6 +1,7 @@
 package workers
 
 import (
+	"crypto/ed25519"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -65,15 +66,21 @@ func NewControl(cfg Config, c client.Client, l *Local, notifier activities.Notif
 	if l.Publisher != nil {
 		ctl.Deliverer = l.Publisher
 	}
-	ctl.Comment = prComment(cfg)
+	ctl.Comment = prComment(cfg, key.Public().(ed25519.PublicKey))
 	return ctl, nil
 }
 
 // prComment renders the PR comment with the proof page's template set, reading the
-// attempt's evidence from the proof store when it is there.
-func prComment(cfg Config) func(contracts.Bundle, contracts.Contract) string {
+// attempt's evidence from the proof store when it is there. It names the keys by fingerprint:
+// the control key this worker signs with, and the verifier key the verify worker published
+// in the data dir (read per comment, as the verify worker may start later).
+func prComment(cfg Config, controlPub ed25519.PublicKey) func(contracts.Bundle, contracts.Contract) string {
 	store := proofstore.Store{Root: cfg.Layout().Proofs}
 	return func(b contracts.Bundle, c contracts.Contract) string {
+		signers := proofpage.Signers{ControlFingerprint: contracts.KeyFingerprint(controlPub)}
+		if k, err := ReadPublishedKeys(cfg.DataDir); err == nil {
+			signers.VerifierFingerprint = k.VerifierFingerprint
+		}
 		var ev *contracts.Evidence
 		if dir, err := store.Dir(b.ContractID, b.Attempt, max(b.Try, 1)); err == nil {
 			if data, err := os.ReadFile(filepath.Join(dir, proofstore.EvidenceFile)); err == nil {
@@ -84,7 +91,7 @@ func prComment(cfg Config) func(contracts.Bundle, contracts.Contract) string {
 		if cfg.LoopbackURL != "" {
 			url = cfg.LoopbackURL + "/proofs/" + b.ContractID + "/"
 		}
-		text, err := proofpage.PRCommentOf(b, &c, ev, url)
+		text, err := proofpage.PRCommentOf(b, &c, ev, url, signers)
 		if err != nil {
 			return "" // the deliverer falls back to its plain summary
 		}

@@ -88,7 +88,7 @@ func ProofComment(b contracts.Bundle) string {
 		}
 		s.WriteString("\n**Reasons**\n\n" + fenced(r.String()))
 	}
-	s.WriteString("\nRe-check offline with `signoff proof verify <bundle>`.\n")
+	s.WriteString("\nRe-check offline with `signoff proof verify <bundle> --verifier-fingerprint F --control-fingerprint F`, using the fingerprints `signoff keys` prints for this deployment: a proof signed by other keys does not verify.\n")
 	return s.String()
 }
 

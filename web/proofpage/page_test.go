@@ -17,6 +17,7 @@ import (
 
 	"github.com/signoff/signoff/activities/proofstore"
 	"github.com/signoff/signoff/activities/proofstore/prooftest"
+	"github.com/signoff/signoff/contracts"
 )
 
 func render(t *testing.T, root, slug string, o Options, links Links) string {
@@ -174,11 +175,12 @@ func TestPRCommentAndChatSummary(t *testing.T) {
 	r := buildRuns(t, nil)
 	w1 := LoadAttempt(r.w1.Dirs[0])
 	w2 := LoadAttempt(r.w2.Dirs[2])
-	pr1, err := PRComment(w1, "http://127.0.0.1:7233/proofs/w1-watchlist-mobile/")
+	signers := Signers{VerifierFingerprint: contracts.KeyFingerprint(prooftest.VerifierPublicKey()), ControlFingerprint: contracts.KeyFingerprint(prooftest.ControlPublicKey())}
+	pr1, err := PRComment(w1, "http://127.0.0.1:7233/proofs/w1-watchlist-mobile/", signers)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pr2, err := PRComment(w2, "")
+	pr2, err := PRComment(w2, "", Signers{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,10 +190,13 @@ func TestPRCommentAndChatSummary(t *testing.T) {
 		got  string
 		want []string
 	}{
-		"W1 comment": {pr1, []string{"## Signoff: Satisfied (attempt 1 of 3)", "Criteria: 6 of 6 passed", "`" + r.w1.Hash + "`", LocalPaymentLabel, "[Proof page](http://127.0.0.1:7233/proofs/w1-watchlist-mobile/)", "signoff proof verify"}},
-		"W2 comment": {pr2, []string{"## Signoff: Not satisfied (attempt 3 of 3)", "scrollWidth = 927, innerWidth = 390", "`scroll_width = 927`", "(`<= inner_width = 390`)", "**fail**"}},
-		"W1 chat":    {chat1, []string{"w1-watchlist-mobile: satisfied on attempt 1 of 3", "6 of 6 criteria passed", "Payment authorized (" + LocalPaymentLabel + ")", "Proof: http://127.0.0.1:7233/proofs/w1-watchlist-mobile/"}},
-		"W2 chat":    {chat2, []string{"not satisfied on attempt 3 of 3", "4 of 6 criteria passed", "scrollWidth = 927, innerWidth = 390", "more)"}},
+		"W1 comment": {pr1, []string{"## Signoff: Satisfied (attempt 1 of 3)", "Criteria: 6 of 6 passed", "`" + r.w1.Hash + "`", LocalPaymentLabel, "[Proof page](http://127.0.0.1:7233/proofs/w1-watchlist-mobile/)",
+			"| Verifier key (signs the evidence) | `" + signers.VerifierFingerprint + "` |", "| Control key (signs this bundle) | `" + signers.ControlFingerprint + "` |",
+			"`signoff proof verify proofs/w1-watchlist-mobile/attempt-1/try-1 --keys keys --verifier-fingerprint " + signers.VerifierFingerprint + " --control-fingerprint " + signers.ControlFingerprint + "`"}},
+		"W2 comment": {pr2, []string{"## Signoff: Not satisfied (attempt 3 of 3)", "scrollWidth = 927, innerWidth = 390", "`scroll_width = 927`", "(`<= inner_width = 390`)", "**fail**",
+			"| Verifier key (signs the evidence) | not readable on the control worker", "--keys keys`"}},
+		"W1 chat": {chat1, []string{"w1-watchlist-mobile: satisfied on attempt 1 of 3", "6 of 6 criteria passed", "Payment authorized (" + LocalPaymentLabel + ")", "Proof: http://127.0.0.1:7233/proofs/w1-watchlist-mobile/"}},
+		"W2 chat": {chat2, []string{"not satisfied on attempt 3 of 3", "4 of 6 criteria passed", "scrollWidth = 927, innerWidth = 390", "more)"}},
 	} {
 		for _, w := range c.want {
 			if !strings.Contains(c.got, w) {

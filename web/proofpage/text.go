@@ -29,9 +29,18 @@ type summaryData struct {
 	A           *attemptView
 	First       string // the first reason, for the chat summary
 	More        int    // how many reasons follow it
+	Signers     Signers
 }
 
-func newSummary(a *Attempt, proofURL string) (*summaryData, error) {
+// Signers name, by fingerprint (contracts.KeyFingerprint), the keys a deployment signs its
+// proofs with, so a PR comment tells its readers which keys to check the proof against. An
+// empty fingerprint is a key this worker cannot read; the comment says so.
+type Signers struct {
+	VerifierFingerprint string
+	ControlFingerprint  string
+}
+
+func newSummary(a *Attempt, proofURL string, signers Signers) (*summaryData, error) {
 	if a == nil || a.Bundle == nil {
 		return nil, fmt.Errorf("proof summary: no readable bundle.json")
 	}
@@ -39,7 +48,7 @@ func newSummary(a *Attempt, proofURL string) (*summaryData, error) {
 	// The folder as the proof store names it, not this machine's absolute path.
 	dir := fmt.Sprintf("proofs/%s/attempt-%d/try-%d", a.Bundle.ContractID, a.Bundle.Attempt, a.Bundle.Try)
 	d := &summaryData{ContractID: a.Bundle.ContractID, Goal: a.Bundle.Goal, Hash: a.Bundle.ContractHash, Dir: dir, ProofURL: proofURL,
-		A: newAttemptView(a, c, nil, Links{})}
+		A: newAttemptView(a, c, nil, Links{}), Signers: signers}
 	if c != nil {
 		d.MaxAttempts = c.MaxAttempts
 	}
@@ -51,9 +60,9 @@ func newSummary(a *Attempt, proofURL string) (*summaryData, error) {
 
 // PRComment renders the proof comment for the pull request (Markdown) from one verification
 // folder: verdict, commits, change, payment, reasons and the criteria table. proofURL, when
-// set, links the proof page.
-func PRComment(a *Attempt, proofURL string) (string, error) {
-	d, err := newSummary(a, proofURL)
+// set, links the proof page; signers are the fingerprints a reader checks it against.
+func PRComment(a *Attempt, proofURL string, signers Signers) (string, error) {
+	d, err := newSummary(a, proofURL, signers)
 	if err != nil {
 		return "", err
 	}
@@ -67,7 +76,7 @@ func PRComment(a *Attempt, proofURL string) (string, error) {
 // ChatSummary renders the short plain-text message for chat: the verdict, the count of
 // criteria passed, the first reason, the payment state and the proof link, on one line.
 func ChatSummary(a *Attempt, proofURL string) (string, error) {
-	d, err := newSummary(a, proofURL)
+	d, err := newSummary(a, proofURL, Signers{})
 	if err != nil {
 		return "", err
 	}
@@ -85,10 +94,10 @@ func ChatSummaryOf(b contracts.Bundle, proofURL string) (string, error) {
 }
 
 // PRCommentOf is PRComment for a bundle and, when at hand, its contract and evidence.
-func PRCommentOf(b contracts.Bundle, c *contracts.Contract, ev *contracts.Evidence, proofURL string) (string, error) {
+func PRCommentOf(b contracts.Bundle, c *contracts.Contract, ev *contracts.Evidence, proofURL string, signers Signers) (string, error) {
 	a := &Attempt{Bundle: &b, Contract: c, Evidence: ev}
 	a.Rel, a.Attempt, a.Try = ".", b.Attempt, b.Try
-	return PRComment(a, proofURL)
+	return PRComment(a, proofURL, signers)
 }
 
 // mdText escapes text for a Markdown table cell or list item.
