@@ -427,6 +427,11 @@ func writeContract(opts *NewOptions, res *authoring.Result) (string, error) {
 func writeQuote(opts *NewOptions, res *authoring.Result, contractFile string) error {
 	q := QuoteFile{Version: 1, ContractID: res.Contract.ContractID, ContractHash: res.Hash, Requester: opts.Requester, Quote: *res.Quote,
 		BaseCheck: workflows.DiscriminationOf(res.Discrimination)}
+	keys, err := workers.ReadPublishedKeys(opts.DataDir)
+	if err != nil {
+		return iostreams.Failed(fmt.Errorf("quote: the data dir's public keys: %w", err))
+	}
+	q.VerifierKeyFingerprint, q.ControlKeyFingerprint = keys.VerifierFingerprint, keys.ControlFingerprint
 	data, err := json.MarshalIndent(q, "", "  ")
 	if err != nil {
 		return iostreams.Failed(err)

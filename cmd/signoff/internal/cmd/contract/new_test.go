@@ -2,6 +2,7 @@ package contract_test
 
 import (
 	"context"
+	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -18,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/client"
 
+	"github.com/signoff/signoff/activities/signing"
 	"github.com/signoff/signoff/activities/verify"
 	"github.com/signoff/signoff/cmd/signoff/internal/cmd/contract"
 	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
@@ -26,6 +28,7 @@ import (
 	"github.com/signoff/signoff/contracts/authoring"
 	"github.com/signoff/signoff/fixtures/finance"
 	"github.com/signoff/signoff/fixtures/fixturerepo"
+	"github.com/signoff/signoff/workers"
 )
 
 const newGoal = "Make the Watchlist page work well on mobile: cards instead of the table below 640px, desktop table kept."
@@ -312,7 +315,21 @@ func TestQuoteFileGuardsStart(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "w.contract.json")
 	io, stdout, stderr := iostreams.Test()
-	if err := contract.RunNew(newOpts(io, repo, out)); err != nil {
+	opts := newOpts(io, repo, out)
+	// The deployment's published keys: the quote names them by fingerprint.
+	var fps []string
+	for _, name := range []string{workers.VerifierKeyFile, workers.ControlKeyFile} {
+		path := filepath.Join(workers.Paths(opts.DataDir).Keys, name)
+		priv, err := signing.LoadOrCreate(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := signing.WritePublic(path, priv); err != nil {
+			t.Fatal(err)
+		}
+		fps = append(fps, contracts.KeyFingerprint(priv.Public().(ed25519.PublicKey)))
+	}
+	if err := contract.RunNew(opts); err != nil {
 		t.Fatalf("%v %s", err, stderr)
 	}
 	qpath := contract.QuotePath(out)
@@ -334,6 +351,25 @@ func TestQuoteFileGuardsStart(t *testing.T) {
 	}
 	if err := qf.Check(qpath, hash, "ann", qf.Quote.ExpiresAt.Add(-time.Second)); err != nil {
 		t.Fatalf("a valid quote refused: %v", err)
+	}
+	if qf.VerifierKeyFingerprint != fps[0] || qf.ControlKeyFingerprint != fps[1] {
+		t.Fatalf("quote names keys %q and %q, the data dir's are %v", qf.VerifierKeyFingerprint, qf.ControlKeyFingerprint, fps)
+	}
+	// A quote written before the fingerprints existed still loads and still guards start.
+	var old map[string]any
+	raw, _ := os.ReadFile(qpath)
+	if err := json.Unmarshal(raw, &old); err != nil {
+		t.Fatal(err)
+	}
+	delete(old, "verifier_key_fingerprint")
+	delete(old, "control_key_fingerprint")
+	oldPath := filepath.Join(dir, "old.quote.json")
+	raw, _ = json.Marshal(old)
+	if err := os.WriteFile(oldPath, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if oq, err := contract.LoadQuote(oldPath); err != nil || oq == nil || oq.Check(oldPath, hash, "ann", qf.Quote.ExpiresAt.Add(-time.Second)) != nil {
+		t.Fatalf("a quote without fingerprints: %v", err)
 	}
 
 	dial := func(context.Context) (client.Client, error) {

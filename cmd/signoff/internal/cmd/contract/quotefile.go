@@ -23,6 +23,12 @@ type QuoteFile struct {
 	Requester    string                    `json:"requester"`
 	Quote        authoring.Quote           `json:"quote"`
 	BaseCheck    *workflows.Discrimination `json:"base_check,omitempty"`
+	// VerifierKeyFingerprint and ControlKeyFingerprint (contracts.KeyFingerprint) name the keys
+	// the deployment that quoted will sign the proof with, so the requester knows before
+	// approving which keys to check it against. Empty: not yet published in the data dir
+	// (quotes written before these fields load the same way).
+	VerifierKeyFingerprint string `json:"verifier_key_fingerprint,omitempty"`
+	ControlKeyFingerprint  string `json:"control_key_fingerprint,omitempty"`
 }
 
 // QuotePath is the quote file beside a contract file: x.contract.json -> x.quote.json.
