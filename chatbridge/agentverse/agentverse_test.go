@@ -350,19 +350,26 @@ func TestRenderReadme(t *testing.T) {
 			{Name: "GitHub", EnvVar: "GITHUB_TOKEN", Purpose: "branch and pull request", Required: true},
 			{Name: "Stripe", EnvVar: "STRIPE_SECRET_KEY", Purpose: "manual-capture payment | refunds"},
 		},
+		VerifierFingerprint: "sha256:" + strings.Repeat("ab", 32), ControlFingerprint: "sha256:" + strings.Repeat("cd", 32),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"# Signoff\n", InnovationLabBadge, HackathonBadge, "`" + id.Address() + "`",
 		"| GitHub | required | `GITHUB_TOKEN` |", "| Stripe | optional (local default) | `STRIPE_SECRET_KEY` | manual-capture payment \\| refunds |",
-		"- `approve 'abc'`", chatproto.ProtocolDigest} {
+		"- `approve 'abc'`", chatproto.ProtocolDigest, "## Verifying its proofs",
+		"verifier key `sha256:" + strings.Repeat("ab", 32) + "`", "control key `sha256:" + strings.Repeat("cd", 32) + "`",
+		"--verifier-fingerprint sha256:" + strings.Repeat("ab", 32) + " --control-fingerprint sha256:" + strings.Repeat("cd", 32)} {
 		if !strings.Contains(out, want) {
 			t.Errorf("README lacks %q:\n%s", want, out)
 		}
 	}
 	if _, err := RenderReadme(ReadmeConfig{Name: "x", Address: id.Address(), Description: strings.Repeat("y", MaxReadme)}); err == nil {
 		t.Fatal("over-long README accepted")
+	}
+	// Without published keys the README says not to rely on the proofs yet.
+	if out, err := RenderReadme(ReadmeConfig{Name: "x", Address: id.Address()}); err != nil || !strings.Contains(out, "signing keys are not published yet") {
+		t.Errorf("README without keys: %v\n%s", err, out)
 	}
 	if _, err := RenderReadme(ReadmeConfig{Name: "x"}); err == nil {
 		t.Fatal("README without address accepted")

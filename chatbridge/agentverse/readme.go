@@ -36,6 +36,10 @@ type ReadmeConfig struct {
 	Resources   []ExternalResource
 	RepoURL     string
 	Hackathon   bool // add the hackathon badge next to the Innovation Lab one
+	// VerifierFingerprint and ControlFingerprint name the keys the agent's proofs are signed
+	// with (sha256:<hex> of the raw ed25519 keys), so a user checks a proof against these and
+	// not against keys that came with it. Empty: not published yet.
+	VerifierFingerprint, ControlFingerprint string
 }
 
 // RenderReadme writes the markdown README for the Agentverse profile: name and address, the
@@ -87,6 +91,13 @@ func RenderReadme(c ReadmeConfig) (string, error) {
 			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", cell(r.Name), need, env, cell(r.Purpose))
 		}
 		b.WriteString("\n")
+	}
+	b.WriteString("## Verifying its proofs\n\n")
+	if c.VerifierFingerprint != "" && c.ControlFingerprint != "" {
+		fmt.Fprintf(&b, "Every proof is signed by the verifier key `%s` (evidence) and the control key `%s` (bundles and settlement), sha256 of the raw ed25519 public keys. Check one offline with `signoff proof verify DIR --verifier-fingerprint %s --control-fingerprint %s`: a proof signed by any other key does not verify.\n\n",
+			c.VerifierFingerprint, c.ControlFingerprint, c.VerifierFingerprint, c.ControlFingerprint)
+	} else {
+		b.WriteString("This agent's signing keys are not published yet: do not rely on its proofs until their fingerprints appear here (`signoff keys` on the deployment prints them).\n\n")
 	}
 	fmt.Fprintf(&b, "## Protocol\n\nSpeaks the Agent Chat Protocol %s (`%s`): every message is acknowledged; replies and progress arrive as separate messages in the same session.\n",
 		chatproto.ProtocolVersion, chatproto.ProtocolDigest)

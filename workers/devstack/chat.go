@@ -334,7 +334,12 @@ func startAgentverse(ctx context.Context, o Options, id *identity.Identity, brid
 		name = "Signoff"
 	}
 	client := &agentverse.Client{BaseURL: base, APIKey: o.Chat.AgentverseAPIKey, Team: o.Chat.AgentverseTeam, Identity: id}
-	readme, err := agentverse.RenderReadme(readmeConfig(name, id.Address(), o))
+	rc := readmeConfig(name, id.Address(), o)
+	// The README names the keys the proofs are signed with; the workers wrote them before chat starts.
+	if k, kerr := workers.ReadPublishedKeys(o.DataDir); kerr == nil {
+		rc.VerifierFingerprint, rc.ControlFingerprint = k.VerifierFingerprint, k.ControlFingerprint
+	}
+	readme, err := agentverse.RenderReadme(rc)
 	if err != nil {
 		log.Warn("agentverse readme", "err", err)
 	}
