@@ -144,10 +144,17 @@ func Run(ctx context.Context, o *Options) error {
 	if o.JSON {
 		_ = o.IO.WriteJSON(summaries)
 	} else {
-		proofs := st.Config.Layout().Proofs
+		// The proofs sit in the replay's data dir, so its keys are named explicitly (--keys):
+		// found implicitly beside a proof they would be refused as possibly the proof's own.
+		proofs, keys := st.Config.Layout().Proofs, st.Config.Layout().Keys
 		o.IO.Printf("\nproofs: %s\n", proofs)
-		o.IO.Printf("  check one offline:  signoff proof verify %s/<contract>/attempt-1/try-1 --data-dir %s\n", proofs, dataDir)
-		o.IO.Printf("  read them:          signoff proof serve %s/<contract> --data-dir %s\n", proofs, dataDir)
+		pins := ""
+		if k, err := workers.ReadPublishedKeys(dataDir); err == nil && k.VerifierFingerprint != "" && k.ControlFingerprint != "" {
+			o.IO.Printf("signed by: verifier %s, control %s\n", k.VerifierFingerprint, k.ControlFingerprint)
+			pins = fmt.Sprintf(" --verifier-fingerprint %s --control-fingerprint %s", k.VerifierFingerprint, k.ControlFingerprint)
+		}
+		o.IO.Printf("  check one offline:  signoff proof verify %s/<contract>/attempt-1/try-1 --keys %s%s\n", proofs, keys, pins)
+		o.IO.Printf("  read them:          signoff proof serve %s/<contract> --keys %s\n", proofs, keys)
 	}
 	if failed > 0 {
 		return iostreams.SilentExit(iostreams.ExitFailure)
