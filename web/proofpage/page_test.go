@@ -423,3 +423,40 @@ func TestNoForbiddenWords(t *testing.T) {
 		t.Fatalf("scanned %d files", scanned)
 	}
 }
+
+// The headline says "unverified" unless the page was checked with the reader's keys and every
+// check held: without keys (saying why), under other keys, and with a check failing.
+func TestHeadlineSaysUnverified(t *testing.T) {
+	r := buildRuns(t, nil)
+	id := r.w1.Contract.ContractID
+	headline := func(html string) string {
+		t.Helper()
+		start, end := strings.Index(html, "<header>"), strings.Index(html, "</header>")
+		if start < 0 || end < start {
+			t.Fatal("no header on the page")
+		}
+		return html[start:end]
+	}
+	good := render(t, r.root, id, keys(), Links{})
+	h := headline(good)
+	if strings.Contains(h, "unverified") || strings.Contains(h, "Unverified") ||
+		!strings.Contains(h, contracts.KeyFingerprint(prooftest.VerifierPublicKey())) || !strings.Contains(h, contracts.KeyFingerprint(prooftest.ControlPublicKey())) {
+		t.Errorf("a verified page's headline:\n%s", h)
+	}
+	other := ed25519.NewKeyFromSeed(make([]byte, 32)).Public().(ed25519.PublicKey)
+	for name, o := range map[string]Options{
+		"no keys":        {},
+		"refused keys":   {KeyNote: "the control key k (sha256:abc) lies inside the proof folder"},
+		"other control":  {VerifierKey: prooftest.VerifierPublicKey(), ControlKey: other},
+		"other verifier": {VerifierKey: other, ControlKey: prooftest.ControlPublicKey()},
+	} {
+		html := render(t, r.root, id, o, Links{})
+		h := headline(html)
+		if !strings.Contains(h, `id="unverified"`) || !strings.Contains(h, "Unverified") || !strings.Contains(html, "<title>"+id+" (unverified)") {
+			t.Errorf("%s: the headline does not say unverified:\n%s", name, h)
+		}
+		if o.KeyNote != "" && !strings.Contains(text(html), o.KeyNote) {
+			t.Errorf("%s: the page does not say why it is unverified", name)
+		}
+	}
+}
