@@ -214,9 +214,10 @@ func TestVerifyDirEveryLeaf(t *testing.T) {
 }
 
 // signedOnly are the bundle leaves only the control key attests: the control worker's own
-// records of the PR, the payment, the build steps and the gate's source. A control worker that
-// signs a lie about them is not caught offline; every other leaf is re-derived or cross-checked.
-var signedOnly = []string{"/payment/", "/pr/", "/build/steps/", "/gate/source", "/signature"}
+// records of the PR, the payment, the build steps and their sandbox, and the gate's source.
+// A control worker that signs a lie about them is not caught offline; every other leaf is
+// re-derived or cross-checked.
+var signedOnly = []string{"/payment/", "/pr/", "/build/steps/", "/build/sandbox", "/gate/source", "/signature"}
 
 // TestVerifyDirResignedLeaf models a control worker that signs a changed bundle: the checks
 // beyond the signature (hash, identity, digests, chain, re-derived verdict) must still catch

@@ -121,8 +121,11 @@ type bundleFields struct {
 	Attempt, Try                                                              int
 	BuildPassed                                                               bool
 	Steps                                                                     []stepView
-	GateSource                                                                string
-	GateErrors                                                                []string
+	// Sandbox is how the repository's code ran; Unsandboxed flags the operator's opt-out.
+	Sandbox     string
+	Unsandboxed bool
+	GateSource  string
+	GateErrors  []string
 }
 
 type stepView struct {
@@ -389,7 +392,8 @@ func newAttemptView(a *Attempt, c *contracts.Contract, baseShots map[string]stri
 		}
 		av.B = bundleFields{SchemaVersion: b.SchemaVersion, ContractID: b.ContractID, ContractHash: b.ContractHash, Goal: b.Goal,
 			BaseSHA: b.BaseSHA, ImplementationSHA: b.ImplementationSHA, EvidenceDigest: b.EvidenceDigest, TimelineHead: b.TimelineHead,
-			Attempt: b.Attempt, Try: b.Try, BuildPassed: b.Build.Passed, GateSource: b.Gate.Source, GateErrors: b.Gate.Errors}
+			Attempt: b.Attempt, Try: b.Try, BuildPassed: b.Build.Passed, Sandbox: b.Build.Sandbox,
+			Unsandboxed: strings.HasPrefix(b.Build.Sandbox, "NOT SANDBOXED"), GateSource: b.Gate.Source, GateErrors: b.Gate.Errors}
 		for _, s := range b.Build.Steps {
 			av.B.Steps = append(av.B.Steps, stepView(s))
 		}

@@ -172,7 +172,7 @@ func Build(t testing.TB, root string, s Spec) *Proof {
 		build := contracts.BuildResult{Passed: !a.BuildFailed, Steps: []contracts.BuildStep{
 			{Name: "install", Passed: true, DurationMS: 1200 + int64(n)},
 			{Name: "build", Passed: !a.BuildFailed, DurationMS: 5400 + int64(n), Log: fmt.Sprintf("jobs/%s/attempt-%d/build.log", c.ContractID, n)},
-		}}
+		}, Sandbox: "bubblewrap 0.8.0: namespaces user+pid+net+ipc+uts+cgroup+mount, as uid 999"}
 		ev("preview_built", map[string]string{"attempt": fmt.Sprint(n), "build_passed": fmt.Sprint(build.Passed)})
 		dir, err := store.Dir(c.ContractID, n, 1)
 		if err != nil {
