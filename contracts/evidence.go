@@ -50,6 +50,11 @@ type Browser struct {
 	Version   string `json:"version"`
 	Mode      string `json:"mode"` // local or cdp
 	ReplayURL string `json:"replay_url,omitempty"`
+	// Sandbox says how the browser was confined: "chromium" (launched by the verifier as an
+	// unprivileged user with Chromium's sandbox on), "none" (the same, sandbox off by the
+	// operator's choice), "remote" (not launched by the verifier). Empty in evidence from
+	// before it was recorded, and when no browser ran.
+	Sandbox string `json:"sandbox,omitempty"`
 }
 
 // CriterionResult is one criterion as run. Observed holds every key ChecksFor names, plus
