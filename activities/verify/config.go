@@ -14,9 +14,18 @@ const DriverVersion = "1.64.1"
 
 // Environment variables that override the default paths.
 const (
-	EnvDriverDir = "SIGNOFF_PW_DRIVER_DIR"
-	EnvChromium  = "SIGNOFF_CHROMIUM"
+	EnvDriverDir   = "SIGNOFF_PW_DRIVER_DIR"
+	EnvChromium    = "SIGNOFF_CHROMIUM"
+	EnvBrowserUser = "SIGNOFF_BROWSER_USER"
+	// EnvAllowNoBrowserSandbox=1 lets Chromium run without its sandbox where user namespaces
+	// are unavailable (still as the browser user, with a clean environment). Evidence says so.
+	EnvAllowNoBrowserSandbox = "SIGNOFF_ALLOW_NO_BROWSER_SANDBOX"
 )
+
+// DefaultBrowserUser is the system user a root worker runs Chromium as (the setup task
+// creates it). It must not be the preview user: the app's own server runs as that one and
+// could then trace or signal the browser that measures it.
+const DefaultBrowserUser = "signoff-browser"
 
 // DefaultChromium is Debian's real Chromium binary (not the /usr/bin/chromium wrapper, which
 // prepends its own flags).
@@ -31,12 +40,19 @@ type Config struct {
 	DriverDir string
 	// Chromium is the browser binary launched in local mode.
 	Chromium string
+	// BrowserUser is who a root worker runs local Chromium as; default DefaultBrowserUser.
+	// A worker that is not root runs it as itself.
+	BrowserUser string
+	// AllowNoBrowserSandbox launches local Chromium without its sandbox when user namespaces
+	// are unavailable, instead of failing with a SetupError. Evidence records the difference.
+	AllowNoBrowserSandbox bool
 }
 
 // DefaultConfig resolves the paths from the environment, else relative to the repository root
 // (the nearest parent directory of the working directory holding go.mod).
 func DefaultConfig() Config {
-	c := Config{DriverDir: os.Getenv(EnvDriverDir), Chromium: os.Getenv(EnvChromium)}
+	c := Config{DriverDir: os.Getenv(EnvDriverDir), Chromium: os.Getenv(EnvChromium), BrowserUser: os.Getenv(EnvBrowserUser),
+		AllowNoBrowserSandbox: os.Getenv(EnvAllowNoBrowserSandbox) == "1"}
 	return c.withDefaults()
 }
 
@@ -48,6 +64,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Chromium == "" {
 		c.Chromium = DefaultChromium
+	}
+	if c.BrowserUser == "" {
+		c.BrowserUser = DefaultBrowserUser
 	}
 	return c
 }

@@ -26,8 +26,9 @@ func remoteChromium(t *testing.T) (httpURL, wsURL string) {
 	t.Helper()
 	needBrowser(t)
 	profile := t.TempDir()
+	// It stands in for a hosted browser, whose host confines it: as root it needs --no-sandbox.
 	args := append([]string{"--headless", "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0",
-		"--user-data-dir=" + profile}, LaunchArgs...)
+		"--no-sandbox", "--user-data-dir=" + profile}, LaunchArgs...)
 	cmd := exec.Command(DefaultConfig().Chromium, append(args, "about:blank")...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {

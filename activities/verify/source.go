@@ -41,10 +41,21 @@ func (s *BrowserSession) Close() error {
 	return s.release()
 }
 
-// LaunchArgs are the Chromium flags for headless verification: no sandbox (the verifier runs
-// in a container, often as root), and nothing that phones home or updates itself mid-run.
+// Sandbox values recorded in evidence (contracts.Browser.Sandbox).
+const (
+	// SandboxChromium: launched here, as the unprivileged browser user, with Chromium's own
+	// namespace and seccomp-bpf sandbox on.
+	SandboxChromium = "chromium"
+	// SandboxNone: launched here as the browser user but with the sandbox off, because the
+	// operator allowed it where user namespaces are unavailable.
+	SandboxNone = "none"
+	// SandboxRemote: not launched here (CDP, Browserbase); the remote host confines it.
+	SandboxRemote = "remote"
+)
+
+// LaunchArgs are the Chromium flags for headless verification: nothing that phones home or
+// updates itself mid-run. The sandbox stays on (see Local).
 var LaunchArgs = []string{
-	"--no-sandbox",
 	"--disable-gpu",
 	"--disable-dev-shm-usage",
 	"--disable-background-networking",
@@ -55,10 +66,17 @@ var LaunchArgs = []string{
 	"--no-default-browser-check",
 }
 
-// Local launches the Chromium binary headless for each run.
+// Local launches the Chromium binary headless for each run. Chromium renders the repository's
+// code, so it never runs as the worker: Playwright starts this executable as a launcher (see
+// launcher.go) that execs Chromium as User with an environment of its own and its sandbox on.
 type Local struct {
 	Chromium string   // default DefaultChromium
 	Args     []string // default LaunchArgs
+	// User is who a root worker runs Chromium as; default DefaultBrowserUser.
+	User string
+	// AllowNoSandbox launches without Chromium's sandbox where user namespaces are missing,
+	// instead of failing with a SetupError.
+	AllowNoSandbox bool
 }
 
 // Open launches Chromium.
@@ -77,18 +95,32 @@ func (l Local) Open(ctx context.Context, pw *playwright.Playwright) (*BrowserSes
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	plan, err := planLaunch(ctx, exe, l.User, l.AllowNoSandbox)
+	if err != nil {
+		return nil, err
+	}
+	env, err := plan.env()
+	if err != nil {
+		return nil, err
+	}
+	sandbox := SandboxChromium
+	if !plan.spec.Sandbox {
+		sandbox = SandboxNone
+	}
 	br, err := pw.Chromium.Launch(playwright.BrowserTypeLaunchOptions{
-		ExecutablePath: playwright.String(exe),
-		Headless:       playwright.Bool(true),
-		Args:           args,
-		Timeout:        playwright.Float(60000),
+		ExecutablePath:  playwright.String(plan.launcher),
+		ChromiumSandbox: playwright.Bool(plan.spec.Sandbox),
+		Env:             env,
+		Headless:        playwright.Bool(true),
+		Args:            args,
+		Timeout:         playwright.Float(60000),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("launch chromium %s: %w", exe, err)
 	}
 	return &BrowserSession{
 		Browser: br,
-		Info:    contracts.Browser{Name: "chromium", Version: br.Version(), Mode: ModeLocal},
+		Info:    contracts.Browser{Name: "chromium", Version: br.Version(), Mode: ModeLocal, Sandbox: sandbox},
 		release: func() error { return br.Close() },
 	}, nil
 }
@@ -122,7 +154,7 @@ func (c CDP) Open(ctx context.Context, pw *playwright.Playwright) (*BrowserSessi
 	}
 	return &BrowserSession{
 		Browser: br,
-		Info:    contracts.Browser{Name: "chromium", Version: br.Version(), Mode: ModeCDP, ReplayURL: c.ReplayURL},
+		Info:    contracts.Browser{Name: "chromium", Version: br.Version(), Mode: ModeCDP, ReplayURL: c.ReplayURL, Sandbox: SandboxRemote},
 		release: func() error { return br.Close() },
 	}, nil
 }
@@ -179,7 +211,13 @@ func SourceFromEnv(cfg Config, getenv func(string) string) BrowserSource {
 	if ep := getenv(EnvCDPURL); ep != "" {
 		return CDP{Endpoint: ep}
 	}
-	return Local{Chromium: cfg.withDefaults().Chromium}
+	return cfg.local()
+}
+
+// local is the Local source the configuration describes.
+func (c Config) local() Local {
+	c = c.withDefaults()
+	return Local{Chromium: c.Chromium, User: c.BrowserUser, AllowNoSandbox: c.AllowNoBrowserSandbox}
 }
 
 // EnvCDPURL names a remote browser's DevTools endpoint.

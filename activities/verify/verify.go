@@ -199,7 +199,7 @@ func (v *Verifier) measure(ctx context.Context, req *Request, base *url.URL, ev 
 		}
 		src := v.Source
 		if src == nil {
-			src = Local{Chromium: v.Config.withDefaults().Chromium}
+			src = v.Config.local()
 		}
 		t := time.Now()
 		sess, err := src.Open(ctx, driver.Playwright())
