@@ -17,7 +17,9 @@ import (
 // Canonicalize returns the RFC 8785 (JCS) form of a JSON text: object members sorted by their
 // UTF-16 code units, no insignificant whitespace, numbers in ECMAScript form, strings with the
 // minimal escapes. Input that is not I-JSON (duplicate member names, invalid UTF-8, numbers
-// outside IEEE 754 doubles) is refused, because two parsers could read it differently.
+// outside IEEE 754 doubles) is refused, because two parsers could read it differently. So is
+// nesting deeper than MaxJSONDepth: the walk recurses per level and copies each member's value
+// into its parent, so depth is what bounds both its stack and its time.
 func Canonicalize(data []byte) ([]byte, error) {
 	if !utf8.Valid(data) {
 		return nil, errors.New("canonical json: input is not valid UTF-8")
@@ -25,7 +27,7 @@ func Canonicalize(data []byte) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var out bytes.Buffer
-	if err := canonValue(dec, &out); err != nil {
+	if err := canonValue(dec, &out, 0); err != nil {
 		return nil, fmt.Errorf("canonical json: %w", err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
@@ -43,22 +45,28 @@ func CanonicalJSON(v any) ([]byte, error) {
 	return Canonicalize(raw)
 }
 
-func canonValue(dec *json.Decoder, out *bytes.Buffer) error {
+// errTooDeep is the depth guard's error; it names the limit like CheckJSON's LimitError.
+var errTooDeep = &LimitError{What: "document", Limit: "depth", Max: MaxJSONDepth}
+
+func canonValue(dec *json.Decoder, out *bytes.Buffer, depth int) error {
 	tok, err := dec.Token()
 	if err != nil {
 		return err
 	}
-	return canonToken(dec, tok, out)
+	return canonToken(dec, tok, out, depth)
 }
 
-func canonToken(dec *json.Decoder, tok json.Token, out *bytes.Buffer) error {
+func canonToken(dec *json.Decoder, tok json.Token, out *bytes.Buffer, depth int) error {
 	switch t := tok.(type) {
 	case json.Delim:
+		if depth >= MaxJSONDepth {
+			return errTooDeep
+		}
 		switch t {
 		case '{':
-			return canonObject(dec, out)
+			return canonObject(dec, out, depth+1)
 		case '[':
-			return canonArray(dec, out)
+			return canonArray(dec, out, depth+1)
 		default:
 			return fmt.Errorf("unexpected %q", rune(t))
 		}
@@ -90,7 +98,7 @@ type canonMember struct {
 	value []byte
 }
 
-func canonObject(dec *json.Decoder, out *bytes.Buffer) error {
+func canonObject(dec *json.Decoder, out *bytes.Buffer, depth int) error {
 	var members []canonMember
 	seen := map[string]bool{}
 	for dec.More() {
@@ -107,7 +115,7 @@ func canonObject(dec *json.Decoder, out *bytes.Buffer) error {
 		}
 		seen[key] = true
 		var val bytes.Buffer
-		if err := canonValue(dec, &val); err != nil {
+		if err := canonValue(dec, &val, depth); err != nil {
 			return err
 		}
 		members = append(members, canonMember{key: key, units: utf16.Encode([]rune(key)), value: val.Bytes()})
@@ -129,7 +137,7 @@ func canonObject(dec *json.Decoder, out *bytes.Buffer) error {
 	return nil
 }
 
-func canonArray(dec *json.Decoder, out *bytes.Buffer) error {
+func canonArray(dec *json.Decoder, out *bytes.Buffer, depth int) error {
 	out.WriteByte('[')
 	first := true
 	for dec.More() {
@@ -137,7 +145,7 @@ func canonArray(dec *json.Decoder, out *bytes.Buffer) error {
 			out.WriteByte(',')
 		}
 		first = false
-		if err := canonValue(dec, out); err != nil {
+		if err := canonValue(dec, out, depth); err != nil {
 			return err
 		}
 	}

@@ -115,7 +115,7 @@ type LoadOptions struct {
 
 // Load parses, schema-validates and semantically checks a contract document.
 func Load(data []byte, opts LoadOptions) (*Contract, error) {
-	doc, err := parseStrict(data, "contract")
+	doc, err := parseStrict(data, "contract", MaxContractBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +148,7 @@ func Validate(c Contract, opts LoadOptions) error {
 // DecodeEvidence parses and schema-validates verifier evidence. It does not check the
 // signature: that is the policy's job, with a key the workflow knows independently.
 func DecodeEvidence(data []byte) (*Evidence, error) {
-	doc, err := parseStrict(data, "evidence")
+	doc, err := parseStrict(data, "evidence", MaxEvidenceBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -174,9 +174,15 @@ func ValidateEvidence(e Evidence) error {
 	return err
 }
 
-// parseStrict refuses what two JSON parsers could read differently: invalid UTF-8,
-// duplicate member names, trailing data.
-func parseStrict(data []byte, what string) (any, error) {
+// RuleLimit is the rule reported for a document over a size or depth limit.
+const RuleLimit = "limit"
+
+// parseStrict refuses a document over its size or the depth limit, then what two JSON parsers
+// could read differently: invalid UTF-8, duplicate member names, trailing data.
+func parseStrict(data []byte, what string, maxBytes int64) (any, error) {
+	if err := CheckJSON(data, what, maxBytes, MaxJSONDepth); err != nil {
+		return nil, &ValidationError{What: what, Errors: []FieldError{{Rule: RuleLimit, Message: err.Error()}}}
+	}
 	if _, err := Canonicalize(data); err != nil {
 		rule := "json_syntax"
 		if strings.Contains(err.Error(), "duplicate member") {
