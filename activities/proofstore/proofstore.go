@@ -116,14 +116,24 @@ func writeFile(dir, name string, data []byte) error {
 	return os.Rename(tmp, filepath.Join(dir, name))
 }
 
-// Contained resolves an artifact name inside dir, refusing names that escape it.
-func Contained(dir, name string) (string, error) {
+// cleanName checks that an artifact name is a relative path that stays below its folder.
+func cleanName(name string) (string, error) {
 	if name == "" || filepath.IsAbs(name) || strings.Contains(name, "\\") {
 		return "", fmt.Errorf("artifact name %q is not a relative path", name)
 	}
 	clean := filepath.Clean(name)
 	if clean == ".." || strings.HasPrefix(clean, "../") {
 		return "", fmt.Errorf("artifact name %q escapes the proof directory", name)
+	}
+	return clean, nil
+}
+
+// Contained resolves an artifact name inside dir, refusing names that escape it. Readers of
+// hostile folders use OpenContained, which cannot race a symlink swapped in afterwards.
+func Contained(dir, name string) (string, error) {
+	clean, err := cleanName(name)
+	if err != nil {
+		return "", err
 	}
 	p := filepath.Join(dir, clean)
 	real, err := filepath.EvalSymlinks(p)

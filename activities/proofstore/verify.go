@@ -29,6 +29,7 @@ const (
 	CheckArtifactPrefix   = "artifact "
 	CheckArtifactLists    = "artifact_lists"
 	CheckUnlisted         = "unlisted_files"
+	CheckSymlinks         = "symlinks"
 	CheckTimeline         = "timeline"
 	CheckVerdict          = "verdict"
 
@@ -116,25 +117,28 @@ func VerifyDir(dir string, verifierPub, controlPub ed25519.PublicKey) (Report, e
 	if !st.IsDir() {
 		return r, inputErr("verify: %s is not a directory", dir)
 	}
-	bundleBytes, err := os.ReadFile(filepath.Join(dir, BundleFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return r, inputErr("verify: %s has no %s: not a proof folder (want <contract>/attempt-<n>/try-<m>)", dir, BundleFile)
-	}
+	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return r, inputErr("verify: %w", err)
+	}
+	defer root.Close()
+	bundleBytes, err := readDocumentIn(root, BundleFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return r, inputErr("verify: %s has no %s: not a proof folder (want <contract>/attempt-<n>/try-<m>)", dir, BundleFile)
 	}
 	if a, t, ok := ParseTryDir(dir); ok {
 		r.Attempt, r.Try = a, t
 	}
 
-	v := &dirVerifier{dir: dir, r: &r, verifierPub: verifierPub, controlPub: controlPub}
-	v.run(bundleBytes)
+	v := &dirVerifier{dir: dir, root: root, r: &r, verifierPub: verifierPub, controlPub: controlPub}
+	v.run(bundleBytes, err)
 	r.OK = len(r.Failed()) == 0
 	return r, nil
 }
 
 type dirVerifier struct {
 	dir                     string
+	root                    *os.Root // dir, opened so that no read follows a symlink out of it
 	r                       *Report
 	verifierPub, controlPub ed25519.PublicKey
 
@@ -144,10 +148,19 @@ type dirVerifier struct {
 	evidence *contracts.Evidence // nil when the bundle binds none
 }
 
-func (v *dirVerifier) run(bundleBytes []byte) {
+func (v *dirVerifier) run(bundleBytes []byte, readErr error) {
 	r := v.r
+	if links := symlinksIn(v.root); len(links) > 0 {
+		r.add(CheckSymlinks, false, "symbolic links in the folder (a proof holds plain files only; none is followed): %s", strings.Join(links, ", "))
+	} else {
+		r.add(CheckSymlinks, true, "no symbolic links")
+	}
 	var b contracts.Bundle
-	if err := decodeExact(bundleBytes, &b); err != nil {
+	err := readErr
+	if err == nil {
+		err = decodeExact(bundleBytes, &b)
+	}
+	if err != nil {
 		r.add(CheckBundleDocument, false, "%s is not the signed bundle document: %v", BundleFile, err)
 		// Without a bundle nothing else can be judged against anything.
 		return
@@ -175,7 +188,7 @@ func (v *dirVerifier) run(bundleBytes []byte) {
 
 func (v *dirVerifier) checkContract() {
 	r, b := v.r, v.bundle
-	data, err := os.ReadFile(filepath.Join(v.dir, ContractFile))
+	data, err := readDocumentIn(v.root, ContractFile)
 	if err != nil {
 		r.add(CheckContractDocument, false, "%s: %v", ContractFile, err)
 		r.add(CheckContractHash, false, "no contract to hash")
@@ -208,10 +221,11 @@ func (v *dirVerifier) checkContract() {
 
 func (v *dirVerifier) checkEvidence() {
 	r, b := v.r, v.bundle
-	data, err := os.ReadFile(filepath.Join(v.dir, EvidenceFile))
+	data, err := readDocumentIn(v.root, EvidenceFile)
 	present := err == nil
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		r.add(CheckEvidenceDigest, false, "%s: %v", EvidenceFile, err)
+		r.add(CheckEvidenceDocument, false, "%s: %v", EvidenceFile, err)
 		return
 	}
 	switch {
@@ -313,12 +327,7 @@ func (v *dirVerifier) checkArtifacts() {
 	}
 	for _, name := range names {
 		entries := byName[name]
-		p, err := Contained(v.dir, name)
-		if err != nil {
-			r.add(CheckArtifactPrefix+name, false, "%v", err)
-			continue
-		}
-		sum, size, err := FileDigest(p)
+		sum, size, err := digestIn(v.root, name)
 		if err != nil {
 			r.add(CheckArtifactPrefix+name, false, "%v", err)
 			continue
@@ -370,11 +379,11 @@ func (v *dirVerifier) checkArtifacts() {
 		known[filepath.Clean(n)] = true
 	}
 	var stray []string
-	_ = filepath.WalkDir(v.dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || p == v.dir {
+	_ = fs.WalkDir(v.root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == "." {
 			return nil
 		}
-		rel, _ := filepath.Rel(v.dir, p)
+		rel := filepath.FromSlash(p)
 		// Dot files are interrupted writes (".bundle.json.tmp"): never served, never shown.
 		if d.IsDir() || strings.HasPrefix(d.Name(), ".") {
 			return nil
@@ -488,6 +497,9 @@ func VerifyContract(root, contractID string, verifierPub, controlPub ed25519.Pub
 	if !contractIDPattern.MatchString(contractID) {
 		return ContractReport{}, inputErr("verify: contract id %q is not a safe path element", contractID)
 	}
+	if err := NotSymlink(dir); err != nil {
+		return ContractReport{}, inputErr("verify: %w", err)
+	}
 	return VerifyContractDir(dir, verifierPub, controlPub)
 }
 
@@ -574,7 +586,7 @@ func VerifyContractDir(dir string, verifierPub, controlPub ed25519.PublicKey) (C
 }
 
 func readBundle(dir string) *contracts.Bundle {
-	data, err := os.ReadFile(filepath.Join(dir, BundleFile))
+	data, err := ReadDocument(dir, BundleFile)
 	if err != nil {
 		return nil
 	}
@@ -639,7 +651,7 @@ func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", ";
 // verdict and contract hash) with a timeline extending that bundle's. Its absence is not a
 // failure: the payment may not have settled yet.
 func checkSettlement(dir string, tries []TryDir, bundles []*contracts.Bundle, controlPub ed25519.PublicKey, add func(string, bool, string, ...any)) {
-	data, err := os.ReadFile(filepath.Join(dir, SettlementFile))
+	data, err := ReadDocument(dir, SettlementFile)
 	if errors.Is(err, os.ErrNotExist) {
 		add(CheckSettlement, true, "no %s: the payment has not settled yet (or settled before settlements were signed)", SettlementFile)
 		return
@@ -663,7 +675,7 @@ func checkSettlement(dir string, tries []TryDir, bundles []*contracts.Bundle, co
 	case b == nil:
 		problems = append(problems, "the last verification has no readable bundle")
 	default:
-		if raw, err := os.ReadFile(filepath.Join(last.Path, BundleFile)); err != nil || contracts.DigestBytes(raw) != s.BundleDigest {
+		if raw, err := ReadDocument(last.Path, BundleFile); err != nil || contracts.DigestBytes(raw) != s.BundleDigest {
 			problems = append(problems, fmt.Sprintf("it settles on bundle %s, not the %s of %s", short(s.BundleDigest), BundleFile, last.Rel))
 		}
 		if s.Attempt != last.Attempt || s.Try != last.Try {

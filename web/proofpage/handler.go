@@ -2,6 +2,7 @@ package proofpage
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -143,6 +144,10 @@ func (h *Handler) serveList(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) servePage(w http.ResponseWriter, r *http.Request, slug string) {
 	p, err := Build(h.cfg.Root, slug, h.cfg.Options)
+	if errors.Is(err, proofstore.ErrSymlinkedFolder) {
+		http.Error(w, "refused: "+slug+": "+proofstore.ErrSymlinkedFolder.Error(), http.StatusForbidden)
+		return
+	}
 	if err != nil {
 		http.Error(w, "no proof for "+slug, http.StatusNotFound)
 		return
@@ -207,19 +212,18 @@ func (h *Handler) serveFile(w http.ResponseWriter, r *http.Request, slug, rel st
 		return
 	}
 	dir := filepath.Join(h.cfg.Root, slug)
-	p, err := proofstore.Contained(dir, filepath.FromSlash(rel))
-	if err != nil {
+	if proofstore.NotSymlink(dir) != nil {
 		http.NotFound(w, r)
 		return
 	}
-	f, err := os.Open(p)
+	f, err := proofstore.OpenContained(dir, filepath.FromSlash(rel))
 	if err != nil {
 		http.NotFound(w, r)
 		return
 	}
 	defer f.Close()
 	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() {
+	if err != nil {
 		http.NotFound(w, r)
 		return
 	}

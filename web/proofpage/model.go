@@ -134,12 +134,9 @@ func Load(root, slug string) (*Page, error) {
 		return nil, fmt.Errorf("proof page: %q is not a contract folder name", slug)
 	}
 	dir := filepath.Join(root, slug)
-	st, err := os.Stat(dir)
-	if err != nil {
+	// A symlinked contract folder would serve a folder from anywhere on the machine.
+	if err := proofstore.NotSymlink(dir); err != nil {
 		return nil, fmt.Errorf("proof page: %w", err)
-	}
-	if !st.IsDir() {
-		return nil, fmt.Errorf("proof page: %s is not a directory", dir)
 	}
 	tries, err := proofstore.TryDirs(dir)
 	if err != nil {
@@ -158,7 +155,7 @@ func Load(root, slug string) (*Page, error) {
 	for i := len(p.Attempts) - 1; i >= 0 && p.Contract == nil; i-- {
 		p.Contract = p.Attempts[i].Contract
 	}
-	if data, err := os.ReadFile(filepath.Join(dir, proofstore.SettlementFile)); err == nil {
+	if data, err := proofstore.ReadDocument(dir, proofstore.SettlementFile); err == nil {
 		var st contracts.Settlement
 		if json.Unmarshal(data, &st) == nil {
 			p.Settlement = &st
@@ -187,7 +184,7 @@ func LoadAttempt(dir string) *Attempt {
 func loadAttempt(t proofstore.TryDir) *Attempt {
 	a := &Attempt{TryDir: t}
 	read := func(name string, v any) bool {
-		data, err := os.ReadFile(filepath.Join(t.Path, name))
+		data, err := proofstore.ReadDocument(t.Path, name)
 		if err != nil {
 			if !errors.Is(err, os.ErrNotExist) || name == proofstore.BundleFile {
 				a.Problems = append(a.Problems, fmt.Sprintf("%s: %v", name, err))
