@@ -20,6 +20,7 @@ import (
 	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/activities/localgit"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/hostcheck"
 )
 
 // Previews serves checked-out commits. Faults lets prepared runs simulate a preview that
@@ -34,8 +35,9 @@ type Previews struct {
 }
 
 type running struct {
-	srv *http.Server
-	dir string
+	srv  *http.Server
+	dir  string
+	root *os.Root
 }
 
 // Start checks out the commit and serves it.
@@ -72,8 +74,16 @@ func (p *Previews) Start(ctx context.Context, req activities.PreviewRequest) (ac
 		sha = req.Repo.BaseCommitSHA
 	}
 
+	// The commit is hostile: a committed symlink (say, to the control key) must not be served.
+	// os.Root refuses any path that resolves outside the checkout.
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		return activities.PreviewResult{}, fmt.Errorf("static preview: %w", err)
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
+		root.Close()
 		os.RemoveAll(dir)
 		return activities.PreviewResult{}, err
 	}
@@ -86,14 +96,14 @@ func (p *Previews) Start(ctx context.Context, req activities.PreviewRequest) (ac
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]string{"commit_sha": sha})
 	})
-	mux.Handle("/", http.FileServer(noDotFiles{http.Dir(dir)}))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	mux.Handle("/", http.FileServer(noDotFiles{http.FS(root.FS())}))
+	srv := &http.Server{Handler: hostcheck.Wrap(mux, ln.Addr()), ReadHeaderTimeout: 5 * time.Second}
 	go srv.Serve(ln) //nolint:errcheck // ends with Shutdown
 	p.mu.Lock()
 	if p.running == nil {
 		p.running = map[string]*running{}
 	}
-	p.running[id] = &running{srv: srv, dir: dir}
+	p.running[id] = &running{srv: srv, dir: dir, root: root}
 	p.mu.Unlock()
 	build := contracts.BuildResult{Passed: true, Steps: []contracts.BuildStep{{Name: "checkout", Passed: true,
 		DurationMS: time.Since(started).Milliseconds()}}}
@@ -110,6 +120,7 @@ func (p *Previews) Stop(ctx context.Context, id string) error {
 		return nil
 	}
 	err := r.srv.Shutdown(ctx)
+	r.root.Close()
 	os.RemoveAll(r.dir)
 	return err
 }
