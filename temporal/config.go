@@ -42,6 +42,11 @@ type Config struct {
 	FrontendPort int
 	// UIPort is the Web UI port. 0 turns the UI off; AnyPort picks a free port.
 	UIPort int
+	// UIWriteActions lets the Web UI signal, cancel, terminate, reset and start workflows.
+	// Off (the default) the UI is read-only: Signoff's CLI and chat make every change through
+	// Temporal's API. On, each state-changing request needs the per-process token handed out
+	// by Server.UIURL (see uiFront).
+	UIWriteActions bool
 	// Namespace is registered on start if missing. Default "default".
 	Namespace string
 	// RetentionDays is how long closed workflow histories are kept. 0 means 30.

@@ -32,7 +32,10 @@ func (e *PortInUseError) Unwrap() error { return e.Err }
 // bind them, so that ports picked for "any" cannot collide with each other.
 type ports struct {
 	frontend, history, matching, worker, ui int
-	held                                    []net.Listener
+	// uiBackend is where the ui-server itself listens; Signoff's front (Host check, write
+	// gate) listens on ui and proxies to it.
+	uiBackend int
+	held      []net.Listener
 }
 
 // reservePorts checks the fixed ports and picks the free ones. The caller must
@@ -52,7 +55,11 @@ func reservePorts(host string, frontend, ui int) (*ports, error) {
 	}
 	// Internal services: with static hosts these are the only other listeners
 	// (no membership ports, frontend HTTP API off).
-	for _, dst := range []*int{&p.history, &p.matching, &p.worker} {
+	internal := []*int{&p.history, &p.matching, &p.worker}
+	if ui != 0 {
+		internal = append(internal, &p.uiBackend)
+	}
+	for _, dst := range internal {
 		if *dst, err = p.take(host, "internal", AnyPort); err != nil {
 			p.release()
 			return nil, err

@@ -127,7 +127,8 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 
 	if cfg.UIPort != 0 {
-		s.ui, err = startUI(ctx, cfg.Host, p.ui, s.frontend, cfg.Namespace)
+		s.ui, err = startUI(ctx, uiSetup{host: cfg.Host, port: p.ui, backend: p.uiBackend, frontend: s.frontend,
+			namespace: cfg.Namespace, writes: cfg.UIWriteActions})
 		if err != nil {
 			return nil, err
 		}
@@ -141,6 +142,15 @@ func (s *Server) FrontendAddress() string { return s.frontend }
 
 // UIURL is the Web UI's base URL, or "" when the UI is off.
 func (s *Server) UIURL() string { return s.uiURL }
+
+// UIOpenURL is the URL a person opens the Web UI with: UIURL, carrying this process's write
+// token when write actions are on (Config.UIWriteActions). Print it; never write it to a file.
+func (s *Server) UIOpenURL() string {
+	if s.ui == nil || s.ui.token == "" {
+		return s.uiURL
+	}
+	return s.uiURL + "/?" + uiTokenParam + "=" + s.ui.token
+}
 
 // Namespace is the namespace Start registered.
 func (s *Server) Namespace() string { return s.cfg.Namespace }

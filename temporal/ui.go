@@ -2,26 +2,52 @@ package temporal
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
 	"strconv"
 	"time"
 
 	uiserver "github.com/temporalio/ui-server/v2/server"
 	uiconfig "github.com/temporalio/ui-server/v2/server/config"
 	uiopts "github.com/temporalio/ui-server/v2/server/server_options"
+
+	"github.com/signoff/signoff/internal/hostcheck"
 )
 
-// uiServer is the Temporal Web UI, served in-process from the assets embedded
-// in the ui-server module (no Node, no network).
+// uiServer is the Temporal Web UI, served in-process from the assets embedded in the
+// ui-server module (no Node, no network), behind Signoff's own front listener.
+//
+// The ui-server checks neither Host (DNS rebinding) nor CSRF when a request carries any
+// Authorization header, so it is never what people reach: it listens on an internal loopback
+// port, and the front on the UI port refuses foreign Host headers and proxies the rest. By
+// default the ui-server runs with its write actions disabled (it answers 405 to every
+// state-changing API call but workflow queries). With writes opted in, the front lets a
+// state-changing request through only with the per-process token (see writeGate).
 type uiServer struct {
-	srv  *uiserver.Server
-	done chan error
+	srv   *uiserver.Server
+	done  chan error
+	front *http.Server
+	token string // "" when the UI is read-only
 }
 
-// startUI serves the UI on host:port and waits until it accepts connections.
-// The port must have been checked: ui-server exits the process on a bind error.
-func startUI(ctx context.Context, host string, port int, frontend, namespace string) (u *uiServer, err error) {
+// uiSetup is where the UI listens and what it may do.
+type uiSetup struct {
+	host                string
+	port, backend       int // the front's port, the ui-server's internal one
+	frontend, namespace string
+	writes              bool
+}
+
+// startUI serves the UI and waits until it accepts connections. The ports must have been
+// checked: ui-server exits the process on a bind error.
+func startUI(ctx context.Context, s uiSetup) (u *uiServer, err error) {
 	defer func() {
 		// NewServer panics on a bad config; turn that into an error.
 		if r := recover(); r != nil {
@@ -29,28 +55,112 @@ func startUI(ctx context.Context, host string, port int, frontend, namespace str
 		}
 	}()
 	srv := uiserver.NewServer(uiopts.WithConfigProvider(&uiconfig.Config{
-		Host:                host,
-		Port:                port,
-		TemporalGRPCAddress: frontend,
+		Host:                s.host,
+		Port:                s.backend,
+		TemporalGRPCAddress: s.frontend,
 		EnableUI:            true,
-		DefaultNamespace:    namespace,
+		DefaultNamespace:    s.namespace,
 		// Plain HTTP on loopback: a Secure CSRF cookie would never be sent back.
-		CORS:             uiconfig.CORS{CookieInsecure: true},
-		HideLogs:         true,
-		DisableNewsFetch: true,
+		CORS:                    uiconfig.CORS{CookieInsecure: true},
+		HideLogs:                true,
+		DisableNewsFetch:        true,
+		DisableWriteActions:     !s.writes,
+		HideWorkflowQueryErrors: true,
 	}))
 	u = &uiServer{srv: srv, done: make(chan error, 1)}
 	go func() { u.done <- srv.Start() }()
 
-	addr := net.JoinHostPort(host, strconv.Itoa(port))
-	if err := waitListening(ctx, addr, u.done, 10*time.Second); err != nil {
-		u.stop()
-		return nil, fmt.Errorf("temporal: web UI on %s: %w", addr, err)
+	backend := net.JoinHostPort(s.host, strconv.Itoa(s.backend))
+	if err := waitListening(ctx, backend, u.done, 10*time.Second); err != nil {
+		u.srv.Stop()
+		return nil, fmt.Errorf("temporal: web UI on %s: %w", backend, err)
 	}
+	addr := net.JoinHostPort(s.host, strconv.Itoa(s.port))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		u.srv.Stop()
+		return nil, fmt.Errorf("temporal: web UI front on %s: %w", addr, err)
+	}
+	if s.writes {
+		if u.token, err = newToken(); err != nil {
+			ln.Close()
+			u.srv.Stop()
+			return nil, err
+		}
+	}
+	u.front = &http.Server{Handler: u.frontHandler(ln.Addr(), backend), ReadHeaderTimeout: 10 * time.Second}
+	go u.front.Serve(ln) //nolint:errcheck // ends with Close
 	return u, nil
 }
 
-func (u *uiServer) stop() { u.srv.Stop() }
+// frontHandler is what the UI port serves: the Host check, then (with writes) the token gate,
+// then the ui-server. The proxy rewrites Host to the backend's, which the ui-server's CORS and
+// same-site checks then see consistently.
+func (u *uiServer) frontHandler(addr net.Addr, backend string) http.Handler {
+	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: backend})
+	var h http.Handler = proxy
+	if u.token != "" {
+		h = writeGate(u.token, h)
+	}
+	return hostcheck.Wrap(h, addr)
+}
+
+// uiTokenCookie carries the write token once the person opened the UI through its token URL.
+const uiTokenCookie = "signoff_ui_token"
+
+// uiTokenParam is the query parameter of that URL.
+const uiTokenParam = "signoff_token"
+
+// writeGate lets GET, HEAD and OPTIONS through and requires the per-process token (as the
+// SameSite=Strict cookie set when the person opens the token URL) on everything else. A page
+// on another site cannot send the cookie, and a process on the machine does not know the
+// token, which only the CLI that started the server prints.
+func writeGate(token string, next http.Handler) http.Handler {
+	valid := func(s string) bool { return subtle.ConstantTimeCompare([]byte(s), []byte(token)) == 1 }
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if t := r.URL.Query().Get(uiTokenParam); t != "" {
+			if !valid(t) {
+				http.Error(w, "forbidden: wrong Web UI token", http.StatusForbidden)
+				return
+			}
+			http.SetCookie(w, &http.Cookie{Name: uiTokenCookie, Value: token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+			q := r.URL.Query()
+			q.Del(uiTokenParam)
+			clean := *r.URL
+			clean.RawQuery = q.Encode()
+			http.Redirect(w, r, clean.RequestURI(), http.StatusSeeOther)
+			return
+		}
+		switch r.Method {
+		case http.MethodGet, http.MethodHead, http.MethodOptions:
+			next.ServeHTTP(w, r)
+			return
+		}
+		c, err := r.Cookie(uiTokenCookie)
+		if err != nil || !valid(c.Value) {
+			http.Error(w, "forbidden: state-changing Web UI requests need this process's token (open the UI through the URL `signoff dev` printed)", http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func newToken() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("temporal: web UI token: %w", err)
+	}
+	return hex.EncodeToString(b), nil
+}
+
+func (u *uiServer) stop() {
+	if u.front != nil {
+		if err := u.front.Close(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			_ = err // closing anyway
+		}
+	}
+	u.srv.Stop()
+}
 
 // waitListening polls addr until it accepts a TCP connection, the server exits,
 // the context ends or the timeout passes.

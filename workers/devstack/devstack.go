@@ -11,8 +11,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -20,6 +22,7 @@ import (
 	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/activities/signing"
 	"github.com/signoff/signoff/activities/verify"
+	"github.com/signoff/signoff/internal/hostcheck"
 	"github.com/signoff/signoff/temporal"
 	"github.com/signoff/signoff/web"
 	"github.com/signoff/signoff/web/proofpage"
@@ -36,11 +39,18 @@ type Options struct {
 	// TemporalPort and UIPort for the embedded server (temporal.AnyPort picks free ones;
 	// UIPort 0 turns the Web UI off).
 	TemporalPort, UIPort int
-	RetentionDays        int
+	// UIWriteActions opts the embedded Web UI into write actions, behind a per-process token
+	// (temporal.Config.UIWriteActions); off, the UI is read-only.
+	UIWriteActions bool
+	RetentionDays  int
 	// LoopbackAddr serves people on this machine; PublicAddr serves webhooks and chat.
 	LoopbackAddr, PublicAddr string
-	RunsDir                  string
-	Allow                    []string
+	// PublicHosts are the names the public listener is reached by from outside (a tunnel or
+	// proxy in front of it, "host" or "host:port"), besides Chat.Endpoint's host. Requests
+	// with any other name as Host are refused (DNS rebinding).
+	PublicHosts []string
+	RunsDir     string
+	Allow       []string
 	// Control, Execute, Verify say which queues this process works.
 	Control, Execute, Verify bool
 	// BuildExecute and BuildVerify make those queues' activities once the paths are known.
@@ -96,7 +106,7 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		}
 		s.closers = append(s.closers, func() { logFile.Close() })
 		srv, err := temporal.Start(ctx, temporal.Config{DataDir: filepath.Join(o.DataDir, "temporal"),
-			FrontendPort: o.TemporalPort, UIPort: o.UIPort, RetentionDays: o.RetentionDays, LogLevel: "warn", LogOutput: logFile})
+			FrontendPort: o.TemporalPort, UIPort: o.UIPort, UIWriteActions: o.UIWriteActions, RetentionDays: o.RetentionDays, LogLevel: "warn", LogOutput: logFile})
 		if err != nil {
 			return nil, err
 		}
@@ -189,8 +199,8 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		pubLn.Close()
 		return nil, err
 	}
-	s.serve(loopLn, s.Loopback.Handler())
-	s.serve(pubLn, s.PublicMux)
+	s.serve(loopLn, hostcheck.Wrap(s.Loopback.Handler(), loopLn.Addr()))
+	s.serve(pubLn, hostcheck.Wrap(s.PublicMux, pubLn.Addr(), publicHosts(o)...))
 	return s, nil
 }
 
@@ -234,6 +244,16 @@ func (s *Stack) Close() {
 		s.closers[i]()
 	}
 	s.closers = nil
+}
+
+// publicHosts are the advertised names of the public listener: the configured ones and the
+// host of the chat endpoint Agentverse forwards to.
+func publicHosts(o Options) []string {
+	hosts := slices.Clone(o.PublicHosts)
+	if u, err := url.Parse(o.Chat.Endpoint); err == nil && u.Host != "" {
+		hosts = append(hosts, u.Host)
+	}
+	return hosts
 }
 
 func listen(addr, def string) (net.Listener, error) {

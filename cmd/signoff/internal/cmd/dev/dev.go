@@ -30,9 +30,11 @@ type Options struct {
 	DataDir      string
 	TemporalPort int
 	UIPort       int
+	UIWrites     bool
 	Retention    int
 	Loopback     string
 	Public       string
+	PublicHosts  []string
 	ExecuteFlags
 	// Chat configures the chat bridge.
 	Chat ChatFlags
@@ -65,9 +67,11 @@ func NewCmdDev(io *iostreams.IO, runF func(*Options) error) *cobra.Command {
 	f.StringVar(&o.DataDir, "data-dir", cmdutil.DefaultDataDir(), "Signoff data dir")
 	f.IntVar(&o.TemporalPort, "temporal-port", temporal.DefaultFrontendPort, "embedded Temporal frontend port")
 	f.IntVar(&o.UIPort, "ui-port", temporal.DefaultUIPort, "Temporal Web UI port (0 turns the UI off)")
+	f.BoolVar(&o.UIWrites, "ui-write-actions", false, "let the Web UI signal, cancel and reset workflows; its state-changing requests then need the token in the printed URL (default: read-only UI)")
 	f.IntVar(&o.Retention, "retention-days", temporal.DefaultRetentionDays, "workflow history retention of the embedded namespace")
 	f.StringVar(&o.Loopback, "loopback", "127.0.0.1:8480", "loopback listener (index, checkout, proof pages)")
 	f.StringVar(&o.Public, "public", "127.0.0.1:8481", "public listener (webhooks, chat /submit)")
+	f.StringSliceVar(&o.PublicHosts, "public-host", nil, "a name the public listener is reached by through a tunnel or proxy (host or host:port; repeatable); other Host headers are refused")
 	o.ExecuteFlags.addFlags(f)
 	o.Chat.addFlags(f)
 	return cmd
@@ -144,8 +148,8 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	var execute *activities.Execute
 	st, err := devstack.Start(ctx, devstack.Options{
-		DataDir: dataDir, Dial: o.Conn.DialConfig(), TemporalPort: o.TemporalPort, UIPort: o.UIPort, RetentionDays: o.Retention,
-		LoopbackAddr: o.Loopback, PublicAddr: o.Public, RunsDir: runsDir, Allow: o.Allow, Control: true, Execute: true, Verify: true,
+		DataDir: dataDir, Dial: o.Conn.DialConfig(), TemporalPort: o.TemporalPort, UIPort: o.UIPort, UIWriteActions: o.UIWrites, RetentionDays: o.Retention,
+		LoopbackAddr: o.Loopback, PublicAddr: o.Public, PublicHosts: o.PublicHosts, RunsDir: runsDir, Allow: o.Allow, Control: true, Execute: true, Verify: true,
 		Hooks: barrier(os.Getenv(EnvTestBarrier)),
 		BuildExecute: func(cfg workers.Config) (*activities.Execute, error) {
 			e, err := o.newExecute(cfg, faults)
@@ -174,7 +178,7 @@ func Run(ctx context.Context, o *Options) error {
 		o.IO.Printf("Temporal (embedded, SQLite %s): %s, namespace %s, retention %d days\n",
 			st.Server.DBPath(), st.Server.FrontendAddress(), st.Namespace, st.Server.RetentionDays())
 		if st.Server.UIURL() != "" {
-			o.IO.Printf("Temporal Web UI:  %s\n", st.Server.UIURL())
+			o.IO.Printf("Temporal Web UI:  %s\n", st.Server.UIOpenURL())
 		}
 	} else {
 		o.IO.Printf("Temporal (external): %s, namespace %s\n", o.Conn.Address, st.Namespace)
