@@ -26,7 +26,7 @@ const (
 	MaxBundleBytes     = 32 << 20  // a signed proof bundle (timeline, digests)
 	MaxSettlementBytes = 1 << 20   // a signed settlement record
 	MaxChatBytes       = 256 << 10 // one chat envelope or chat-protocol message
-	MaxWebhookBytes    = 1 << 20   // one payment or GitHub webhook delivery
+	MaxWebhookBytes    = 25 << 20  // one webhook delivery: GitHub's own cap (payments use less)
 	MaxObservedBytes   = 1 << 20   // a JSON body read from a preview by the verifier
 )
 

@@ -17,13 +17,14 @@ import (
 	gh "github.com/google/go-github/v60/github"
 
 	"github.com/signoff/signoff/activities/executor"
+	"github.com/signoff/signoff/contracts"
 )
 
 // SignatureHeader carries the HMAC-SHA256 of the delivery's body under the webhook secret.
 const SignatureHeader = "X-Hub-Signature-256"
 
 // MaxWebhookBody is GitHub's cap on a delivery (25 MB); anything longer is not from GitHub.
-const MaxWebhookBody = 25 << 20
+const MaxWebhookBody = contracts.MaxWebhookBytes
 
 // HeadEvent is a push to a Signoff branch that moved a PR head.
 type HeadEvent struct {
@@ -106,6 +107,10 @@ func (w *Webhook) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 			return
 		}
 		payload = []byte(form.Get("payload"))
+	}
+	if err := contracts.CheckJSON(payload, "GitHub webhook", MaxWebhookBody, contracts.MaxJSONDepth); err != nil {
+		http.Error(rw, err.Error(), http.StatusBadRequest)
+		return
 	}
 	var ev gh.PullRequestEvent
 	if err := json.Unmarshal(payload, &ev); err != nil || ev.PullRequest == nil {

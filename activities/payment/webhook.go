@@ -13,6 +13,8 @@ import (
 
 	"github.com/stripe/stripe-go/v76"
 	"github.com/stripe/stripe-go/v76/webhook"
+
+	"github.com/signoff/signoff/contracts"
 )
 
 // EventKind is a Stripe event type Signoff acts on.
@@ -112,6 +114,11 @@ func (h *webhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		http.Error(w, "could not read request body", http.StatusBadRequest)
+		return
+	}
+	if err := contracts.CheckJSON(body, "payment webhook", h.cfg.MaxBodyBytes, contracts.MaxJSONDepth); err != nil {
+		h.log.Warn("payment webhook refused", "err", err)
+		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
 	ev, err := webhook.ConstructEventWithOptions(body, r.Header.Get("Stripe-Signature"), h.cfg.Secret,

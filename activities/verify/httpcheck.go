@@ -71,8 +71,10 @@ func (r *run) httpCriterion(ctx context.Context, c contracts.Criterion) contract
 	if len(a.JSON) > 0 {
 		var doc any
 		var parseErr error
-		if len(body) > maxHTTPBody {
-			parseErr = fmt.Errorf("body is larger than %d bytes", maxHTTPBody)
+		// Observed values go into evidence, which has its own depth limit: a body nesting
+		// deeper than MaxObservedDepth is not JSON the verifier reads.
+		if err := contracts.CheckJSON(body, "response body", maxHTTPBody, contracts.MaxObservedDepth); err != nil {
+			parseErr = err
 		} else if err := json.Unmarshal(body, &doc); err != nil {
 			parseErr = err
 		}

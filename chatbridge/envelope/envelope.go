@@ -17,6 +17,7 @@ import (
 
 	"github.com/signoff/signoff/chatbridge/identity"
 	"github.com/signoff/signoff/chatbridge/internal/uuid4"
+	"github.com/signoff/signoff/contracts"
 )
 
 // Envelope mirrors the reference model; nil pointers serialise as null, in this field order.
@@ -159,6 +160,10 @@ func (e *Envelope) Encode() ([]byte, error) {
 // ErrInvalidJSON; anything pydantic would reject (missing fields, wrong types, a session that
 // is not a version-4 UUID) gives an error wrapping ErrSchema. Unknown keys are ignored.
 func Decode(data []byte) (*Envelope, error) {
+	// Size and depth first: the checks below recurse, and the payload is decoded again later.
+	if err := contracts.CheckJSON(data, "chat envelope", contracts.MaxChatBytes, contracts.MaxJSONDepth); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidJSON, err)
+	}
 	if len(bytes.TrimSpace(data)) == 0 || !utf8.Valid(data) || !json.Valid(data) {
 		return nil, ErrInvalidJSON
 	}

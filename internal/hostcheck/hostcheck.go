@@ -15,10 +15,15 @@ import (
 type Allowed struct {
 	hosts map[string]bool // lower-case host[:port] values accepted as they are
 	names map[string]bool // lower-case host names accepted on any port (advertised names)
+	// anyIPPort, for a listener bound to all interfaces, accepts an IP literal on this port:
+	// it is reached by whatever address the machine has, and a rebinding page always sends a
+	// DNS name, never an address.
+	anyIPPort string
 }
 
-// For allows the listener's own address (e.g. 127.0.0.1:8233 or [::1]:8233), localhost on the
-// same port, and each advertised name: "host:port" exactly, or a bare "host" on any port
+// For allows the listener's own address (e.g. 127.0.0.1:8233 or [::1]:8233; any IP address
+// on its port when it is bound to all interfaces), localhost on the same port, and each
+// advertised name: "host:port" exactly, or a bare "host" on any port
 // (a public name behind a proxy arrives with the proxy's port or none).
 func For(addr net.Addr, advertised ...string) *Allowed {
 	a := &Allowed{hosts: map[string]bool{}, names: map[string]bool{}}
@@ -26,9 +31,8 @@ func For(addr net.Addr, advertised ...string) *Allowed {
 		port := strconv.Itoa(tcp.Port)
 		a.hosts[strings.ToLower(net.JoinHostPort(tcp.IP.String(), port))] = true
 		a.hosts["localhost:"+port] = true
-		if tcp.IP.IsUnspecified() { // bound to all interfaces: loopback by number too
-			a.hosts["127.0.0.1:"+port] = true
-			a.hosts["[::1]:"+port] = true
+		if tcp.IP.IsUnspecified() {
+			a.anyIPPort = port
 		}
 	}
 	for _, n := range advertised {
@@ -50,9 +54,12 @@ func (a *Allowed) OK(host string) bool {
 	if a.hosts[host] {
 		return true
 	}
-	name := host
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		name = h
+	name, port := host, ""
+	if h, p, err := net.SplitHostPort(host); err == nil {
+		name, port = h, p
+	}
+	if a.anyIPPort != "" && port == a.anyIPPort && net.ParseIP(name) != nil {
+		return true
 	}
 	return name != "" && a.names[strings.Trim(name, "[]")]
 }

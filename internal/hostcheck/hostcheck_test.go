@@ -27,6 +27,10 @@ func TestHostValues(t *testing.T) {
 			t.Errorf("Host %q: allowed %v, want %v", host, got, want)
 		}
 	}
+	all := For(&net.TCPAddr{IP: net.IPv4zero, Port: 8000})
+	if !all.OK("192.0.2.7:8000") || !all.OK("[::1]:8000") || all.OK("192.0.2.7:8001") || all.OK("rebind.example:8000") {
+		t.Error("a listener on all interfaces answers any IP address on its port, and no other name")
+	}
 	v6 := For(&net.TCPAddr{IP: net.IPv6loopback, Port: 9000})
 	if !v6.OK("[::1]:9000") || v6.OK("127.0.0.1:9000") {
 		t.Error("an IPv6 loopback listener answers exactly [::1] and localhost")

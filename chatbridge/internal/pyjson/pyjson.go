@@ -14,6 +14,8 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/signoff/signoff/contracts"
 )
 
 // Style selects json.dumps options.
@@ -52,8 +54,13 @@ func Marshal(v any, st Style) ([]byte, error) {
 	return []byte(b.String()), nil
 }
 
-// Decode parses JSON into generic values (numbers kept as json.Number) for re-encoding.
+// Decode parses JSON into generic values (numbers kept as json.Number) for re-encoding. Input
+// over the chat size limit or nesting deeper than MaxJSONDepth is refused first: Marshal
+// recurses once per level.
 func Decode(data []byte) (any, error) {
+	if err := contracts.CheckJSON(data, "chat message", contracts.MaxChatBytes, contracts.MaxJSONDepth); err != nil {
+		return nil, fmt.Errorf("pyjson: %w", err)
+	}
 	d := json.NewDecoder(strings.NewReader(string(data)))
 	d.UseNumber()
 	var v any

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/contracts/authoring"
 	"github.com/signoff/signoff/workflows"
 )
@@ -48,6 +49,9 @@ func LoadQuote(path string) (*QuoteFile, error) {
 		return nil, nil
 	}
 	if err != nil {
+		return nil, err
+	}
+	if err := contracts.CheckJSON(data, path, contracts.MaxQuoteBytes, contracts.MaxJSONDepth); err != nil {
 		return nil, err
 	}
 	var q QuoteFile

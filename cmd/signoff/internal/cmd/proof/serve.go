@@ -16,6 +16,7 @@ import (
 
 	"github.com/signoff/signoff/activities/verify"
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
+	"github.com/signoff/signoff/internal/hostcheck"
 	"github.com/signoff/signoff/web/proofpage"
 )
 
@@ -117,7 +118,7 @@ func RunServe(ctx context.Context, o *ServeOptions) error {
 	if err != nil {
 		return iostreams.Failed(fmt.Errorf("listen %s: %w", o.Addr, err))
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: hostcheck.Wrap(mux, ln.Addr()), ReadHeaderTimeout: 10 * time.Second}
 	base := "http://" + ln.Addr().String()
 	info := ServeInfo{URL: base + "/proofs/", TraceViewer: viewer != "", Verified: keys != nil, Keys: keys, Note: opts.KeyNote}
 	for _, s := range slugs {
