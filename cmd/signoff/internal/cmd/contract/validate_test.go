@@ -136,3 +136,26 @@ func TestPrintStatusShowsTheQuoteDeadlineAndBaseCheck(t *testing.T) {
 		t.Errorf("an approved contract still shows its quote deadline:\n%s", out)
 	}
 }
+
+// contract validate on a 600 KB nesting bomb and on a file over the size limit: exit 2 with
+// the limit named (the bomb used to overflow the canonicalizer's stack).
+func TestValidateRefusesJSONBombs(t *testing.T) {
+	dir := t.TempDir()
+	for name, doc := range map[string][]byte{
+		"depth": contractstest.DepthBomb(600 << 10),
+		"size":  contractstest.SizeBomb(contracts.MaxContractBytes),
+	} {
+		file := filepath.Join(dir, name+".json")
+		if err := os.WriteFile(file, doc, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		io, _, errOut := iostreams.Test()
+		err := contract.RunValidate(&contract.ValidateOptions{IO: io, File: file})
+		if code := iostreams.ExitCode(err); code != 2 {
+			t.Errorf("%s bomb: exit %d, want 2", name, code)
+		}
+		if !strings.Contains(errOut.String(), contracts.RuleLimit+": "+"contract: ") || !strings.Contains(errOut.String(), "limit of") {
+			t.Errorf("%s bomb: stderr %q does not name the limit", name, errOut)
+		}
+	}
+}
