@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	signoffgh "github.com/signoff/signoff/activities/github"
+	"github.com/signoff/signoff/contracts/contractstest"
 )
 
 const (
@@ -159,5 +160,18 @@ func TestWebhookReportsCallbackFailure(t *testing.T) {
 	}
 	if _, err := signoffgh.NewWebhook("", rec.record); err == nil {
 		t.Fatal("an unsigned webhook was allowed")
+	}
+}
+
+// A signed delivery that is a nesting bomb is refused with the limit named, before decoding.
+func TestWebhookRefusesAJSONBomb(t *testing.T) {
+	hook, err := signoffgh.NewWebhook(hookSecret, (&hookRecorder{}).record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := string(contractstest.DepthBomb(600 << 10))
+	rw := deliver(t, hook, "pull_request", "application/json", body, sign(body))
+	if rw.Code != http.StatusBadRequest || !strings.Contains(rw.Body.String(), "nesting deeper than the limit") {
+		t.Fatalf("%d %s, want 400 naming the depth limit", rw.Code, rw.Body)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/stripe/stripe-go/v76/webhook"
 
 	"github.com/signoff/signoff/activities/payment"
+	"github.com/signoff/signoff/contracts/contractstest"
 )
 
 const hookSecret = "whsec_test_signoff_unit"
@@ -197,5 +198,18 @@ func TestWebhookConfigRequired(t *testing.T) {
 	}
 	if _, err := payment.NewWebhookHandler(payment.WebhookConfig{Secret: hookSecret}); err == nil {
 		t.Error("handler without a callback")
+	}
+}
+
+// A payment webhook that is a nesting bomb is refused with the limit named, signed or not.
+func TestWebhookRefusesAJSONBomb(t *testing.T) {
+	h := newHandler(t, newRecorder())
+	body := contractstest.DepthBomb(60 << 10) // under the handler's 64 KiB cap
+	req := httptest.NewRequest(http.MethodPost, "/webhooks/stripe", bytes.NewReader(body))
+	req.Header.Set("Stripe-Signature", sign(body, hookSecret, time.Now()))
+	rr := httptest.NewRecorder()
+	h.ServeHTTP(rr, req)
+	if rr.Code != http.StatusBadRequest || !strings.Contains(rr.Body.String(), "nesting deeper than the limit") {
+		t.Fatalf("%d %s, want 400 naming the depth limit", rr.Code, rr.Body)
 	}
 }

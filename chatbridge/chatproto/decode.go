@@ -15,6 +15,7 @@ import (
 
 	"github.com/signoff/signoff/chatbridge/internal/pyjson"
 	"github.com/signoff/signoff/chatbridge/internal/uuid4"
+	"github.com/signoff/signoff/contracts"
 )
 
 // SchemaError is a message that a Python peer's pydantic model would reject. Its text follows
@@ -134,7 +135,11 @@ func DecodeErrorMessage(data []byte) (*ErrorMessage, error) {
 func object(model string, data []byte) (map[string]any, error) {
 	v, err := pyjson.Decode(data)
 	if err != nil {
-		return nil, &SchemaError{Model: model, Problems: []string{"invalid JSON"}}
+		problem := "invalid JSON"
+		if contracts.IsLimitError(err) {
+			problem = err.Error() // say which limit, so a refused message is not a mystery
+		}
+		return nil, &SchemaError{Model: model, Problems: []string{problem}}
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {
