@@ -19,6 +19,7 @@ import (
 	"github.com/signoff/signoff/chatbridge/identity"
 	"github.com/signoff/signoff/chatbridge/internal/uuid4"
 	"github.com/signoff/signoff/chatbridge/transport"
+	"github.com/signoff/signoff/internal/hostcheck"
 )
 
 // Config wires a Client.
@@ -120,7 +121,7 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	inbox := &transport.Inbox{Hosts: func(a string) bool { return a == id.Address() }, Deliver: c.deliver}
-	c.srv = &http.Server{Handler: inbox, ReadHeaderTimeout: 10 * time.Second}
+	c.srv = &http.Server{Handler: hostcheck.Wrap(inbox, ln.Addr()), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = c.srv.Serve(ln) }()
 
 	if cfg.AlmanacURL != "" {

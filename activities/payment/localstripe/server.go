@@ -19,6 +19,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/signoff/signoff/internal/hostcheck"
 )
 
 // noticeText labels everything the double shows or stores.
@@ -144,7 +146,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	mux.HandleFunc("POST /checkout/{id}", s.serveCheckoutAuthorize)
 	mux.HandleFunc("GET /{$}", s.serveIndex)
 	s.srv = &http.Server{
-		Handler:           mux,
+		Handler:           hostcheck.Wrap(mux, s.ln.Addr()), // its checkout pages are loopback pages too
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      30 * time.Second,
