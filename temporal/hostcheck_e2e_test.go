@@ -36,7 +36,7 @@ func TestDevListenersRefuseForeignHosts(t *testing.T) {
 	srv := startTestServer(t)
 	st, err := devstack.Start(testCtx(t), devstack.Options{DataDir: t.TempDir(), Dial: srv.DialConfig(),
 		Control: true, Log: &logBuffer{},
-		Chat:    devstack.ChatOptions{Endpoint: "https://agent.example.org/submit"},
+		Chat:        devstack.ChatOptions{Endpoint: "https://agent.example.org/submit"},
 		BuildVerify: func(workers.Config) (*activities.Verify, func(), error) { return &activities.Verify{}, func() {}, nil }})
 	if err != nil {
 		t.Fatal(err)
