@@ -133,7 +133,6 @@ func NewCommandExecutor(cfg Config, getenv func(string) string) (*executor.Comma
 		}
 	}
 	p := cfg.Layout()
-	jobs := filepath.Join(p.Jobs, "command")
 	runAs := RunAsUser(getenv(EnvExecutorRunAs))
 	cred := &syscall.Credential{Uid: uint32(os.Getuid()), Gid: uint32(os.Getgid())}
 	switch {
@@ -147,7 +146,8 @@ func NewCommandExecutor(cfg Config, getenv func(string) string) (*executor.Comma
 	}
 	// Like previews, outside the data dir: the CLI's user must reach its job folders but
 	// never the keys beside them.
-	if jobs, err = sandboxRoot(cfg.DataDir, "signoff-executor"); err != nil {
+	jobs, err := sandboxRoot(cfg.DataDir, "signoff-executor")
+	if err != nil {
 		return nil, err
 	}
 	sb, err := NewSandbox(cfg.Unsandboxed)
