@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -25,6 +24,7 @@ import (
 	"github.com/signoff/signoff/activities/unprivileged"
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/fixtures/fixturerepo"
+	"github.com/signoff/signoff/internal/hostiletest"
 	"github.com/signoff/signoff/internal/sandbox"
 )
 
@@ -327,7 +327,7 @@ func TestCommandTimeoutEndsEverythingTheCLIStarted(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(e.dump, "started")); err != nil {
 		t.Fatal("the CLI never started its children")
 	}
-	if left := survivors(e.dump); len(left) > 0 {
+	if left := hostiletest.Running(e.dump); len(left) > 0 {
 		t.Errorf("still running after the timeout: %v", left)
 	}
 	if _, ok := branchHead(t, e.remote); ok {
@@ -345,7 +345,7 @@ func TestCommandCancelEndsEverythingTheCLIStarted(t *testing.T) {
 	if err := <-done; err == nil || !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v", err)
 	}
-	if left := survivors(e.dump); len(left) > 0 {
+	if left := hostiletest.Running(e.dump); len(left) > 0 {
 		t.Errorf("survived the cancel: %v", left)
 	}
 }
@@ -363,35 +363,6 @@ func waitFor(t *testing.T, path string) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-}
-
-// survivors lists host processes whose command line carries mark and that still run.
-func survivors(mark string) []string {
-	var left []string
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil || !strings.Contains(string(cmdline), mark) || !alive(pid) {
-			continue
-		}
-		left = append(left, fmt.Sprintf("%d %s", pid, strings.ReplaceAll(string(cmdline), "\x00", " ")))
-	}
-	return left
-}
-
-// alive reports whether pid runs; a zombie left for a non-reaping init does not count.
-func alive(pid int) bool {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(data)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
 }
 
 func TestCommandNonZeroExitIsAnError(t *testing.T) {
@@ -496,7 +467,7 @@ func TestCommandSweepEndsAnOrphanedCLI(t *testing.T) {
 	if err := restarted.Sweep(); err != nil {
 		t.Fatal(err)
 	}
-	if left := survivors(e.dump); len(left) > 0 {
+	if left := hostiletest.Running(e.dump); len(left) > 0 {
 		t.Errorf("sweep left running: %v", left)
 	}
 	<-done

@@ -4,7 +4,6 @@ package executor_test
 
 import (
 	"context"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,30 +11,8 @@ import (
 	"testing"
 
 	"github.com/signoff/signoff/activities/localgit"
+	"github.com/signoff/signoff/internal/hostiletest"
 )
-
-// listen opens a loopback listener that stands for one of the host's services, and
-// counts the connections that reach it.
-func listen(t *testing.T) (port string, reached func() int) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	hits := make(chan struct{}, 64)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			hits <- struct{}{}
-			c.Close()
-		}
-	}()
-	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port), func() int { return len(hits) }
-}
 
 // TestHostileCLIChangesNothingOutsideItsSandbox runs a coding CLI that tries what a
 // prompt-injected agent would: reach the host's services on loopback, read keys and a data
@@ -43,16 +20,12 @@ func listen(t *testing.T) (port string, reached func() int) {
 // and leave a detached daemon and rewired git configuration behind. Every attempt fails;
 // the attempt's own change is still committed, as Signoff.
 func TestHostileCLIChangesNothingOutsideItsSandbox(t *testing.T) {
-	services := map[string]string{}
-	var counters []func() int
-	for _, name := range []string{"temporal-frontend", "web-ui", "chat-endpoint", "stripe-double", "other-preview"} {
-		port, reached := listen(t)
-		services[name] = port
-		counters = append(counters, reached)
-	}
 	var ports []string
-	for _, p := range services {
-		ports = append(ports, p)
+	counters := map[string]func() int64{}
+	for _, name := range []string{"temporal-frontend", "web-ui", "chat-endpoint", "stripe-double", "other-preview"} {
+		port, reached := hostiletest.Service(t)
+		ports = append(ports, strconv.Itoa(port))
+		counters[name] = reached
 	}
 
 	// A key the worker keeps private, and a data dir someone left world-readable: the
@@ -97,15 +70,15 @@ func TestHostileCLIChangesNothingOutsideItsSandbox(t *testing.T) {
 	if data, err := os.ReadFile(filepath.Join(e.dump, "breaches")); err == nil {
 		t.Errorf("the CLI got through:\n%s", data)
 	}
-	for i, reached := range counters {
+	for name, reached := range counters {
 		if n := reached(); n > 0 {
-			t.Errorf("service %d was reached %d times", i, n)
+			t.Errorf("the %s stand-in was reached %d times", name, n)
 		}
 	}
 	if entries, _ := os.ReadDir(other); len(entries) > 0 {
 		t.Errorf("the other contract's job was written: %v", entries)
 	}
-	if left := survivors(e.dump); len(left) > 0 {
+	if left := hostiletest.Running(e.dump); len(left) > 0 {
 		t.Errorf("survived the job: %v", left)
 	}
 	// The worker's own processes are not visible: only the sandbox's.

@@ -3,12 +3,13 @@ package preview
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/signoff/signoff/internal/hostiletest"
 )
 
 // probeJS is repository code that behaves as hostile code would, at build time (build.js)
@@ -67,26 +68,11 @@ func TestRepositoryCodeIsContained(t *testing.T) {
 	requireIsolation(t)
 	root := testRoot(t)
 	var ports []int
-	var hits []chan struct{}
-	for range 5 { // stand-ins for the Temporal frontend, Web UI, chat endpoint, Stripe double, another preview
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { ln.Close() })
-		hit := make(chan struct{}, 16)
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				hit <- struct{}{}
-				c.Close()
-			}
-		}()
-		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
-		hits = append(hits, hit)
+	counters := map[string]func() int64{}
+	for _, name := range []string{"temporal-frontend", "web-ui", "chat-endpoint", "stripe-double", "other-preview"} {
+		port, reached := hostiletest.Service(t)
+		ports = append(ports, port)
+		counters[name] = reached
 	}
 	keys := filepath.Join(root, "keys")
 	writeFiles(t, keys, map[string]string{"control.key": "PRIVATE"})
@@ -133,32 +119,15 @@ func TestRepositoryCodeIsContained(t *testing.T) {
 	if len(atBuild) > 0 || len(atRun) > 0 {
 		t.Errorf("repository code got through:\nat build: %v\nat run: %v", atBuild, atRun)
 	}
-	for i, hit := range hits {
-		if n := len(hit); n > 0 {
-			t.Errorf("service %d was reached %d times", i, n)
+	for name, reached := range counters {
+		if n := reached(); n > 0 {
+			t.Errorf("the %s stand-in was reached %d times", name, n)
 		}
 	}
 	if entries, _ := os.ReadDir(other); len(entries) > 0 {
 		t.Errorf("another job's folder was written: %v", entries)
 	}
-	if daemons := marked("build-daemon-"); len(daemons) > 0 {
+	if daemons := hostiletest.Running("build-daemon-"); len(daemons) > 0 {
 		t.Errorf("the build's detached daemon outlived the build: %v", daemons)
 	}
-}
-
-// marked lists running host processes whose command line holds mark.
-func marked(mark string) []int {
-	var pids []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		cmd, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && strings.Contains(string(cmd), mark) && processAlive(pid) {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
 }

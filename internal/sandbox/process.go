@@ -232,16 +232,22 @@ func (p *Process) wait(ctx context.Context, wall time.Duration) {
 	err := p.cmd.Wait()
 	p.exitCode = p.cmd.ProcessState.ExitCode()
 	terr := p.teardown()
+	p.err = errors.Join(endError(ctx, walled.Load(), p.cmd.Args[0], err), terr)
+	close(p.done)
+}
+
+// endError is what Wait reports of a command that ended: killed by its context, by the wall
+// limit, or its own exit error.
+func endError(ctx context.Context, walled bool, name string, err error) error {
 	switch {
 	case ctx.Err() != nil:
-		err = fmt.Errorf("sandbox: killed: %w", context.Cause(ctx))
-	case walled.Load():
-		err = ErrWallLimit
+		return fmt.Errorf("sandbox: killed: %w", context.Cause(ctx))
+	case walled:
+		return ErrWallLimit
 	case err != nil:
-		err = fmt.Errorf("sandbox: %s: %w", p.cmd.Args[0], err)
+		return fmt.Errorf("sandbox: %s: %w", name, err)
 	}
-	p.err = errors.Join(err, terr)
-	close(p.done)
+	return nil
 }
 
 // teardown ends and waits for bwrap's child (pid 1 inside; the kernel kills every

@@ -40,15 +40,7 @@ func (p *Process) startOff(ctx context.Context, s Spec) error {
 		err := cmd.Wait()
 		p.exitCode = cmd.ProcessState.ExitCode()
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // what stayed in the group
-		switch {
-		case ctx.Err() != nil:
-			err = fmt.Errorf("sandbox: killed: %w", context.Cause(ctx))
-		case walled.Load():
-			err = ErrWallLimit
-		case err != nil:
-			err = fmt.Errorf("sandbox: %s: %w", s.Argv[0], err)
-		}
-		p.err = err
+		p.err = endError(ctx, walled.Load(), s.Argv[0], err)
 		close(p.done)
 	}()
 	return nil

@@ -1,0 +1,68 @@
+// Package hostiletest holds what the hostile suites of the executor and the preview share:
+// stand-ins for the host's loopback services that count who reached them, and a look at the
+// host's process table for anything a sandboxed job left running.
+package hostiletest
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// Service listens on 127.0.0.1 as one of the host's services would (the Temporal frontend,
+// the Web UI, the chat endpoint, the Stripe double, another preview) and counts the
+// connections that reach it.
+func Service(t testing.TB) (port int, reached func() int64) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	var hits atomic.Int64
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			hits.Add(1)
+			c.Close()
+		}
+	}()
+	return ln.Addr().(*net.TCPAddr).Port, hits.Load
+}
+
+// Running lists host processes that still run and whose command line holds mark, as
+// "pid cmdline".
+func Running(mark string) []string {
+	var left []string
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !strings.Contains(string(cmdline), mark) || !Alive(pid) {
+			continue
+		}
+		left = append(left, strconv.Itoa(pid)+" "+strings.ReplaceAll(string(cmdline), "\x00", " "))
+	}
+	return left
+}
+
+// Alive reports whether pid runs; a zombie left for a non-reaping init does not count.
+func Alive(pid int) bool {
+	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	s := string(data)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
+}
