@@ -43,6 +43,9 @@ const (
 	// EnvExecutorTimeout is one run's wall-clock limit (a Go duration, default 25m, below
 	// the RunExecutor activity's 30 min).
 	EnvExecutorTimeout = "SIGNOFF_EXECUTOR_TIMEOUT"
+	// EnvExecutorNetwork is what the coding CLI may reach from its sandbox: "egress" (the
+	// default: its model's API, never this host's loopback or own addresses) or "none".
+	EnvExecutorNetwork = "SIGNOFF_EXECUTOR_NETWORK"
 	// EnvExecutorRunAs is the user the coding CLI runs as, inside the sandbox (default
 	// signoff-preview when the worker runs as root; "-" keeps the worker's own user, which
 	// then must not be root).
@@ -150,12 +153,20 @@ func NewCommandExecutor(cfg Config, getenv func(string) string) (*executor.Comma
 	if err != nil {
 		return nil, err
 	}
+	network := sandbox.NetEgress
+	switch v := getenv(EnvExecutorNetwork); v {
+	case "", "egress":
+	case "none":
+		network = sandbox.NetNone
+	default:
+		return nil, fmt.Errorf("%s=%q: want egress or none", EnvExecutorNetwork, v)
+	}
 	sb, err := NewSandbox(cfg.Unsandboxed)
 	if err != nil {
 		return nil, err
 	}
 	c := &executor.Command{Argv: argv, Stdin: stdin, JobsDir: jobs, LogDir: p.ExecutorLogs, RunAs: cred, SecretPaths: []string{p.Keys},
-		Sandbox: sb, Network: sandbox.NetEgress,
+		Sandbox: sb, Network: network,
 		Remotes: localgit.Remotes{Root: p.Remotes}, Allow: executor.Allowlist(cfg.Allow),
 		PassEnv: strings.FieldsFunc(getenv(EnvExecutorPassEnv), func(r rune) bool { return r == ',' || r == ' ' }),
 		Timeout: timeout, Progress: heartbeat}

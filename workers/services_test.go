@@ -28,6 +28,7 @@ import (
 	"github.com/signoff/signoff/activities/payment/localstripe"
 	"github.com/signoff/signoff/activities/sentrygate"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/sandbox"
 	"github.com/signoff/signoff/workers"
 	"github.com/signoff/signoff/workflows"
 )
@@ -182,8 +183,12 @@ func TestNewExecutorChoosesAndRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Timeout != 10*time.Minute || strings.Join(c.PassEnv, ",") != "ANTHROPIC_API_KEY,HTTPS_PROXY" || c.Progress == nil {
+	if c.Timeout != 10*time.Minute || strings.Join(c.PassEnv, ",") != "ANTHROPIC_API_KEY,HTTPS_PROXY" || c.Progress == nil ||
+		c.Sandbox == nil || c.Network != sandbox.NetEgress {
 		t.Fatalf("command executor %+v", c)
+	}
+	if c, err := workers.NewCommandExecutor(cfg, env(workers.EnvExecutorCommand, "claude -p {prompt}", workers.EnvExecutorNetwork, "none")); err != nil || c.Network != sandbox.NetNone {
+		t.Fatalf("%s=none: %v %+v", workers.EnvExecutorNetwork, err, c)
 	}
 	for name, getenv := range map[string]func(string) string{
 		"command without template": env(),
@@ -191,6 +196,7 @@ func TestNewExecutorChoosesAndRefuses(t *testing.T) {
 		"timeout past activity":    env(workers.EnvExecutorCommand, "codex {prompt}", workers.EnvExecutorTimeout, "45m"),
 		"bad timeout":              env(workers.EnvExecutorCommand, "codex {prompt}", workers.EnvExecutorTimeout, "soon"),
 		"secret pass-through":      env(workers.EnvExecutorCommand, "codex {prompt}", workers.EnvExecutorPassEnv, "STRIPE_SECRET_KEY"),
+		"unknown network":          env(workers.EnvExecutorCommand, "codex {prompt}", workers.EnvExecutorNetwork, "host"),
 	} {
 		if _, err := workers.NewExecutor(cfg, workers.ExecutorCommand, getenv); err == nil {
 			t.Errorf("%s: accepted", name)
