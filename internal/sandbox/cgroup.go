@@ -79,15 +79,17 @@ func ownCgroupsV1() (map[string]string, error) {
 	return own, sc.Err()
 }
 
+// describe names the mechanism, never the worker's own cgroup paths: the line ends up in
+// signed build records and on proof pages.
 func (c *cgroups) describe() string {
 	if c.v2 {
-		return "cgroup v2 (" + c.parents[0] + ", swap off)"
+		return "cgroup v2 (swap off)"
 	}
 	swap := "swap not accounted, swappiness 0"
 	if c.memsw {
 		swap = "swap included"
 	}
-	return fmt.Sprintf("cgroup v1 (%s, %s; %s)", c.parents[0], c.parents[1], swap)
+	return fmt.Sprintf("cgroup v1 (%s)", swap)
 }
 
 // cgroup is one Process's: a directory per hierarchy.
