@@ -17,6 +17,7 @@ import (
 	"github.com/signoff/signoff/activities/localgit"
 	"github.com/signoff/signoff/activities/unprivileged"
 	"github.com/signoff/signoff/fixtures/runs"
+	"github.com/signoff/signoff/internal/hostiletest"
 	"github.com/signoff/signoff/internal/sandbox"
 	"github.com/signoff/signoff/temporal"
 	"github.com/signoff/signoff/web"
@@ -47,21 +48,7 @@ func TestHostileCLIThroughTheWorkflow(t *testing.T) {
 	}
 
 	// The CLI's script and its report folder live where its user can reach them.
-	shared, err := os.MkdirTemp("", "hostile-e2e-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(shared) })
-	if err := os.Chmod(shared, 0o711); err != nil {
-		t.Fatal(err)
-	}
-	dump := filepath.Join(shared, "dump")
-	if err := os.Mkdir(dump, 0o777); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(dump, 0o777); err != nil {
-		t.Fatal(err)
-	}
+	shared, dump := hostiletest.Reachable(t, "hostile-e2e-")
 	patch, err := os.ReadFile(filepath.Join(root, "fixtures", "runs", "W2", "patches", "attempt-1.patch"))
 	if err != nil {
 		t.Fatal(err)

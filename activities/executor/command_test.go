@@ -77,21 +77,7 @@ func newCmdEnv(t testing.TB, argv ...string) *cmdEnv {
 	}
 	// The CLI's user reaches the jobs folder and the dump; the remote, the logs and any key
 	// stay in the test's private folder.
-	shared, err := os.MkdirTemp("", "executor-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(shared) })
-	if err := os.Chmod(shared, 0o711); err != nil {
-		t.Fatal(err)
-	}
-	dump := filepath.Join(shared, "dump")
-	if err := os.Mkdir(dump, 0o777); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(dump, 0o777); err != nil {
-		t.Fatal(err)
-	}
+	shared, dump := hostiletest.Reachable(t, "executor-test-")
 	for i, a := range argv {
 		argv[i] = strings.ReplaceAll(a, "{dump}", dump)
 	}

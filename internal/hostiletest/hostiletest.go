@@ -66,3 +66,26 @@ func Alive(pid int) bool {
 	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
 	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
 }
+
+// Reachable makes a folder the sandbox's unprivileged user can traverse (t.TempDir's parents
+// are 0700), holding dump, a folder it may write its reports into; both go at cleanup.
+func Reachable(t testing.TB, prefix string) (dir, dump string) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o711); err != nil {
+		t.Fatal(err)
+	}
+	dump = filepath.Join(dir, "dump")
+	if err := os.Mkdir(dump, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	// Past the umask.
+	if err := os.Chmod(dump, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	return dir, dump
+}
