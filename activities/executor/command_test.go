@@ -453,7 +453,9 @@ func TestCommandSweepEndsAnOrphanedCLI(t *testing.T) {
 	if err := restarted.Sweep(); err != nil {
 		t.Fatal(err)
 	}
-	if left := hostiletest.Running(e.dump); len(left) > 0 {
+	// Killing the sandbox's bwrap ends its namespace, but the kernel reaps what ran inside
+	// after Sweep returns: wait for them to go, the deadline only catching a hang.
+	if left := hostiletest.WaitGone(e.dump, 30*time.Second); len(left) > 0 {
 		t.Errorf("sweep left running: %v", left)
 	}
 	<-done

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // Service listens on 127.0.0.1 as one of the host's services would (the Temporal frontend,
@@ -54,6 +55,19 @@ func Running(mark string) []string {
 		left = append(left, strconv.Itoa(pid)+" "+strings.ReplaceAll(string(cmdline), "\x00", " "))
 	}
 	return left
+}
+
+// WaitGone waits until no process carrying mark runs, and returns those still running when
+// limit passes (which only catches a hang: teardown is the kernel's, after a kill returns).
+func WaitGone(mark string, limit time.Duration) []string {
+	deadline := time.Now().Add(limit)
+	for {
+		left := Running(mark)
+		if len(left) == 0 || time.Now().After(deadline) {
+			return left
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // Alive reports whether pid runs; a zombie left for a non-reaping init does not count.
