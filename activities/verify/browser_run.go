@@ -449,10 +449,27 @@ func (r *run) settle(ctx context.Context, bctx playwright.BrowserContext, page p
 		return nil, classify(err, deadline)
 	}
 	defer w.close()
+	// install puts the quiet observer into the current document. A page that navigates on
+	// its own (a client-side redirect) can replace the document between the world's creation
+	// and the install: then wait for the new document and make the world again.
 	install := func() error {
 		return guard(ctx, deadline, func() error {
-			_, err := w.call(map[string]any{"op": "install", "params": p.raw})
-			return err
+			for {
+				_, err := w.call(map[string]any{"op": "install", "params": p.raw})
+				if !errors.Is(err, errWorldGone) {
+					return err
+				}
+				ms, err := budgetMS(deadline, 0)
+				if err != nil {
+					return err
+				}
+				if err := page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{State: playwright.LoadStateLoad, Timeout: playwright.Float(ms)}); err != nil {
+					return err
+				}
+				if err := w.create(); err != nil {
+					return err
+				}
+			}
 		})
 	}
 	if err := install(); err != nil {
