@@ -20,9 +20,9 @@ type Config struct {
 	Allow []string
 	// LoopbackURL is the loopback listener's base URL (checkout page, proof pages).
 	LoopbackURL string
-	// Unsandboxed is the operator's explicit choice to run repository code and coding CLIs
-	// without the sandbox (see NewSandbox); every build record says so.
-	Unsandboxed bool
+	// Sandbox is the process's one sandbox for repository code and coding CLIs, made when
+	// first needed; nil makes a default, sandboxed one for each caller.
+	Sandbox *LazySandbox
 	// Hooks, when set, is called at named points inside activities. Tests use it as a
 	// barrier to kill a worker at an exact moment; production leaves it nil.
 	Hooks func(point string)

@@ -161,7 +161,7 @@ func NewCommandExecutor(cfg Config, getenv func(string) string) (*executor.Comma
 	default:
 		return nil, fmt.Errorf("%s=%q: want egress or none", EnvExecutorNetwork, v)
 	}
-	sb, err := NewSandbox(cfg.Unsandboxed)
+	sb, err := cfg.sandbox()
 	if err != nil {
 		return nil, err
 	}

@@ -83,7 +83,7 @@ func NewExecute(cfg Config, o ExecuteOptions) (*activities.Execute, error) {
 		if err != nil {
 			return nil, err
 		}
-		sb, err := NewSandbox(cfg.Unsandboxed)
+		sb, err := cfg.sandbox()
 		if err != nil {
 			return nil, err
 		}

@@ -2,6 +2,7 @@ package workers
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/signoff/signoff/internal/sandbox"
 )
@@ -22,4 +23,28 @@ func NewSandbox(unsandboxed bool) (*sandbox.Runner, error) {
 			"(or pass --%s to run it without one; every proof then says so)", err, FlagUnsandboxed)
 	}
 	return sb, nil
+}
+
+// LazySandbox makes one sandbox the first time repository code needs it: making one probes it
+// with a real run, and a queue that runs no repository code (static previews, the prepared
+// executor) must not need namespaces at all.
+type LazySandbox struct {
+	Unsandboxed bool
+	once        sync.Once
+	sb          *sandbox.Runner
+	err         error
+}
+
+// Get returns the sandbox, making it on the first call.
+func (l *LazySandbox) Get() (*sandbox.Runner, error) {
+	l.once.Do(func() { l.sb, l.err = NewSandbox(l.Unsandboxed) })
+	return l.sb, l.err
+}
+
+// sandbox is cfg's sandbox, or a default one when the caller set none.
+func (c Config) sandbox() (*sandbox.Runner, error) {
+	if c.Sandbox != nil {
+		return c.Sandbox.Get()
+	}
+	return NewSandbox(false)
 }

@@ -115,7 +115,8 @@ func (e *ExecuteFlags) newExecute(cfg workers.Config, faults *activities.FaultPl
 	default:
 		return nil, iostreams.BadInput(fmt.Errorf("--install-network %q: want egress or none", e.InstallNetwork))
 	}
-	cfg.Unsandboxed = e.Unsandboxed
+	// One sandbox for the executor and the previews, made if either runs repository code.
+	cfg.Sandbox = &workers.LazySandbox{Unsandboxed: e.Unsandboxed}
 	ex, err := workers.NewExecutor(cfg, e.Executor, os.Getenv)
 	if err != nil {
 		return nil, err
