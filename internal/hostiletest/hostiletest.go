@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/signoff/signoff/activities/procstat"
 )
 
 // Service listens on 127.0.0.1 as one of the host's services would (the Temporal frontend,
@@ -49,7 +51,7 @@ func Running(mark string) []string {
 			continue
 		}
 		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil || !strings.Contains(string(cmdline), mark) || !Alive(pid) {
+		if err != nil || !strings.Contains(string(cmdline), mark) || !procstat.Alive(pid) {
 			continue
 		}
 		left = append(left, strconv.Itoa(pid)+" "+strings.ReplaceAll(string(cmdline), "\x00", " "))
@@ -68,17 +70,6 @@ func WaitGone(mark string, limit time.Duration) []string {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-// Alive reports whether pid runs; a zombie left for a non-reaping init does not count.
-func Alive(pid int) bool {
-	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return false
-	}
-	s := string(data)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
 }
 
 // Reachable makes a folder the sandbox's unprivileged user can traverse (t.TempDir's parents
