@@ -19,10 +19,8 @@ import (
 	"github.com/signoff/signoff/fixtures/runs"
 	"github.com/signoff/signoff/internal/hostiletest"
 	"github.com/signoff/signoff/internal/sandbox"
-	"github.com/signoff/signoff/temporal"
 	"github.com/signoff/signoff/web"
 	"github.com/signoff/signoff/workers"
-	"github.com/signoff/signoff/workers/devstack"
 )
 
 // TestHostileCLIThroughTheWorkflow runs prepared contract W2 (a header-only fake fix) with a
@@ -36,8 +34,6 @@ func TestHostileCLIThroughTheWorkflow(t *testing.T) {
 		t.Skip("builds the fixture app three times and drives Chromium")
 	}
 	root := repoRoot()
-	requireSetup(t, filepath.Join(root, ".cache", "finance-deps", "node_modules", "next"), "go tool task fixture:setup")
-	requireSetup(t, filepath.Join(root, ".cache", "pw-driver", "1.64.1", "package", "cli.js"), "go tool task browser:setup")
 	cred, err := unprivileged.Lookup(workers.PreviewUser)
 	if err != nil {
 		t.Fatalf("%v: run `go tool task fixture:setup`", err)
@@ -59,22 +55,14 @@ func TestHostileCLIThroughTheWorkflow(t *testing.T) {
 	script := filepath.Join(shared, "hostile-cli.sh")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	st, err := devstack.Start(ctx, devstack.Options{
-		DataDir: dataDir, TemporalPort: temporal.AnyPort, RunsDir: runsDir, Allow: []string{"signoff-fixtures/*"},
-		Control: true, Execute: true, Verify: true,
-		BuildExecute: func(cfg workers.Config) (*activities.Execute, error) {
-			p := cfg.Layout()
-			ex := &executor.Command{Argv: []string{script, "{prompt_file}"}, JobsDir: filepath.Join(shared, "jobs"), LogDir: p.ExecutorLogs,
-				Remotes: localgit.Remotes{Root: p.Remotes}, Allow: executor.Allowlist(cfg.Allow), Timeout: 5 * time.Minute,
-				Sandbox: sb, RunAs: cred, Network: sandbox.NetEgress, Writable: []string{dump}, SecretPaths: []string{p.Keys}}
-			return workers.NewExecute(cfg, workers.ExecuteOptions{Executor: ex, Preview: workers.PreviewNext,
-				SharedDeps: filepath.Join(root, ".cache", "finance-deps")})
-		},
-		BuildVerify: func(cfg workers.Config) (*activities.Verify, func(), error) { return workers.NewVerify(cfg, nil) },
+	st := fixtureStack(ctx, t, dataDir, func(cfg workers.Config) (*activities.Execute, error) {
+		p := cfg.Layout()
+		ex := &executor.Command{Argv: []string{script, "{prompt_file}"}, JobsDir: filepath.Join(shared, "jobs"), LogDir: p.ExecutorLogs,
+			Remotes: localgit.Remotes{Root: p.Remotes}, Allow: executor.Allowlist(cfg.Allow), Timeout: 5 * time.Minute,
+			Sandbox: sb, RunAs: cred, Network: sandbox.NetEgress, Writable: []string{dump}, SecretPaths: []string{p.Keys}}
+		return workers.NewExecute(cfg, workers.ExecuteOptions{Executor: ex, Preview: workers.PreviewNext,
+			SharedDeps: filepath.Join(root, ".cache", "finance-deps")})
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer st.Close()
 
 	keys := filepath.Join(dataDir, "keys")

@@ -30,26 +30,15 @@ func TestPreparedRuns(t *testing.T) {
 		t.Skip("builds the fixture app and drives Chromium for every prepared run")
 	}
 	root := repoRoot()
-	requireSetup(t, filepath.Join(root, ".cache", "finance-deps", "node_modules", "next"), "go tool task fixture:setup")
-	requireSetup(t, filepath.Join(root, ".cache", "pw-driver", "1.64.1", "package", "cli.js"), "go tool task browser:setup")
-
 	dataDir := t.TempDir()
 	runsDir := filepath.Join(root, "fixtures", "runs")
 	faults := &activities.FaultPlan{}
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
 	defer cancel()
-	st, err := devstack.Start(ctx, devstack.Options{
-		DataDir: dataDir, TemporalPort: temporal.AnyPort, RunsDir: runsDir, Allow: []string{"signoff-fixtures/*"},
-		Control: true, Execute: true, Verify: true,
-		BuildExecute: func(cfg workers.Config) (*activities.Execute, error) {
-			return workers.NewExecute(cfg, workers.ExecuteOptions{Executor: workers.NewPreparedExecutor(cfg), Preview: workers.PreviewNext,
-				SharedDeps: filepath.Join(root, ".cache", "finance-deps"), Faults: faults})
-		},
-		BuildVerify: func(cfg workers.Config) (*activities.Verify, func(), error) { return workers.NewVerify(cfg, nil) },
+	st := fixtureStack(ctx, t, dataDir, func(cfg workers.Config) (*activities.Execute, error) {
+		return workers.NewExecute(cfg, workers.ExecuteOptions{Executor: workers.NewPreparedExecutor(cfg), Preview: workers.PreviewNext,
+			SharedDeps: filepath.Join(root, ".cache", "finance-deps"), Faults: faults})
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer st.Close()
 	trust, err := workers.ReadTrust(dataDir)
 	if err != nil {
@@ -105,6 +94,24 @@ func TestPreparedRuns(t *testing.T) {
 			checkProofPageInChromium(t, url, name, []string{"ot satisfied", "927", "390", "mobile-no-overflow"}, 3*len(r.Contract.Criteria))
 		}
 	}
+}
+
+// fixtureStack starts the whole stack on the embedded server for the fixture's prepared runs,
+// with the execute queue buildExecute makes and the real verifier. The caller closes it.
+func fixtureStack(ctx context.Context, t *testing.T, dataDir string, buildExecute func(workers.Config) (*activities.Execute, error)) *devstack.Stack {
+	t.Helper()
+	root := repoRoot()
+	requireSetup(t, filepath.Join(root, ".cache", "finance-deps", "node_modules", "next"), "go tool task fixture:setup")
+	requireSetup(t, filepath.Join(root, ".cache", "pw-driver", "1.64.1", "package", "cli.js"), "go tool task browser:setup")
+	st, err := devstack.Start(ctx, devstack.Options{
+		DataDir: dataDir, TemporalPort: temporal.AnyPort, RunsDir: filepath.Join(root, "fixtures", "runs"), Allow: []string{"signoff-fixtures/*"},
+		Control: true, Execute: true, Verify: true, BuildExecute: buildExecute,
+		BuildVerify: func(cfg workers.Config) (*activities.Verify, func(), error) { return workers.NewVerify(cfg, nil) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
 
 func requireSetup(t *testing.T, path, task string) {
