@@ -12,7 +12,13 @@ import (
 //
 // 2: a JSON member the response lacks, or a body that is not JSON, fails its http check
 // (the implementation did not deliver it) instead of leaving it unmeasured.
-const AssertionSemanticsVersion = "signoff.assertions/2"
+//
+// 3: a browser assertion is read from the settled page to the end of the criterion's budget of
+// page time (the browser's virtual clock), and passes only if it holds at every read. Shadow
+// trees, open and closed, count everywhere. Visible means painted on screen: not inside a
+// content-visibility: hidden subtree, not in a transparent colour, horizontally inside the
+// viewport; visible_text `within` an element also needs that element to fit the viewport's width.
+const AssertionSemanticsVersion = "signoff.assertions/3"
 
 // Check is one comparison the verdict is recomputed from: the observed value under Key,
 // compared by Op against a literal (Expected) or against another observed value (ExpectedKey).

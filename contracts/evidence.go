@@ -68,6 +68,23 @@ type CriterionResult struct {
 	Artifacts     []string       `json:"artifacts"`
 	PageErrors    []string       `json:"page_errors"`
 	ConsoleErrors []string       `json:"console_errors"`
+	// Reads lists every reading of a browser criterion's assertion (semantics 3 on); the
+	// criterion passes only if none failed, and Observed holds the deciding one's values.
+	Reads []Read `json:"reads,omitempty"`
+}
+
+// Read is one reading of a browser criterion's assertion at one viewport.
+type Read struct {
+	Viewport string `json:"viewport"`
+	// AtMS is the page's clock at the reading: ms since the document's time origin.
+	AtMS int64 `json:"at_ms"`
+	// Why is settled (the first, once the page went quiet), changed, periodic or final.
+	Why string `json:"why"`
+	// Failing lists the observed keys whose checks failed at this reading.
+	Failing []string `json:"failing"`
+	// Decides marks the reading whose values Observed holds: the first failing one, else
+	// the last.
+	Decides bool `json:"decides,omitempty"`
 }
 
 // Artifact is a file in the proof store, addressed by its digest.

@@ -216,7 +216,7 @@ func checkIntegrity(j *judgement, c contracts.Contract, exp Expectation, ev *con
 		j.add(RuleIntegrity, CodeContractID, "", "the evidence is for contract %q, not %q", ev.ContractID, c.ContractID)
 	}
 	if ev.Verifier.Digest != c.Verifier.Digest || ev.Verifier.Digest != exp.VerifierDigest {
-		j.add(RuleIntegrity, CodeVerifierDigest, "", "verifier digest %s differs from the contract's %s", short(ev.Verifier.Digest), short(c.Verifier.Digest))
+		j.add(RuleIntegrity, CodeVerifierDigest, "", "verifier digest %s differs from the contract's %s: the contract was frozen against another verifier (probe or assertion semantics), so nothing was measured; quote it again to verify it under this one", short(ev.Verifier.Digest), short(c.Verifier.Digest))
 	}
 	switch {
 	case ev.RuntimeSHA == "":

@@ -128,3 +128,75 @@ func handWrittenW1(br playwright.Browser, base string, criteria []contracts.Crit
 	}
 	return nil
 }
+
+// BenchmarkSettleCost compares watching a page to the end of the criterion's budget (semantics
+// 3: virtual time, a read whenever the page may have changed, one at the end) with a single
+// read once the DOM went quiet in real time (how semantics 2 read every page, and how a held
+// route is still read). Both measure the W1 mobile-cards assertion on the W1 page at 390x844 in
+// fresh contexts; the ratio is the cost of settling per viewport.
+func BenchmarkSettleCost(b *testing.B) {
+	v := testVerifier(b)
+	v.Logger = nil
+	c, _ := loadW1(b)
+	var cards contracts.Criterion
+	for _, cr := range c.Criteria {
+		if cr.ID == "mobile-cards" {
+			cards = cr
+		}
+	}
+	srv := site(b, testSHA, map[string]string{"/watchlist": watchlistGood}, nil)
+	sess, err := testSource.Open(context.Background(), testDriver.Playwright())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sess.Close()
+	r := &run{v: v, req: &Request{Criteria: c.Criteria}, browser: sess, log: v.logger()}
+	lv := leaves(cards.Assert, "")
+	var reads []probeRead
+	for _, l := range lv {
+		switch l.a.Kind {
+		case contracts.KindElementAbsent:
+			reads = append(reads, probeRead{Kind: "count", Selector: l.a.Selector, State: l.a.State})
+		case contracts.KindVisibleText:
+			reads = append(reads, probeRead{Kind: "texts", Texts: l.a.Texts, Within: l.a.Within})
+		}
+	}
+	once := func(held bool) (time.Duration, int) {
+		bctx, err := sess.Browser.NewContext(playwright.BrowserNewContextOptions{
+			Viewport: &playwright.Size{Width: 390, Height: 844},
+			StorageState: &playwright.OptionalStorageState{Origins: []playwright.Origin{{Origin: srv.URL,
+				LocalStorage: []playwright.NameValue{{Name: "watchlist", Value: `["NVDA","AAPL","MSFT","SPY"]`}}}}},
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer bctx.Close()
+		page, err := bctx.NewPage()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := page.Goto(srv.URL + "/watchlist"); err != nil {
+			b.Fatal(err)
+		}
+		t := time.Now()
+		obs, err := r.observe(context.Background(), bctx, page, reads, false, held, float64(cards.MaxRuntimeMS), time.Now().Add(time.Minute), time.Now().Add(time.Minute))
+		if err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(t), len(obs.reads)
+	}
+	var settle, single time.Duration
+	reads3 := 0
+	for b.Loop() {
+		d, n := once(false)
+		settle += d
+		reads3 += n
+		d, _ = once(true)
+		single += d
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(settle.Milliseconds())/n, "settle-ms/viewport")
+	b.ReportMetric(float64(single.Milliseconds())/n, "single-read-ms/viewport")
+	b.ReportMetric(float64(reads3)/n, "reads/viewport")
+	b.ReportMetric(float64(settle)/float64(single), "ratio")
+}

@@ -26,6 +26,10 @@ import (
 // evidence of what it looked like.
 const artifactTimeout = 20 * time.Second
 
+// shareOfBudget is the part of a viewport's fair share of the remaining budget it may spend
+// watching the page step by step; the rest is for the final read, the screenshot and the trace.
+const shareOfBudget = 0.6
+
 // defaultBudget applies when a criterion gives no max_runtime_ms.
 const defaultBudget = 30 * time.Second
 
@@ -36,6 +40,8 @@ type run struct {
 	base    *url.URL
 	browser *BrowserSession
 	log     *slog.Logger
+	// progressMu keeps Request.Progress to one call at a time: criteria run concurrently.
+	progressMu sync.Mutex
 }
 
 // errDeadline means the criterion's max_runtime_ms ran out.
@@ -66,13 +72,17 @@ func (r *run) browserCriterion(ctx context.Context, idx int, c contracts.Criteri
 	if len(vps) == 0 {
 		status, msg = contracts.StatusError, "a browser criterion needs a viewport"
 	}
-	for _, vp := range vps {
+	for k, vp := range vps {
 		name := vpName(vp)
-		r.req.progress(Progress{Index: idx, Total: len(r.req.Criteria), Criterion: c.ID, Viewport: name, Phase: "viewport"})
-		out := r.viewport(ctx, c, vp, deadline, wantTrace)
+		r.progress(Progress{Index: idx, Total: len(r.req.Criteria), Criterion: c.ID, Viewport: name, Phase: "viewport"})
+		// This viewport's share of what is left of the budget, so a slow one does not starve
+		// the next: past it, the page clock jumps to the end for the final read.
+		share := time.Now().Add(time.Duration(float64(time.Until(deadline)) * shareOfBudget / float64(len(vps)-k)))
+		out := r.viewport(ctx, c, vp, deadline, share, wantTrace)
 		for k, v := range out.observed {
 			res.Observed[k] = v
 		}
+		res.Reads = append(res.Reads, out.reads...)
 		for _, e := range out.pageErrors {
 			res.PageErrors = append(res.PageErrors, "["+name+"] "+e)
 		}
@@ -139,6 +149,7 @@ type vpOutcome struct {
 	pageErrors, consoleErrors []string
 	shot                      string // artifact name in OutDir
 	trace                     string // path of this viewport's trace, merged later
+	reads                     []contracts.Read
 	err                       error
 	tracing                   bool
 	// timings, for the debug log
@@ -183,10 +194,9 @@ func (s *errSink) snapshot() (console, page []string) {
 	return slices.Clone(s.console), slices.Clone(s.page)
 }
 
-func (r *run) viewport(ctx context.Context, c contracts.Criterion, vp contracts.Viewport, deadline time.Time, wantTrace bool) (out vpOutcome) {
+func (r *run) viewport(ctx context.Context, c contracts.Criterion, vp contracts.Viewport, deadline, share time.Time, wantTrace bool) (out vpOutcome) {
 	start := time.Now()
 	defer func() { out.ms = time.Since(start).Milliseconds() }()
-	prefix := contracts.ViewportPrefix(vp)
 	out.observed = map[string]any{}
 	p, err := loadParams()
 	if err != nil {
@@ -251,7 +261,7 @@ func (r *run) viewport(ctx context.Context, c contracts.Criterion, vp contracts.
 	out.setupMS = time.Since(start).Milliseconds()
 
 	// Measure, then always try to leave a screenshot and a trace.
-	out.err = r.drive(ctx, c, prefix, bctx, page, sink, deadline, closing, &out)
+	out.err = r.drive(ctx, c, vp, bctx, page, sink, deadline, share, closing, &out)
 	console, pageErrs := sink.snapshot()
 	out.consoleErrors, out.pageErrors = console, pageErrs
 
@@ -282,7 +292,8 @@ func (r *run) viewport(ctx context.Context, c contracts.Criterion, vp contracts.
 
 // drive navigates, performs the actions, waits for the page to settle and reads every
 // observation of the criterion into out.observed.
-func (r *run) drive(ctx context.Context, c contracts.Criterion, prefix string, bctx playwright.BrowserContext, page playwright.Page, sink *errSink, deadline time.Time, closing <-chan struct{}, out *vpOutcome) error {
+func (r *run) drive(ctx context.Context, c contracts.Criterion, vp contracts.Viewport, bctx playwright.BrowserContext, page playwright.Page, sink *errSink, deadline, share time.Time, closing <-chan struct{}, out *vpOutcome) error {
+	prefix := contracts.ViewportPrefix(vp)
 	navStart := time.Now()
 	for _, a := range c.Actions {
 		if a.Type != contracts.ActionDelayRoute {
@@ -371,15 +382,19 @@ func (r *run) drive(ctx context.Context, c contracts.Criterion, prefix string, b
 	}
 
 	t := time.Now()
-	// With a delayed route the check is about what the app shows while its data is slow, so
-	// the network is not waited for; the DOM-quiet rule still applies.
-	waitIdle := !slices.ContainsFunc(c.Actions, func(a contracts.Action) bool { return a.Type == contracts.ActionDelayRoute })
-	if out.tracing {
-		// Marks in the trace where the verifier waited and read (its CDP reads are not
-		// Playwright actions, so they would not show otherwise).
-		_ = bctx.Tracing().Group("signoff: wait for the page to settle, read the assertion in an isolated world")
+	// With a delayed route the check is about what the app shows while its data is held, so
+	// the page is watched in real time and read while the route is held.
+	held := slices.ContainsFunc(c.Actions, func(a contracts.Action) bool { return a.Type == contracts.ActionDelayRoute })
+	endMS := float64(c.MaxRuntimeMS)
+	if endMS <= 0 {
+		endMS = float64(defaultBudget.Milliseconds())
 	}
-	results, err := r.settle(ctx, bctx, page, reads, geometry, waitIdle, deadline)
+	if out.tracing {
+		// Marks in the trace where the verifier watched and read (its CDP reads are not
+		// Playwright actions, so they would not show otherwise).
+		_ = bctx.Tracing().Group("signoff: watch the page to the end of its budget, reading the assertion in an isolated world")
+	}
+	obs, err := r.observe(ctx, bctx, page, reads, geometry, held, endMS, deadline, share)
 	if out.tracing {
 		_ = bctx.Tracing().GroupEnd()
 	}
@@ -387,6 +402,11 @@ func (r *run) drive(ctx context.Context, c contracts.Criterion, prefix string, b
 	if err != nil {
 		return err
 	}
+	results, records, err := decide(c, vp, lv, readOf, obs)
+	if err != nil {
+		return err
+	}
+	out.reads = records
 	console, pageErrs := sink.snapshot()
 	for i, l := range lv {
 		key := func(k string) string { return prefix + l.prefix + k }
@@ -427,159 +447,6 @@ func (r *run) drive(ctx context.Context, c contracts.Criterion, prefix string, b
 		out.observed[k] = jv
 	}
 	return nil
-}
-
-// settle waits until the page has settled and returns the probe's reads of that state. Settled
-// means: the load event fired, the network was idle (bounded; not when the criterion delays a route), no DOM mutation for quiet_ms
-// seen from the isolated world, and stable_reads consecutive reads identical. A page that
-// never stops mutating is accepted after busy_fallback_ms once busy_stable_reads reads agree.
-// Geometry assertions also need something rendered: a first paint of an empty page is no pass.
-func (r *run) settle(ctx context.Context, bctx playwright.BrowserContext, page playwright.Page, reads []probeRead, needContent, waitIdle bool, deadline time.Time) ([]any, error) {
-	p, err := loadParams()
-	if err != nil {
-		return nil, err
-	}
-	if ms, err := budgetMS(deadline, 0); err != nil {
-		return nil, err
-	} else if err := page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{State: playwright.LoadStateLoad, Timeout: playwright.Float(ms)}); err != nil {
-		return nil, classify(fmt.Errorf("wait for load: %w", err), deadline)
-	}
-	var w *world
-	if err := guard(ctx, deadline, func() (err error) { w, err = newWorld(bctx, page); return err }); err != nil {
-		return nil, classify(err, deadline)
-	}
-	defer w.close()
-	// install puts the quiet observer into the current document. A page that navigates on
-	// its own (a client-side redirect) can replace the document between the world's creation
-	// and the install: then wait for the new document and make the world again.
-	install := func() error {
-		return guard(ctx, deadline, func() error {
-			for {
-				_, err := w.call(map[string]any{"op": "install", "params": p.raw})
-				if !errors.Is(err, errWorldGone) {
-					return err
-				}
-				ms, err := budgetMS(deadline, 0)
-				if err != nil {
-					return err
-				}
-				if err := page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{State: playwright.LoadStateLoad, Timeout: playwright.Float(ms)}); err != nil {
-					return err
-				}
-				if err := w.create(); err != nil {
-					return err
-				}
-			}
-		})
-	}
-	if err := install(); err != nil {
-		return nil, classify(err, deadline)
-	}
-	// Network idle is awaited while the reads run. It is best effort: long-polling apps never
-	// go idle, and the DOM-quiet rule still applies.
-	idle := make(chan struct{})
-	if ms, err := budgetMS(deadline, p.NetworkIdleCapMS); err == nil && waitIdle {
-		go func() {
-			defer close(idle)
-			_ = page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{State: playwright.LoadStateNetworkidle, Timeout: playwright.Float(ms)})
-		}()
-	} else {
-		close(idle)
-	}
-	idleDone := func() bool {
-		select {
-		case <-idle:
-			return true
-		default:
-			return false
-		}
-	}
-
-	req := map[string]any{"op": "read", "params": p.raw, "reads": reads, "content": needContent}
-	var history []string
-	begin := time.Now()
-	var last map[string]any
-	// why says what the page was doing when the budget ran out.
-	why := func(err error) error {
-		err = classify(err, deadline)
-		if !errors.Is(err, errDeadline) || last == nil {
-			return err
-		}
-		quiet, _ := last["quiet_ms"].(float64)
-		if needContent && dig(last, "signature", "content") != true {
-			return fmt.Errorf("%w: the page rendered no visible content", errDeadline)
-		}
-		return fmt.Errorf("%w: the page did not settle (last DOM mutation %.0f ms before, %d reads)", errDeadline, quiet, len(history))
-	}
-	for {
-		var res map[string]any
-		err := guard(ctx, deadline, func() (err error) { res, err = w.call(req); return err })
-		if errors.Is(err, errWorldGone) {
-			// The page navigated on its own: start over in the new document.
-			r.log.Debug("the page navigated while settling; measuring the new document")
-			history = nil
-			if err := guard(ctx, deadline, func() error {
-				if ms, err := budgetMS(deadline, 0); err != nil {
-					return err
-				} else if err := page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{State: playwright.LoadStateLoad, Timeout: playwright.Float(ms)}); err != nil {
-					return err
-				}
-				return w.create()
-			}); err != nil {
-				return nil, why(err)
-			}
-			if err := install(); err != nil {
-				return nil, why(err)
-			}
-			continue
-		}
-		if err != nil {
-			return nil, why(err)
-		}
-		last = res
-		quiet, _ := res["quiet_ms"].(float64)
-		if quiet < 0 { // the observer is gone with its document
-			r.log.Debug("the quiet observer is gone; installing it again")
-			if err := install(); err != nil {
-				return nil, why(err)
-			}
-			history = nil
-			continue
-		}
-		sig, _ := json.Marshal(map[string]any{"s": res["signature"], "r": res["results"]})
-		history = append(history, string(sig))
-		content := !needContent || dig(res, "signature", "content") == true
-		if content && idleDone() && quiet >= p.QuietMS && sameTail(history, p.StableReads) {
-			break
-		}
-		if content && idleDone() && time.Since(begin) >= time.Duration(p.BusyFallbackMS)*time.Millisecond && sameTail(history, p.BusyStableReads) {
-			r.log.Debug("settled by stable reads on a busy page", "quiet_ms", quiet, "mutations", res["mutations"])
-			break
-		}
-		if !time.Now().Before(deadline) {
-			return nil, why(errDeadline)
-		}
-		if err := sleepCtx(ctx, time.Duration(p.PollMS)*time.Millisecond); err != nil {
-			return nil, err
-		}
-	}
-	results, _ := last["results"].([]any)
-	if len(results) != len(reads) {
-		return nil, fmt.Errorf("probe returned %d reads, asked %d", len(results), len(reads))
-	}
-	return results, nil
-}
-
-func sameTail(h []string, n int) bool {
-	if len(h) < n {
-		return false
-	}
-	for _, s := range h[len(h)-n:] {
-		if s != h[len(h)-1] {
-			return false
-		}
-	}
-	return true
 }
 
 // mainWorld evaluates a measure expression in the page's own world, on purpose: it measures the

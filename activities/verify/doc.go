@@ -18,17 +18,32 @@
 //   - Each criterion runs at each viewport in a fresh browser context: localStorage seeded
 //     through the context's storage state (applied once, before the app's scripts), delayed
 //     routes installed, the route loaded, the actions performed in order.
-//   - The assertion is read once the page has settled: the load event fired, the network was
-//     idle (bounded; not when a route is delayed on purpose), no DOM mutation for quiet_ms,
-//     and stable_reads consecutive reads identical. Geometry assertions also need something
-//     rendered. The budget is the criterion's max_runtime_ms; running out is status timeout.
+//   - The page is judged settled, then watched to the end of the criterion's budget: the
+//     verifier drives it on Chromium's virtual time (Emulation.setVirtualTimePolicy), so timers
+//     fire as fast as the page runs them and the clock stops while fetches are pending (up to
+//     stall_ms of real time; a long poll then no longer holds it). The first read comes once
+//     no DOM mutation or layout change happened for quiet_ms of page time (or from
+//     busy_fallback_ms on, for a page that never goes quiet); more reads follow whenever the
+//     DOM or layout changed, at least every periodic_read_ms, and one when the page clock
+//     reaches max_runtime_ms. A criterion passes only if it holds at every read; Observed
+//     holds the first failing read's values, else the last's, and evidence lists every read.
+//     Late content is measured, never missed; a list that renders after a loading state of a
+//     second or two is read once it is there. With a delay_route the page is read once, in
+//     real time, while the route is held: what such a check asks about is the held state.
+//     Running out of the real budget is status timeout.
 //   - Geometry and visibility are read by probe/probe.js in an isolated world created over CDP,
-//     so an app that redefines DOM getters in its own world cannot certify itself. measure
-//     expressions run in the app's own world on purpose.
-//   - Visible means a person can see it or scroll to it: not display none, visibility hidden
-//     or opacity 0; not clipped away by overflow hidden/clip, clip or clip-path (1px
-//     visually-hidden text is not visible); not parked left of or above the document, or right
-//     of a page that cannot scroll sideways.
+//     so an app that redefines DOM getters in its own world cannot certify itself. Shadow trees,
+//     open and closed, are handed to it from CDP (DOM.getDocument with pierce) and count
+//     everywhere: selectors match inside them, text and overflow are read through them, and
+//     clipping and opacity follow the flat tree. measure expressions run in the app's own world
+//     on purpose.
+//   - Visible means painted where a person sees it: rendered (not display none, visibility
+//     hidden, opacity 0, or inside a content-visibility: hidden subtree), of non-zero size,
+//     text in a colour that is not transparent, not clipped away by overflow hidden/clip, clip
+//     or clip-path (1px visually-hidden text is not visible), horizontally inside the viewport,
+//     and not above the document or below a page that cannot scroll down. visible_text
+//     `within` a selector also needs the matching element to fit the viewport's width: a table
+//     row labelled as a card, stretched past the edge in a scroll container, is not a card.
 //   - no_horizontal_overflow: scroll_width is how far the viewport scrolls sideways (the
 //     document's scrollWidth; innerWidth when html/body overflow stops horizontal scrolling,
 //     with the raw value under document_scroll_width), and clipped_elements counts the

@@ -13,6 +13,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -53,7 +54,8 @@ type Request struct {
 	PreviewURL  string
 	// OutDir receives the screenshots and traces (created if missing).
 	OutDir string
-	// Progress, when set, is called as criteria start and finish (for activity heartbeats).
+	// Progress, when set, is called as criteria start and finish (for activity heartbeats),
+	// one call at a time.
 	Progress func(Progress)
 }
 
@@ -211,32 +213,54 @@ func (v *Verifier) measure(ctx context.Context, req *Request, base *url.URL, ev 
 		ev.Browser = sess.Info
 		r.log.Debug("browser open", "mode", sess.Info.Mode, "version", sess.Info.Version, "ms", time.Since(t).Milliseconds())
 	}
+	// Criteria run concurrently, each in browser contexts of its own, results kept in contract
+	// order: most of a criterion's time is spent waiting on the browser, not computing.
+	type outcome struct {
+		res  contracts.CriterionResult
+		arts []contracts.Artifact
+	}
+	outs := make([]outcome, len(req.Criteria))
+	sem := make(chan struct{}, criterionConcurrency)
+	var wg sync.WaitGroup
 	for i, c := range req.Criteria {
 		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("verify: %w", err)
+			break
 		}
-		req.progress(Progress{Index: i, Total: len(req.Criteria), Criterion: c.ID, Phase: "start"})
-		var res contracts.CriterionResult
-		var arts []contracts.Artifact
-		if c.Assert.Kind == contracts.KindHTTP {
-			res = r.httpCriterion(ctx, c)
-		} else {
-			res, arts = r.browserCriterion(ctx, i, c)
-		}
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("verify: %w", err)
-		}
-		ev.Results = append(ev.Results, res)
-		ev.Artifacts = append(ev.Artifacts, arts...)
-		req.progress(Progress{Index: i, Total: len(req.Criteria), Criterion: c.ID, Phase: "done", Status: res.Status})
-		r.log.Debug("criterion done", "id", c.ID, "status", res.Status, "ms", res.DurationMS, "error", res.Error)
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			r.progress(Progress{Index: i, Total: len(req.Criteria), Criterion: c.ID, Phase: "start"})
+			var o outcome
+			if c.Assert.Kind == contracts.KindHTTP {
+				o.res = r.httpCriterion(ctx, c)
+			} else {
+				o.res, o.arts = r.browserCriterion(ctx, i, c)
+			}
+			outs[i] = o
+			r.progress(Progress{Index: i, Total: len(req.Criteria), Criterion: c.ID, Phase: "done", Status: o.res.Status})
+			r.log.Debug("criterion done", "id", c.ID, "status", o.res.Status, "ms", o.res.DurationMS, "error", o.res.Error)
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("verify: %w", err)
+	}
+	for _, o := range outs {
+		ev.Results = append(ev.Results, o.res)
+		ev.Artifacts = append(ev.Artifacts, o.arts...)
 	}
 	return nil
 }
 
-func (r *Request) progress(p Progress) {
-	if r.Progress != nil {
-		r.Progress(p)
+// criterionConcurrency is how many criteria are measured at once.
+const criterionConcurrency = 2
+
+func (r *run) progress(p Progress) {
+	if r.req.Progress != nil {
+		r.progressMu.Lock()
+		defer r.progressMu.Unlock()
+		r.req.Progress(p)
 	}
 }
 

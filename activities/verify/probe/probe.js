@@ -1,32 +1,65 @@
-// Signoff verifier probe (DESIGN section 5).
+// Signoff verifier probe, assertion semantics 3.
 //
 // It runs in an isolated world the verifier creates over CDP (Page.createIsolatedWorld), so the
 // app's scripts cannot redefine the getters it reads: a page that patches
-// Element.prototype.scrollWidth or window.innerWidth in its own world changes nothing here.
-// The verifier evaluates it as (probe)(request); request.op says what to do:
+// Element.prototype.scrollWidth or getBoundingClientRect in its own world changes nothing here.
+// The verifier calls it as (probe)(request, ...shadowRoots) with Runtime.callFunctionOn. The
+// shadow roots, open and closed, come from CDP (DOM.getDocument with pierce), since a closed
+// root cannot be reached from script; every read walks the composed tree through them.
+// request.op says what to do:
 //
-//   install  start counting DOM mutations (the quiet clock)
-//   read     measure request.reads, plus the page signature used to decide the page settled
+//   install  start counting DOM mutations in the document and in every shadow root
+//   poll     the page clock, the quiet clock and a layout signature (cheap; no assertion)
+//   read     measure request.reads, plus the signature
 //
 // This file and params.json are hashed into the verifier digest: a change to either makes
 // contracts frozen under the old semantics fail verification instead of being judged by new
 // rules. Keep it deterministic and free of side effects on the page.
-(request) => {
+(request, ...shadowRoots) => {
   const P = request.params;
   const doc = document;
   const root = doc.documentElement;
   const body = doc.body;
+  const roots = [doc, ...shadowRoots.filter((r) => r && r.host && r.host.isConnected)];
+  const hostRoot = new Map(roots.slice(1).map((r) => [r.host, r]));
+
+  // The quiet clock: the page time of the last DOM mutation anywhere in the composed tree.
+  const observe = () => {
+    let q = globalThis.__signoffQuiet;
+    if (!q) {
+      q = { last: performance.now(), mutations: 0, seen: new WeakSet() };
+      q.observer = new MutationObserver((records) => {
+        q.last = performance.now();
+        q.mutations += records.length;
+      });
+      globalThis.__signoffQuiet = q;
+    }
+    for (const r of roots) {
+      if (q.seen.has(r)) continue;
+      q.seen.add(r);
+      q.observer.observe(r, { subtree: true, childList: true, attributes: true, characterData: true });
+    }
+    return q;
+  };
+
+  const everyElement = () => roots.flatMap((r) => [...r.querySelectorAll('*')]);
+  // The layout signature a poll compares: the document's own, as a poll is not handed the
+  // shadow roots (their mutations are counted by the quiet clock instead).
+  const signature = () => ({
+    scroll_width: root.scrollWidth,
+    scroll_height: root.scrollHeight,
+    inner_width: window.innerWidth,
+    inner_height: window.innerHeight,
+    elements: doc.getElementsByTagName('*').length,
+  });
 
   if (request.op === 'install') {
-    if (!globalThis.__signoffQuiet) {
-      const state = { last: performance.now(), mutations: 0 };
-      new MutationObserver((records) => {
-        state.last = performance.now();
-        state.mutations += records.length;
-      }).observe(doc, { subtree: true, childList: true, attributes: true, characterData: true });
-      globalThis.__signoffQuiet = state;
-    }
+    observe();
     return { installed: true };
+  }
+  if (request.op === 'poll') {
+    const q = observe();
+    return { now: performance.now(), quiet_ms: performance.now() - q.last, mutations: q.mutations, signature: signature() };
   }
 
   const iw = window.innerWidth;
@@ -37,6 +70,26 @@
   const minPx = P.min_visible_px;
   const SKIP = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'HEAD', 'META', 'LINK', 'TITLE', 'BASE']);
   const EVERYWHERE = { l: -Infinity, t: -Infinity, r: Infinity, b: Infinity };
+
+  // The flat-tree parent: the slot a node is assigned to, else its parent, else (at the top
+  // of a shadow tree) the host. Layout, clipping and opacity follow this tree.
+  const up = (n) => {
+    if (n.assignedSlot) return n.assignedSlot;
+    if (n.parentElement) return n.parentElement;
+    const p = n.parentNode;
+    return p && p.nodeType === 11 && p.host ? p.host : null;
+  };
+  // The flat-tree children: a host's shadow tree, a slot's assigned nodes (or its fallback).
+  const flatChildren = (n) => {
+    if (n.nodeType !== 1) return [];
+    const sr = hostRoot.get(n);
+    if (sr) return [...sr.childNodes];
+    if (n.tagName === 'SLOT' && n.getRootNode().nodeType === 11) {
+      const assigned = n.assignedNodes();
+      if (assigned.length) return assigned;
+    }
+    return [...n.childNodes];
+  };
 
   const styles = new Map();
   const style = (el) => {
@@ -54,6 +107,7 @@
   const width = (r) => r.r - r.l;
   const height = (r) => r.b - r.t;
   const round = (n, d) => Math.round(n * d) / d;
+  const boxOf = (r) => ({ x: round(r.l, 10), y: round(r.t, 10), width: round(width(r), 10), height: round(height(r), 10) });
 
   // The viewport's horizontal overflow comes from html, or from body when html's is visible.
   const viewportOverflow = (axis) => {
@@ -61,20 +115,28 @@
     if (h !== 'visible') return h;
     return body ? style(body)[axis] : 'visible';
   };
-  const rootScrollsX = !['hidden', 'clip'].includes(viewportOverflow('overflowX'));
   const rootScrollsY = !['hidden', 'clip'].includes(viewportOverflow('overflowY'));
+  const rootScrollsX = !['hidden', 'clip'].includes(viewportOverflow('overflowX'));
 
-  // Opacity 0 on an element or any ancestor hides it from a person.
+  // Opacity 0 on an element or any flat-tree ancestor hides it from a person.
   const faded = new Map();
   const transparent = (el) => {
     if (!el) return false;
     let v = faded.get(el);
     if (v === undefined) {
-      v = style(el).opacity === '0' || transparent(el.parentElement);
+      v = style(el).opacity === '0' || transparent(up(el));
       faded.set(el, v);
     }
     return v;
   };
+
+  // What the browser renders at all: laid out in the flat tree, not display none, not
+  // visibility hidden, not opacity 0, not inside a content-visibility: hidden subtree (whose
+  // contents are never painted). content-visibility: auto is not skipping: it paints on scroll.
+  const rendered = (el) =>
+    el.isConnected && !SKIP.has(el.tagName) && el.getClientRects().length > 0 &&
+    el.checkVisibility({ opacityProperty: true, visibilityProperty: true }) &&
+    style(el).visibility === 'visible' && !transparent(el);
 
   // The region an element's own `clip` (absolutely positioned only) and `clip-path` leave.
   const ownClip = (el, s, box) => {
@@ -113,17 +175,18 @@
     s.transform !== 'none' || s.perspective !== 'none' || s.filter !== 'none' ||
     /paint|layout|strict|content/.test(s.contain) || /transform|perspective|filter/.test(s.willChange);
 
-  // Walks the ancestors that can clip el (its containing-block chain, html and body excluded:
-  // the viewport is judged directly). With fromSelf, el itself is the first clipper (for its
-  // text). Returns the region left visible (null: unclipped) and whether a scroll container
-  // (overflow auto/scroll) holds el on each axis: such content is reachable by scrolling it.
+  // Walks the flat-tree ancestors that can clip el (its containing-block chain, html and body
+  // excluded: the viewport is judged directly). With fromSelf, el itself is the first clipper
+  // (for its text). Returns the region left visible (null: unclipped) and whether a scroll
+  // container (overflow auto/scroll) holds el on each axis: such content is reachable by
+  // scrolling it.
   const chain = (el, fromSelf) => {
     let clip = null;
     let scrollX = false;
     let scrollY = false;
     let ellipsis = null; // text-overflow of the nearest ancestor that clips horizontally
     let pos = fromSelf ? 'static' : style(el).position;
-    for (let a = fromSelf ? el : el.parentElement; a && a !== root && a !== body; a = a.parentElement) {
+    for (let a = fromSelf ? el : up(el); a && a !== root && a !== body; a = up(a)) {
       const s = style(a);
       if (pos === 'fixed' && !makesBlock(s)) continue;
       if (pos === 'absolute' && s.position === 'static' && !makesBlock(s)) continue;
@@ -154,32 +217,64 @@
     return { clip, scrollX, scrollY, ellipsis: ellipsis === true };
   };
 
-  // The part of el a person can see or scroll to, or null. Stricter than "has a box": 1px
-  // visually-hidden text, opacity 0, content clipped away by overflow hidden/clip, and content
-  // parked where no scrolling reaches (left of 0, above 0, or right of a page that cannot
-  // scroll sideways) are not visible.
+  // Whether a visible region is where a person sees it: of non-zero size, horizontally inside
+  // the viewport (content a person must scroll sideways to reach is not shown), and not above
+  // the document or below a page that cannot scroll down.
+  const onScreen = (v) =>
+    width(v) > minPx && height(v) > minPx && v.r > sx && v.l < sx + iw && v.b > 0 && (rootScrollsY || v.t < sy + ih);
+
+  // The part of el a person can see, or null: rendered, not clipped away by overflow
+  // hidden/clip, clip or clip-path (1px visually-hidden content is not visible), and on screen.
   const visibleRect = (el) => {
-    if (!el.isConnected || SKIP.has(el.tagName)) return null;
-    if (el.getClientRects().length === 0) return null;
-    const s = style(el);
-    if (s.visibility !== 'visible' || transparent(el)) return null;
+    if (!rendered(el)) return null;
     const box = docRect(el.getBoundingClientRect());
     let v = box;
-    const own = ownClip(el, s, box);
+    const own = ownClip(el, style(el), box);
     if (own) v = intersect(v, own);
     const ch = chain(el, false);
     if (ch.clip) v = intersect(v, ch.clip);
-    if (width(v) <= minPx || height(v) <= minPx) return null;
-    if (v.r <= 0 || v.b <= 0) return null;
-    if (!rootScrollsX && v.l >= iw) return null;
-    if (!rootScrollsY && v.t >= ih) return null;
-    return v;
+    return onScreen(v) ? v : null;
   };
 
-  // A short CSS path for reports: up to four levels, stopping at an id.
+  // The alpha of a computed color ("rgb(…)", "rgba(…)", "color(srgb … / a)", "transparent").
+  const alpha = (c) => {
+    if (!c || c === 'transparent') return 0;
+    const slash = c.match(/\/\s*([\d.]+%?)\s*\)$/);
+    if (slash) return slash[1].endsWith('%') ? parseFloat(slash[1]) / 100 : parseFloat(slash[1]);
+    const m = c.match(/^rgba\(([^)]*)\)$/);
+    if (m) return parseFloat(m[1].split(',')[3]);
+    return 1;
+  };
+
+  // The element that lays out a text node: its flat-tree parent, or the nearest ancestor with
+  // a box when that parent is display: contents.
+  const textOwner = (n) => {
+    let p = up(n);
+    while (p && p.nodeType === 1 && style(p).display === 'contents') p = up(p);
+    return p && p.nodeType === 1 ? p : null;
+  };
+
+  // Whether a text node is painted where a person can read it: its owner rendered, its glyphs
+  // of non-zero size, drawn in a colour that is not transparent, and not clipped away.
+  const range = doc.createRange();
+  const textShown = (n) => {
+    if (!/\S/.test(n.data)) return false;
+    const p = textOwner(n);
+    if (!p || !rendered(p)) return false;
+    const s = style(p);
+    if (alpha(s.color) === 0 || alpha(s.webkitTextFillColor) === 0) return false;
+    range.selectNodeContents(n);
+    let v = docRect(range.getBoundingClientRect());
+    const ch = chain(p, true);
+    if (ch.clip) v = intersect(v, ch.clip);
+    return onScreen(v);
+  };
+
+  // A short CSS path for reports: up to four levels, stopping at an id; "::shadow" marks a
+  // step from a shadow tree to its host.
   const path = (el) => {
     const parts = [];
-    for (let e = el; e && e !== body && e !== root && parts.length < 4; e = e.parentElement) {
+    for (let e = el; e && e !== body && e !== root && parts.length < 4; ) {
       let p = e.tagName.toLowerCase();
       if (e.id) {
         parts.unshift(p + '#' + CSS.escape(e.id));
@@ -189,8 +284,34 @@
       if (tid) p += '[data-testid="' + tid.replace(/["\\]/g, '\\$&') + '"]';
       else if (e.classList.length) p += '.' + [...e.classList].slice(0, 2).map((c) => CSS.escape(c)).join('.');
       parts.unshift(p);
+      if (e.parentElement) e = e.parentElement;
+      else {
+        const r = e.parentNode;
+        e = r && r.nodeType === 11 ? r.host : null;
+        if (e) parts.unshift('::shadow');
+      }
     }
-    return parts.join(' > ');
+    return parts.join(' > ').replace(/> ::shadow >/g, '::shadow >');
+  };
+
+  // Every match of a selector in the document and in every shadow tree.
+  const query = (sel) => roots.flatMap((r) => [...r.querySelectorAll(sel)]);
+
+  // Every non-blank text node of the composed tree, with the element that owns it.
+  const textNodes = () => {
+    const out = [];
+    for (const r of roots) {
+      const start = r === doc ? body : r;
+      if (!start) continue;
+      const walker = doc.createTreeWalker(start, NodeFilter.SHOW_TEXT);
+      for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+        if (!/\S/.test(n.data)) continue;
+        const p = up(n);
+        if (!p || p.nodeType !== 1 || SKIP.has(p.tagName)) continue;
+        out.push(n);
+      }
+    }
+    return out;
   };
 
   // no_horizontal_overflow. An item (element or text) is cut off when part of it shows, it
@@ -200,9 +321,10 @@
   // viewport's right edge. Not cut off: content entirely beyond the edge (an off-canvas
   // drawer), content clipped well inside the viewport (a cropped thumbnail), and text or
   // inline content truncated by text-overflow: ellipsis (a visible, deliberate truncation).
+  // Shadow trees count like the rest of the page.
   const overflow = () => {
     const offenders = new Set();
-    const rights = new Map();
+    const boxes = new Map();
     const judge = (owner, box, ch, own, inline) => {
       if (ch.scrollX) return;
       let v = box;
@@ -213,34 +335,29 @@
       if (ch.clip && ch.clip.r < iw - P.edge_zone_px) return;
       if (ch.clip && ch.ellipsis && inline) return;
       offenders.add(owner);
-      rights.set(owner, Math.max(rights.get(owner) ?? -Infinity, box.r));
+      const b = boxes.get(owner);
+      boxes.set(owner, b ? { l: Math.min(b.l, box.l), t: Math.min(b.t, box.t), r: Math.max(b.r, box.r), b: Math.max(b.b, box.b) } : box);
     };
     if (body) {
-      for (const el of body.querySelectorAll('*')) {
-        if (SKIP.has(el.tagName)) continue;
+      for (const el of everyElement()) {
+        if (SKIP.has(el.tagName) || el === body || el === root) continue;
         const box = docRect(el.getBoundingClientRect());
         if (box.r <= iw + tol || box.l >= iw) continue;
-        if (el.getClientRects().length === 0) continue;
-        const s = style(el);
-        if (s.visibility !== 'visible' || transparent(el)) continue;
-        judge(el, box, chain(el, false), ownClip(el, s, box), s.display === 'inline');
+        if (!rendered(el)) continue;
+        judge(el, box, chain(el, false), ownClip(el, style(el), box), style(el).display === 'inline');
       }
-      const walker = doc.createTreeWalker(body, NodeFilter.SHOW_TEXT);
-      const range = doc.createRange();
-      for (let n = walker.nextNode(); n; n = walker.nextNode()) {
-        if (!/\S/.test(n.data)) continue;
-        const p = n.parentElement;
-        if (!p || SKIP.has(p.tagName)) continue;
+      for (const n of textNodes()) {
+        const p = textOwner(n);
+        if (!p) continue;
         range.selectNodeContents(n);
         const box = docRect(range.getBoundingClientRect());
         if (box.r <= iw + tol || box.l >= iw) continue;
-        const s = style(p);
-        if (s.visibility !== 'visible' || transparent(p)) continue;
+        if (!rendered(p)) continue;
         judge(p, box, chain(p, true), null, true);
       }
     }
     const outer = [...offenders].filter((el) => {
-      for (let a = el.parentElement; a; a = a.parentElement) if (offenders.has(a)) return false;
+      for (let a = up(el); a; a = up(a)) if (offenders.has(a)) return false;
       return true;
     });
     // scroll_width is how far the viewport can be scrolled sideways: the document's
@@ -251,20 +368,37 @@
       document_scroll_width: root.scrollWidth,
       inner_width: iw,
       clipped_elements: outer.length,
-      clipped_offenders: outer.slice(0, P.max_offenders).map((el) => ({ selector: path(el), right: round(rights.get(el), 10) })),
+      clipped_offenders: outer.slice(0, P.max_offenders).map((el) => {
+        const b = boxes.get(el);
+        return { selector: path(el), right: round(b.r, 10), ...boxOf(b) };
+      }),
     };
   };
 
   const norm = (s) => s.replace(/\s+/g, ' ').trim();
 
-  // The innermost elements under scope (itself included) whose text contains text.
+  // The composed text of a node: what its flat tree holds, shadow content and slotted nodes
+  // included.
+  const textOf = new Map();
+  const composed = (n) => {
+    if (n.nodeType === 3) return n.data;
+    if (n.nodeType !== 1 || SKIP.has(n.tagName)) return '';
+    let s = textOf.get(n);
+    if (s === undefined) {
+      s = flatChildren(n).map(composed).join('');
+      textOf.set(n, s);
+    }
+    return s;
+  };
+
+  // The innermost elements of scope's flat tree (itself included) whose text contains text.
   const holders = (scope, text) => {
     const out = [];
     const visit = (el) => {
-      if (SKIP.has(el.tagName) || !norm(el.textContent).includes(text)) return;
+      if (SKIP.has(el.tagName) || !norm(composed(el)).includes(text)) return;
       let inner = false;
-      for (const c of el.children) {
-        if (norm(c.textContent).includes(text)) {
+      for (const c of flatChildren(el)) {
+        if (c.nodeType === 1 && norm(composed(c)).includes(text)) {
           inner = true;
           visit(c);
         }
@@ -275,24 +409,58 @@
     return out;
   };
 
+  // Whether any text of el's flat subtree is painted on screen.
+  const paintsText = (el) => {
+    const stack = [el];
+    while (stack.length) {
+      const n = stack.pop();
+      if (n.nodeType === 3) {
+        if (textShown(n)) return true;
+      } else if (n.nodeType === 1 && !SKIP.has(n.tagName)) {
+        stack.push(...flatChildren(n));
+      }
+    }
+    return false;
+  };
+
+  // A scope holds its text visibly when it is visible itself and fits the viewport's width:
+  // a card is read without scrolling sideways; a table row stretched past the edge (inside a
+  // scroll container, say) is not a card however it is labelled.
+  const fits = (el) => {
+    const b = el.getBoundingClientRect();
+    return b.left >= -tol && b.right <= iw + tol;
+  };
+
   const texts = (r) => {
-    const scopes = r.within ? [...doc.querySelectorAll(r.within)] : body ? [body] : [];
+    const scopes = r.within ? query(r.within).filter((sc) => visibleRect(sc) !== null && fits(sc)) : body ? [body] : [];
     const out = {};
     r.texts.forEach((t, i) => {
       const want = norm(t);
-      out['text.' + i + '.visible'] = scopes.some((sc) => holders(sc, want).some((h) => visibleRect(h) !== null));
+      let shown = null;
+      for (const sc of scopes) {
+        shown = holders(sc, want).find((h) => paintsText(h)) || null;
+        if (shown) break;
+      }
+      out['text.' + i + '.visible'] = shown !== null;
+      if (shown) out['text.' + i + '.box'] = boxOf(docRect(shown.getBoundingClientRect()));
     });
     return out;
   };
 
   const count = (r) => {
-    const els = [...doc.querySelectorAll(r.selector)];
-    return { count: r.state === 'attached' ? els.length : els.filter((e) => visibleRect(e) !== null).length };
+    const els = query(r.selector);
+    if (r.state === 'attached') return { count: els.length };
+    const vis = [];
+    for (const e of els) {
+      const v = visibleRect(e);
+      if (v) vis.push(v);
+    }
+    return { count: vis.length, boxes: vis.slice(0, P.max_offenders).map(boxOf) };
   };
 
   // in_viewport: the first visible match's border box in viewport coordinates.
   const box = (r) => {
-    const els = [...doc.querySelectorAll(r.selector)];
+    const els = query(r.selector);
     const vis = els.filter((e) => visibleRect(e) !== null);
     const el = vis[0] || els[0];
     const b = el ? el.getBoundingClientRect() : { left: 0, top: 0, right: 0, bottom: 0 };
@@ -302,18 +470,8 @@
   // Whether anything is rendered at all: a first paint of an empty page settles nothing.
   const hasContent = () => {
     if (!body) return false;
-    const walker = doc.createTreeWalker(body, NodeFilter.SHOW_TEXT);
-    const range = doc.createRange();
-    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
-      if (!/\S/.test(n.data) || !n.parentElement || SKIP.has(n.parentElement.tagName)) continue;
-      range.selectNodeContents(n);
-      const r = range.getBoundingClientRect();
-      if (r.width > minPx && r.height > minPx && visibleRect(n.parentElement) !== null) return true;
-    }
-    for (const el of body.querySelectorAll('img, svg, canvas, video, iframe, input, button')) {
-      if (visibleRect(el) !== null) return true;
-    }
-    return false;
+    if (textNodes().some(textShown)) return true;
+    return query('img, svg, canvas, video, iframe, input, button').some((el) => visibleRect(el) !== null);
   };
 
   const results = (request.reads || []).map((r) => {
@@ -330,18 +488,13 @@
     throw new Error('probe: unknown read ' + r.kind);
   });
 
-  const quiet = globalThis.__signoffQuiet;
+  const q = observe();
   return {
-    quiet_ms: quiet ? performance.now() - quiet.last : -1,
-    mutations: quiet ? quiet.mutations : -1,
-    signature: {
-      scroll_width: root.scrollWidth,
-      scroll_height: root.scrollHeight,
-      inner_width: iw,
-      inner_height: ih,
-      elements: doc.getElementsByTagName('*').length,
-      content: request.content ? hasContent() : null,
-    },
+    now: performance.now(),
+    quiet_ms: performance.now() - q.last,
+    mutations: q.mutations,
+    signature: signature(),
+    content: request.content ? hasContent() : null,
     results,
   };
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -200,7 +201,7 @@ func TestDiscriminationOnFinanceFixture(t *testing.T) {
 		Keep:     true,
 	}
 	defer checker.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 	defer cancel()
 	author := &authoring.Author{Admission: &authoring.Admission{Allow: []string{"signoff-fixtures/*"}}, Checker: checker, Verifier: verify.Ref()}
 	draft := func(goal string) *authoring.Result {
@@ -277,6 +278,8 @@ func TestDiscriminationOnFinanceFixture(t *testing.T) {
 	}
 	fakeFix := byGoal[fakeFixGoal]
 
+	w1Contract, w1Hash := fixtureContract(t, filepath.Join(runs, "W1", "contract.json"))
+
 	// The implementations, judged by the policy on the verifier's signed evidence.
 	impls := []struct {
 		name, goal, verdict string
@@ -301,6 +304,9 @@ func TestDiscriminationOnFinanceFixture(t *testing.T) {
 		if got := d.FailedCriteria(); !sameSet(got, im.failed) {
 			t.Errorf("%s: failed criteria %v, want %v", im.name, got, im.failed)
 		}
+		if im.name == "W1" || im.name == "W2" {
+			repeatVerdicts(ctx, t, checker, w1Contract, w1Hash, sha, im.name, flakeRuns)
+		}
 		if im.name == "W2" {
 			// The fake fix satisfies the literal request (the label is there) and fails its
 			// claim: the page still overflows on a phone.
@@ -316,6 +322,70 @@ func TestDiscriminationOnFinanceFixture(t *testing.T) {
 			}
 		}
 	}
+}
+
+// flakeRuns is how many times in a row the W1 and W2 commits are verified under the W1
+// contract: every run must give the same verdict and the same observed values.
+const flakeRuns = 20
+
+// repeatVerdicts verifies one running commit n times and fails on any difference in the
+// verdict or in any criterion's observed values.
+func repeatVerdicts(ctx context.Context, t *testing.T, checker *localcheck.LocalChecker, c contracts.Contract, hash, sha, name string, n int) {
+	t.Helper()
+	start := time.Now()
+	var first policy.Decision
+	var firstObs []string
+	for i := 0; i < n; i++ {
+		d, r := judge(ctx, t, checker, c, hash, sha)
+		var obs []string
+		for _, res := range r.Evidence.Results {
+			b, err := json.Marshal(res.Observed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			obs = append(obs, res.CriterionID+" "+res.Status+" "+string(b))
+		}
+		if i == 0 {
+			first, firstObs = d, obs
+			continue
+		}
+		if d.Verdict != first.Verdict {
+			t.Fatalf("%s run %d of %d: verdict %s, run 1 gave %s (%s)", name, i+1, n, d.Verdict, first.Verdict, d.Summary())
+		}
+		for j := range obs {
+			if j >= len(firstObs) || obs[j] != firstObs[j] {
+				t.Fatalf("%s run %d of %d observed differently from run 1:\n  run 1: %s\n  now:   %s", name, i+1, n, at(firstObs, j), obs[j])
+			}
+		}
+	}
+	t.Logf("%s verified %d times under the W1 contract in %s: %s every time, same observed values", name, n,
+		time.Since(start).Round(time.Second), first.Verdict)
+}
+
+func at(s []string, i int) string {
+	if i < len(s) {
+		return s[i]
+	}
+	return "(none)"
+}
+
+// fixtureContract loads a prepared-run contract frozen against this verifier.
+func fixtureContract(t *testing.T, path string) (contracts.Contract, string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := contracts.Load(data, contracts.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Verifier = verify.Ref()
+	h, err := contracts.Hash(*c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return *c, h
 }
 
 func judge(ctx context.Context, t *testing.T, checker *localcheck.LocalChecker, c contracts.Contract, hash, sha string) (policy.Decision, *localcheck.Run) {
