@@ -55,12 +55,7 @@ type fieldSpec struct {
 var (
 	wordRe       = regexp.MustCompile(`[a-z0-9]+(?:['’-][a-z0-9]+)*`)
 	mobileRe     = regexp.MustCompile(`\b(mobile|phones?|smartphones?|iphones?|android|responsive|small(?:er)? screens?|narrow(?:er)? screens?|narrow viewports?|handheld|390\s*px)\b`)
-	desktopRe    = regexp.MustCompile(`\b(?:keep|keeps|kept|preserve[sd]?|retain(?:s|ed)?|unchanged|intact|leave|untouched|not break|don't break|still|as is|stays?)\b[^.;]{0,40}\b(?:desktop|wide screens?|large screens?|table)\b|\b(?:desktop|wide screens?|large screens?)\b[^.;]{0,40}\b(?:kept|unchanged|stays?|intact|preserved|as is|still|keeps?)\b`)
-	cardsForRe   = regexp.MustCompile(`\b(cards?|a list|list items|stacked rows|an? accordion)\b[^.;]{0,40}?\b(?:instead of|rather than|in place of|replacing|to replace)\s+(?:the\s+|a\s+)?(?:\w+\s+)?(table|grid|columns)\b`)
-	replaceRe    = regexp.MustCompile(`\b(?:replace|swap|turn|convert|switch)\s+(?:the\s+)?(?:\w+\s+)?(table|grid|columns)\s+(?:with|for|into|to)\s+(?:a\s+|an\s+)?(?:\w+\s+)?(cards?|list|stack|accordion)\b`)
-	showAsRe     = regexp.MustCompile(`\b(?:show|display|render|lay out)\s+(?:each|every|the)\s+[\w-]+\s+as\s+(?:a\s+)?(cards?)\b`)
-	belowRe      = regexp.MustCompile(`(?:below|under|<|less than|smaller than|narrower than|up to|max-width:?)\s*(\d{3,4})\s*(?:px|pixels)?`)
-	andBelowRe   = regexp.MustCompile(`(\d{3,4})\s*(?:px|pixels)\s*(?:and below|or less|or narrower|and narrower|and smaller)`)
+	desktopRe    = regexp.MustCompile(`\b(?:keep|keeps|kept|keeping|preserv(?:e|es|ed|ing)|retain(?:s|ed|ing)?|maintain(?:s|ed|ing)?|unchanged|intact|leave|leaving|untouched|not break|don't break|still|as is|stays?)\b[^.;]{0,40}\b(?:desktop|wide(?:r)? screens?|large(?:r)? screens?|table)\b|\b(?:desktop|wide(?:r)? screens?|large(?:r)? screens?)\b[^.;]{0,40}\b(?:kept|unchanged|stays?|intact|preserved|as is|still|keeps?)\b`)
 	loadingRe    = regexp.MustCompile(`\b(loading (?:state|indicator|spinner|skeleton|message)|spinner|skeleton|while (?:the )?[\w ]{1,20}(?:load|loads|is loading|are loading))\b`)
 	subjectiveRe = regexp.MustCompile(`\b(nicer|prettier|pretty|beautiful|beautify|gorgeous|look(?:s|ing)? (?:good|great|better|nicer|nice|clean|modern|professional)|cleaner|modern(?:i[sz]e)?|sleek|polish(?:ed)?|elegant|attractive|intuitive|user[- ]friendly|friendlier|delightful|professional|fresh(?:er)?|snappier|feel(?:s)? (?:better|nicer|faster|smoother)|(?:improve|enhance|better|nicer)\s+(?:the\s+)?(?:ux|ui|user experience|design|look|feel|aesthetics?|experience)|look and feel|ux|vibe)\b`)
 	rewriteRe    = regexp.MustCompile(`(?i)\b(?:rewrite|re-write|port|migrate|convert|rebuild|reimplement|re-implement)\b[^.;]{0,40}\b(?:in|to|into|using|with|on)\s+(rust|go|golang|python|java|kotlin|swift|c\+\+|c#|ruby|php|elixir|scala|haskell|vue|angular|svelte|django|rails|laravel|flutter|remix|astro|react native)\b`)
@@ -163,24 +158,7 @@ func readIntent(goal string) *intent {
 	for _, m := range subjectiveRe.FindAllString(l, -1) {
 		in.subjective = appendUnique(in.subjective, m)
 	}
-	switch {
-	case cardsForRe.MatchString(l):
-		m := cardsForRe.FindStringSubmatch(l)
-		in.layout = &layoutChange{To: layoutTarget(m[1]), From: layoutSource(m[2])}
-	case replaceRe.MatchString(l):
-		m := replaceRe.FindStringSubmatch(l)
-		in.layout = &layoutChange{From: layoutSource(m[1]), To: layoutTarget(m[2])}
-	case showAsRe.MatchString(l):
-		in.layout = &layoutChange{To: "card"}
-	}
-	if in.layout != nil {
-		if m := belowRe.FindStringSubmatch(l); m != nil {
-			in.layout.Breakpoint, _ = strconv.Atoi(m[1])
-		} else if m := andBelowRe.FindStringSubmatch(l); m != nil {
-			n, _ := strconv.Atoi(m[1])
-			in.layout.Breakpoint = n + 1
-		}
-	}
+	in.layout = readLayout(l)
 	in.feature = readFeature(goal)
 	if in.feature != nil && in.feature.Title != "" && claimRe.MatchString(in.feature.Title) {
 		in.claimMobile = true
@@ -193,23 +171,6 @@ func readIntent(goal string) *intent {
 // phone, or a desktop layout to keep), rather than for every screen.
 func (in *intent) layoutScoped() bool {
 	return in.layout != nil && (in.mobile || in.layout.Breakpoint > 0 || in.desktopKeep)
-}
-
-func layoutTarget(w string) string {
-	switch {
-	case strings.HasPrefix(w, "card"):
-		return "card"
-	case strings.Contains(w, "accordion"):
-		return "accordion"
-	}
-	return "item"
-}
-
-func layoutSource(w string) string {
-	if w == "columns" || w == "grid" {
-		return "grid"
-	}
-	return "table"
 }
 
 var (
