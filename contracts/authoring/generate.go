@@ -579,16 +579,50 @@ func (p *pagePlan) contentCheck() []string {
 	return nil
 }
 
+// tableStructure matches a table however it is built: the element, or an ARIA table or grid
+// made of other elements, so a table restyled as divs still counts as the table.
+const tableStructure = `table, [role="table"], [role="grid"]`
+
+// oldStructure is the structure a layout change replaces, as a selector, and its name: the
+// table the page renders today (the goal's "table", "rows", "columns" or "grid" on such a
+// page). It is "" when the page renders no table: nothing structural names what goes.
+func (p *pagePlan) oldStructure() (selector, name string) {
+	if p.page != nil && p.page.Anchors.HasTag("table") {
+		return tableStructure, "table"
+	}
+	return "", ""
+}
+
+// structureWords names a layout's new structure in descriptions: one of them, and many.
+func structureWords(to string) (one, many string) {
+	switch to {
+	case "card":
+		return "card", "cards"
+	case "accordion":
+		return "accordion section", "accordion sections"
+	}
+	return "block", "separate blocks"
+}
+
+// layoutCheck checks a layout change by structure at the narrow widths: the new structure is
+// displayed and holds the page's items, and the old one is not displayed. Text both layouts
+// show proves nothing about which one is on screen.
 func (p *pagePlan) layoutCheck() (contracts.Criterion, contracts.TestHook) {
 	l := p.it.layout
 	word := routeWord(p.route)
 	hookID := word + "-" + l.To
 	sel := hookSelector(hookID)
-	where := "narrow-screen "
+	one, many := structureWords(l.To)
+	where := "the narrow-screen layout"
 	if !p.it.layoutScoped() {
-		where = ""
+		where = "the new layout"
 	}
-	hook := contracts.TestHook{Selector: sel, Description: fmt.Sprintf("one %s per %s item in the new %slayout", l.To, word, where)}
+	example := ""
+	if len(p.items) > 0 {
+		example = fmt.Sprintf(" (for example %s)", p.items[0])
+	}
+	hook := contracts.TestHook{Selector: sel,
+		Description: fmt.Sprintf("one %s per %s item in %s of %s, each holding its item's text%s", one, word, where, p.route, example)}
 	vps := []contracts.Viewport{Mobile}
 	if l.Breakpoint-1 > Mobile.Width && l.Breakpoint-1 >= contracts.MinViewportWidth && l.Breakpoint-1 <= contracts.MaxViewportWidth {
 		vps = append(vps, contracts.Viewport{Width: l.Breakpoint - 1, Height: Mobile.Height})
@@ -596,31 +630,22 @@ func (p *pagePlan) layoutCheck() (contracts.Criterion, contracts.TestHook) {
 	if !p.it.layoutScoped() {
 		vps = append(vps, Desktop) // the new layout everywhere, not only on small screens
 	}
-	var inner contracts.Assertion
-	var innerDesc string
+	parts := []contracts.Assertion{{Kind: contracts.KindElementPresent, Selector: sel, State: contracts.StateVisible}}
+	said := []string{fmt.Sprintf("%s elements (%s) are displayed", one, sel)}
 	if len(p.items) > 0 {
 		texts := p.items[:min(3, len(p.items))]
-		inner = contracts.Assertion{Kind: contracts.KindVisibleText, Texts: texts, Within: sel}
-		innerDesc = fmt.Sprintf("%s are visible inside %s elements (%s)", humanList(texts, "and"), l.To, sel)
-	} else {
-		inner = contracts.Assertion{Kind: contracts.KindElementPresent, Selector: sel, State: contracts.StateVisible}
-		innerDesc = fmt.Sprintf("%s elements (%s) are visible", l.To, sel)
+		parts = append(parts, contracts.Assertion{Kind: contracts.KindVisibleText, Texts: texts, Within: sel})
+		said = append(said, fmt.Sprintf("%s are visible inside them", humanList(texts, "and")))
 	}
-	// The old structure: the one the goal names, else the table the page renders today.
-	old := ""
-	switch {
-	case l.From != "" && p.page.Anchors.HasTag(l.From):
-		old = l.From
-	case l.From == "" && p.page.Anchors.HasTag("table"):
-		old = "table"
+	if old, name := p.oldStructure(); old != "" {
+		parts = append(parts, contracts.Assertion{Kind: contracts.KindElementAbsent, Selector: old, State: contracts.StateVisible})
+		said = append(said, fmt.Sprintf("no %s (%s) is displayed", name, old))
 	}
-	a := inner
-	desc := fmt.Sprintf("At %s %s%s.", vpNames(vps), innerDesc, p.suffix())
-	if old != "" {
-		a = contracts.Assertion{Kind: contracts.KindAllOf, AllOf: []contracts.Assertion{
-			{Kind: contracts.KindElementAbsent, Selector: old, State: contracts.StateVisible}, inner}}
-		desc = fmt.Sprintf("At %s no %s is displayed on %s, and %s%s.", vpNames(vps), old, p.route, innerDesc, p.suffix())
+	a := parts[0]
+	if len(parts) > 1 {
+		a = contracts.Assertion{Kind: contracts.KindAllOf, AllOf: parts}
 	}
+	desc := fmt.Sprintf("At %s %s shows its items as %s: %s%s.", vpNames(vps), p.route, many, strings.Join(said, "; "), p.suffix())
 	return p.crit(p.idFor("mobile-"+l.To+"s"), desc, a, vps...), hook
 }
 
@@ -636,14 +661,7 @@ func (p *pagePlan) idFor(base string) string {
 
 // desktopCheck is the structure a desktop visitor sees today, checked at 1440x1000.
 func (p *pagePlan) desktopCheck() contracts.Criterion {
-	l := p.it.layout
-	structure := ""
-	switch {
-	case l != nil && l.From != "" && p.page.Anchors.HasTag(l.From):
-		structure = l.From
-	case p.page.Anchors.HasTag("table"):
-		structure = "table"
-	}
+	_, structure := p.oldStructure()
 	id := p.idFor("desktop-" + firstNonEmpty(structure, "content"))
 	switch {
 	case structure != "" && len(p.items) > 0:

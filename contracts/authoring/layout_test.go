@@ -1,7 +1,13 @@
 package authoring
 
 import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
+
+	"github.com/signoff/signoff/contracts"
 )
 
 // seedGoal is issue 13's task, verbatim: the sentence whose contract had no structural check.
@@ -91,6 +97,146 @@ func TestReadBreakpoint(t *testing.T) {
 	for s, want := range cases {
 		if got := readBreakpoint(s); got != want {
 			t.Errorf("%q: breakpoint %d, want %d", s, got, want)
+		}
+	}
+}
+
+// TestLayoutContracts: the seed sentence and its paraphrases give the structural pair (the new
+// structure displayed and holding the items, the table not displayed) at the phone width and
+// just under the breakpoint, and the table kept at 1440x1000.
+func TestLayoutContracts(t *testing.T) {
+	s := financeSurvey(t)
+	narrowAt := func(w int) []contracts.Viewport {
+		return []contracts.Viewport{Mobile, {Width: w, Height: Mobile.Height}}
+	}
+	phone := []contracts.Viewport{Mobile}
+	cases := []struct {
+		goal   string
+		to     string
+		narrow []contracts.Viewport
+	}{
+		{seedGoal, "card", narrowAt(639)},
+		{"On phones, show the watchlist rows as cards instead of the table; keep the desktop table.", "card", phone},
+		{"Watchlist: cards on phones, the table on desktop.", "card", phone},
+		{"Stack the watchlist rows on phones so nothing scrolls sideways; the desktop table stays.", "item", phone},
+		{"Switch the watchlist to cards under 768px and keep the table on desktop.", "card", narrowAt(767)},
+		{"At 600px and below, collapse the watchlist table into cards.", "card", narrowAt(600)},
+		{"Give the watchlist a mobile card view below 640px.", "card", narrowAt(639)},
+		{"Show the rows as cards on small screens on the watchlist page.", "card", phone},
+		{"Use a card per symbol on the watchlist for screens narrower than 640px, preserving the desktop table.", "card", narrowAt(639)},
+		{"Replace the watchlist table with a compact card layout on mobile (max-width: 640px).", "card", narrowAt(640)},
+		{"Instead of the table, phones should get one card per watchlist symbol below 640 pixels.", "card", narrowAt(639)},
+		{"The watchlist table should become stacked cards on mobile.", "card", phone},
+		{"On the watchlist, lay out each symbol as a card on phones and leave the desktop table alone.", "card", phone},
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(strings.Fields(c.goal)[:5], " "), func(t *testing.T) {
+			d, err := Rules{}.Generate(context.Background(), GenerateInput{Goal: c.goal, Survey: s})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkCommon(t, d, s)
+			allOnRoute(t, d, "/watchlist")
+			var ids []string
+			for _, cr := range d.Criteria {
+				ids = append(ids, cr.ID)
+			}
+			if want := []string{"loads-mobile", "mobile-no-overflow", "mobile-" + c.to + "s", "desktop-table", "no-page-errors"}; !slices.Equal(ids, want) {
+				t.Errorf("criteria %v, want %v:\n%s", ids, want, shape(d))
+			}
+			checkStructural(t, d, c.to, c.narrow)
+			desk := wantOne(t, "keeping the table at 1440x1000", find(d, func(cr contracts.Criterion, a contracts.Assertion) bool {
+				return a.Kind == contracts.KindVisibleText && a.Within == "table"
+			}))
+			if !slices.Equal(desk.Viewports(), []contracts.Viewport{Desktop}) || d.Role(desk.ID) != RoleGuard || !slices.Equal(desk.Assert.Texts, []string{"NVDA", "AAPL", "MSFT", "SPY"}) {
+				t.Errorf("desktop check %s at %v (%s): %+v", desk.ID, desk.Viewports(), d.Role(desk.ID), desk.Assert)
+			}
+			if !d.Scope.Layout || !d.Scope.Mobile {
+				t.Errorf("scope %+v", d.Scope)
+			}
+		})
+	}
+}
+
+// checkStructural: exactly one criterion checks the layout, as the change, at the narrow
+// viewports only: the hook's elements displayed, the page's first items visible inside them,
+// and no table, ARIA table or ARIA grid displayed. The hook is declared for the executor.
+func checkStructural(t *testing.T, d *Draft, to string, narrow []contracts.Viewport) {
+	t.Helper()
+	sel := fmt.Sprintf(`[data-testid="watchlist-%s"]`, to)
+	st := find(d, kind(contracts.KindElementAbsent))
+	if len(st) != 1 {
+		t.Fatalf("%d criteria check that a structure is gone, want 1:\n%s", len(st), shape(d))
+	}
+	c := st[0]
+	if d.Role(c.ID) != RoleChange || !slices.Equal(c.Viewports(), narrow) {
+		t.Errorf("%s: %s at %v, want the change at %v", c.ID, d.Role(c.ID), c.Viewports(), narrow)
+	}
+	var absent, present, inside bool
+	for _, a := range leavesOf(c.Assert) {
+		switch {
+		case a.Kind == contracts.KindElementAbsent:
+			absent = a.Selector == `table, [role="table"], [role="grid"]` && a.State == contracts.StateVisible
+		case a.Kind == contracts.KindElementPresent:
+			present = a.Selector == sel && a.State == contracts.StateVisible
+		case a.Kind == contracts.KindVisibleText:
+			inside = a.Within == sel && slices.Equal(a.Texts, []string{"NVDA", "AAPL", "MSFT"})
+		default:
+			t.Errorf("%s: unexpected %s in the structural check", c.ID, a.Kind)
+		}
+	}
+	if !absent || !present || !inside {
+		t.Errorf("%s: table gone %v, %s displayed %v, symbols inside it %v: %+v", c.ID, absent, sel, present, inside, c.Assert)
+	}
+	hooks := 0
+	for _, h := range d.TestHooks {
+		if h.Selector == sel && len(h.Description) > 20 {
+			hooks++
+		}
+	}
+	if hooks != 1 || len(d.TestHooks) != 1 {
+		t.Errorf("test hooks %+v, want %s declared with a description", d.TestHooks, sel)
+	}
+	if at := find(d, func(c contracts.Criterion, a contracts.Assertion) bool {
+		return slices.Contains(c.Viewports(), Desktop) && (a.Within == sel || a.Selector == sel || a.Kind == contracts.KindElementAbsent)
+	}); len(at) > 0 {
+		t.Errorf("%s asks for the narrow layout at 1440x1000", at[0].ID)
+	}
+}
+
+// TestNotLayoutChanges: goals that name no new structure for the page's items get no
+// structural check and no layout hook.
+func TestNotLayoutChanges(t *testing.T) {
+	s := financeSurvey(t)
+	for _, g := range []string{
+		"Add a Market Status card to the watchlist header.",
+		"Add a Market Status card to the watchlist header on mobile.",
+		"Add a summary card showing the total value to the watchlist on phones.",
+		"Fix the watchlist overflow on mobile phones below 640px.",
+		"Make the watchlist work on phones.",
+		"Let the watchlist table scroll horizontally on phones instead of overflowing.",
+		"Fix the card layout of the watchlist on mobile.",
+		"Make the summary cards on the watchlist fit on phones below 640px.",
+	} {
+		d, err := Rules{}.Generate(context.Background(), GenerateInput{Goal: g, Survey: s})
+		if err != nil {
+			t.Errorf("%q: %v", g, err)
+			continue
+		}
+		checkCommon(t, d, s)
+		if len(find(d, kind(contracts.KindElementAbsent))) > 0 || d.Scope.Layout {
+			t.Errorf("%q demands a layout change:\n%s", g, shape(d))
+		}
+		for _, h := range d.TestHooks {
+			if strings.HasPrefix(h.Selector, `[data-testid="watchlist-`) {
+				t.Errorf("%q declares the layout hook %s", g, h.Selector)
+			}
+		}
+		// A phone goal still keeps the desktop table; the others keep the page's content.
+		if len(find(d, func(c contracts.Criterion, a contracts.Assertion) bool {
+			return primary(c) == Desktop && a.Kind == contracts.KindVisibleText
+		})) == 0 {
+			t.Errorf("%q: nothing checks the page at 1440x1000:\n%s", g, shape(d))
 		}
 	}
 }
