@@ -15,11 +15,12 @@ import (
 //   - phrases that can only mean a layout: "a card layout", "a mobile card view", "replace the
 //     table with cards", "cards instead of the table", "show each row as a card", "a card per
 //     symbol", "stack the rows";
-//   - phrases that mean one only next to a screen width or the structure being replaced:
-//     "switch to cards", "show compact cards", "cards on phones".
+//   - phrases that mean one only next to a screen width: "switch to cards under 768px",
+//     "show compact cards on phones", "cards on phones".
 //
 // A single named element ("add a Market Status card to the header") is a feature, not a
-// layout; a layout the page already has ("fix the card layout") is not a new one; and a goal
+// layout; nor are cards placed beside the page's content ("cards above the table"); a
+// layout the page already has ("fix the card layout") is not a new one; and a goal
 // about phones that names no new structure ("fix the overflow on mobile") is checked by the
 // overflow rule alone.
 
@@ -42,12 +43,16 @@ var (
 	// stack the rows, the columns stacked
 	stackRe = regexp.MustCompile(`\bstack(?:s|ed|ing)?\s+(?:up\s+)?(?:the\s+|each\s+|every\s+|all\s+(?:of\s+)?(?:the\s+)?|its\s+|their\s+)?(?:[\w'’-]+\s+){0,2}?(rows|items|entries|symbols|tickers|columns|cells|fields|positions|holdings|stocks|lines|values)\b|\b(rows|items|entries|columns|cells|fields)\s+(?:are\s+|get\s+|should\s+be\s+)?stacked\b`)
 
-	// Weak: a change to cards that needs a screen width or the old structure beside it.
+	// Weak: a change to cards that is a layout only next to a screen width.
 	switchToRe    = regexp.MustCompile(`\b(?:switch|mov|chang|flip|convert|collaps|turn|reflow|transform|fall\w*\s+back|break)\w*\s+(?:(?:the|its|this|each|every)\s+)?(?:[\w-]+\s+){0,2}?(?:over\s+)?(?:in)?to\s+(?:an?\s+|one\s+)?(?:` + adj + `\s+)*(cards|tiles|stacks?|stacked\s+(?:rows|blocks|items|cards)|accordions?|lists?)\b|\bbecom\w*\s+(?:an?\s+)?(?:` + adj + `\s+)*(cards|tiles|stacks?|accordions?|lists?)\b`)
 	pluralCardsRe = regexp.MustCompile(`\b(?:use|uses|using|show|shows|showing|display\w*|render\w*|get|gets|with|in|as|into)\s+(?:` + adj + `\s+)*(cards|tiles)\b|(?:^|[:;,.(]\s*)(?:` + adj + `\s+)*(cards|tiles)\s+(?:on|for|below|under|at|in|when|beneath)\b`)
 
 	// existingRe ends text that makes the following structure one the page already has.
-	existingRe   = regexp.MustCompile(`\b(?:(?:fix|repair|debug|tweak|adjust|correct|restyle|polish)\w*\s+(?:the|its|our|this)\s+(?:[\w-]+\s+)?|(?:existing|current|old)\s+(?:[\w-]+\s+)?)$`)
+	existingRe = regexp.MustCompile(`\b(?:(?:fix|repair|debug|tweak|adjust|correct|restyle|polish)\w*\s+(?:the|its|our|this)\s+(?:[\w-]+\s+)?|(?:existing|current|old)\s+(?:[\w-]+\s+)?)$`)
+	// besideRe follows a structure placed next to another element ("cards above the
+	// table"): an addition to the page, not its items in a new structure.
+	besideRe = regexp.MustCompile(`^\s+(?:above|below|under|over|beneath|next to|beside|alongside|on top of|at the (?:top|bottom) of)\s+(?:the|a|an|its)\s+(?:[\w-]+\s+)?(?:table|header|heading|title|chart|page|nav|navigation|footer|form|summary|banner|section|list|sidebar)\b`)
+	// oldMentionRe finds the structure the goal says is being replaced.
 	oldMentionRe = regexp.MustCompile(`\b(tables?|grid|rows|columns)\b`)
 )
 
@@ -89,8 +94,7 @@ func findLayout(l string) *layoutChange {
 			return &layoutChange{To: layoutTarget(w)}
 		}
 	}
-	narrow := mobileRe.MatchString(l) || readBreakpoint(l) > 0
-	if !narrow && !oldMentionRe.MatchString(l) {
+	if !mobileRe.MatchString(l) && readBreakpoint(l) == 0 {
 		return nil
 	}
 	for _, re := range []*regexp.Regexp{switchToRe, pluralCardsRe} {
@@ -105,7 +109,7 @@ func findLayout(l string) *layoutChange {
 // page already has ("fix the card layout"), or "".
 func newStructure(l string, re *regexp.Regexp) string {
 	for _, m := range re.FindAllStringSubmatchIndex(l, -1) {
-		if existingRe.MatchString(l[:m[0]]) {
+		if existingRe.MatchString(l[:m[0]]) || besideRe.MatchString(l[m[1]:]) {
 			continue
 		}
 		for g := 1; 2*g+1 < len(m); g++ {

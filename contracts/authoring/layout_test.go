@@ -39,6 +39,7 @@ func TestReadLayout(t *testing.T) {
 		{"Below the 640px breakpoint the watchlist should render its rows as compact cards.", "card", 640},
 		{"Turn the watchlist rows into an accordion on phones.", "accordion", 0},
 		{"Show the watchlist as a list view on screens 600px wide or narrower.", "item", 601},
+		{"Show the watchlist rows as cards below the 640px breakpoint.", "card", 640},
 	}
 	for _, c := range layouts {
 		lc := readIntent(c.goal).layout
@@ -68,6 +69,9 @@ func TestReadLayout(t *testing.T) {
 		"Switch the price column to show percentages on phones.",
 		"Add a 'Skip for now' link to the onboarding page that goes to the watchlist.",
 		"Show each price change as a percentage on the watchlist table.",
+		"Show cards above the watchlist table on phones.",
+		"Show compact cards below the page header on mobile.",
+		"Show cards with the top movers on the watchlist page.",
 	}
 	for _, g := range others {
 		if lc := readIntent(g).layout; lc != nil {
