@@ -730,15 +730,26 @@ func (p *pagePlan) featureCheck(mobileFirst bool) (contracts.Criterion, []contra
 	}
 	id := p.idFor(hookID)
 	if f.Title != "" {
-		where := "the " + f.Container + " " + sel
+		where := fmt.Sprintf("in the new %s (%s)", f.Container, sel)
 		if within != sel {
-			where = "the page " + within
+			where = fmt.Sprintf("inside the page's %s (<%s>)", regionWord(within), within)
 		}
-		return p.crit(id, fmt.Sprintf("At %s %q is visible inside %s on %s%s.", vpNames(vps), f.Title, where, p.route, p.suffix()),
+		return p.crit(id, fmt.Sprintf("At %s %q is visible %s on %s%s.", vpNames(vps), f.Title, where, p.route, p.suffix()),
 			contracts.Assertion{Kind: contracts.KindVisibleText, Texts: []string{f.Title}, Within: within}, vps...), hooks
 	}
 	return p.crit(id, fmt.Sprintf("At %s the %s (%s) is visible on %s%s.", vpNames(vps), featureName(f), sel, p.route, p.suffix()),
 		contracts.Assertion{Kind: contracts.KindElementPresent, Selector: sel, State: contracts.StateVisible}, vps...), hooks
+}
+
+// regionWord names a page region by the word a person uses for its tag.
+func regionWord(tag string) string {
+	switch tag {
+	case "nav":
+		return "navigation"
+	case "aside":
+		return "sidebar"
+	}
+	return tag
 }
 
 // loadingCheck holds the page's data request and checks the loading state is shown meanwhile.

@@ -542,3 +542,25 @@ func TestUnscopedLayoutChange(t *testing.T) {
 		t.Errorf("a check still wants the table:\n%s", shape(d))
 	}
 }
+
+// TestFeatureDescriptionNamesTheElement: a description names the new element and its hook
+// as such ("in the new note (<selector>)"), and a page region by its word, not as a run of
+// words with a selector tacked on.
+func TestFeatureDescriptionNamesTheElement(t *testing.T) {
+	s := financeSurvey(t)
+	for goal, want := range map[string]string{
+		"Add a 'Prices are delayed' note to the Watchlist page.":       `in the new note ([data-testid="prices-are-delayed"])`,
+		"Just add a 'Mobile optimized' label to the Watchlist header.": "inside the page's header (<header>)",
+	} {
+		d, err := Rules{}.Generate(context.Background(), GenerateInput{Goal: goal, Survey: s})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := wantOne(t, "for the new element", find(d, func(c contracts.Criterion, a contracts.Assertion) bool {
+			return c.Assert.Kind == contracts.KindVisibleText && d.Role(c.ID) == RoleChange
+		}))
+		if !strings.Contains(c.Description, want) {
+			t.Errorf("%q: description %q does not say %q", goal, c.Description, want)
+		}
+	}
+}
