@@ -162,10 +162,12 @@ var testKey = ed25519.NewKeyFromSeed([]byte("signoff-authoring-localcheck-key"))
 // The goals, as a user would type them.
 const (
 	watchlistGoal = "Make the Watchlist page work well on mobile: cards instead of the table below 640px, desktop table kept."
-	fakeFixGoal   = "Just add a 'Mobile optimized' label to the Watchlist header."
-	paperGoal     = "Add an Account Health strip to the Paper trading page showing the account's health, buying power and margin used."
-	quotesGoal    = `Add a currency field set to "USD" to every quote returned by /api/quotes.`
-	onboardGoal   = "Add a 'Skip for now' link to the onboarding page that goes to the watchlist."
+	// seedGoal is issue 13's task verbatim; its contract once had no structural check.
+	seedGoal    = "Make the Watchlist page work well on mobile by showing a compact card layout below 640px while preserving the desktop table on larger screens."
+	fakeFixGoal = "Just add a 'Mobile optimized' label to the Watchlist header."
+	paperGoal   = "Add an Account Health strip to the Paper trading page showing the account's health, buying power and margin used."
+	quotesGoal  = `Add a currency field set to "USD" to every quote returned by /api/quotes.`
+	onboardGoal = "Add a 'Skip for now' link to the onboarding page that goes to the watchlist."
 )
 
 // TestDiscriminationOnFinanceFixture builds the base commit once and runs every generated
@@ -179,10 +181,14 @@ func TestDiscriminationOnFinanceFixture(t *testing.T) {
 	fx := materialize(t, root, map[string]string{
 		"W1":  filepath.Join(runs, "W1", "patches", "attempt-1.patch"),
 		"alt": filepath.Join(mod, "contracts", "authoring", "testdata", "watchlist-cards-alt.patch"),
-		"W2":  filepath.Join(runs, "W2", "patches", "attempt-1.patch"),
-		"W4":  filepath.Join(runs, "W4", "patches", "attempt-1.patch"),
-		"P1":  filepath.Join(runs, "P1", "patches", "attempt-1.patch"),
-		"P2":  filepath.Join(runs, "P2", "patches", "attempt-1.patch"),
+		// Fake fixes: the table in a horizontal scroll container and no cards; the table's
+		// rows as an ARIA grid of divs labelled as cards on phones.
+		"scroll": filepath.Join(mod, "contracts", "authoring", "testdata", "watchlist-table-scroll.patch"),
+		"grid":   filepath.Join(mod, "contracts", "authoring", "testdata", "watchlist-aria-grid.patch"),
+		"W2":     filepath.Join(runs, "W2", "patches", "attempt-1.patch"),
+		"W4":     filepath.Join(runs, "W4", "patches", "attempt-1.patch"),
+		"P1":     filepath.Join(runs, "P1", "patches", "attempt-1.patch"),
+		"P2":     filepath.Join(runs, "P2", "patches", "attempt-1.patch"),
 	})
 	sb, err := sandbox.New(sandbox.Config{})
 	if err != nil {
@@ -252,6 +258,7 @@ func TestDiscriminationOnFinanceFixture(t *testing.T) {
 		goal                    string
 		failing, guards, absent []string
 	}{
+		{goal: seedGoal, failing: []string{"mobile-no-overflow", "mobile-cards"}, guards: []string{"loads-mobile", "desktop-table", "no-page-errors"}},
 		{goal: fakeFixGoal, failing: []string{"mobile-no-overflow", "mobile-optimized"}, guards: []string{"loads-mobile", "desktop-table", "no-page-errors"}},
 		{goal: paperGoal, failing: []string{"account-health"}, guards: []string{"loads-desktop", "mobile-no-overflow", "page-content", "no-page-errors"}},
 		{goal: onboardGoal, failing: []string{"skip-for-now", "skip-for-now-target"}, guards: []string{"loads-desktop", "mobile-no-overflow", "page-content", "no-page-errors"}},
@@ -286,9 +293,17 @@ func TestDiscriminationOnFinanceFixture(t *testing.T) {
 		failed              []string
 	}{
 		{"W1", watchlistGoal, contracts.Satisfied, nil},
+		{"W1", seedGoal, contracts.Satisfied, nil},
 		{"alt", watchlistGoal, contracts.Satisfied, nil},
+		{"alt", seedGoal, contracts.Satisfied, nil},
 		{"W2", watchlistGoal, contracts.NotSatisfied, []string{"mobile-no-overflow", "mobile-cards"}},
+		{"W2", seedGoal, contracts.NotSatisfied, []string{"mobile-no-overflow", "mobile-cards"}},
 		{"W4", watchlistGoal, contracts.NotSatisfied, []string{"desktop-table"}},
+		{"W4", seedGoal, contracts.NotSatisfied, []string{"desktop-table"}},
+		// Nothing overflows the page and the symbols show at every width: only the structure
+		// at phone widths tells these from the change.
+		{"scroll", seedGoal, contracts.NotSatisfied, []string{"mobile-cards"}},
+		{"grid", seedGoal, contracts.NotSatisfied, []string{"mobile-cards"}},
 		{"P1", paperGoal, contracts.Satisfied, nil},
 		{"P2", paperGoal, contracts.NotSatisfied, []string{"mobile-no-overflow"}},
 	}
@@ -304,10 +319,27 @@ func TestDiscriminationOnFinanceFixture(t *testing.T) {
 		if got := d.FailedCriteria(); !sameSet(got, im.failed) {
 			t.Errorf("%s: failed criteria %v, want %v", im.name, got, im.failed)
 		}
-		if im.name == "W1" || im.name == "W2" {
+		if (im.name == "W1" || im.name == "W2") && im.goal == watchlistGoal {
 			repeatVerdicts(ctx, t, checker, w1Contract, w1Hash, sha, im.name, flakeRuns)
 		}
-		if im.name == "W2" {
+		if im.name == "grid" {
+			// What catches it: the table element is hidden at 390x844, the ARIA grid is not.
+			for _, only := range []struct {
+				selector string
+				holds    bool
+			}{{"table", true}, {`[role="grid"]`, false}} {
+				v := absentOnly(*res.Contract, "mobile-cards", only.selector)
+				vh, err := contracts.Hash(v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				vd, _ := judge(ctx, t, checker, v, vh, sha)
+				if holds := !slices.Contains(vd.FailedCriteria(), "mobile-cards"); holds != only.holds {
+					t.Errorf("grid, mobile-cards as element_absent %s only: holds %v, want %v (%s)", only.selector, holds, only.holds, vd.Summary())
+				}
+			}
+		}
+		if im.name == "W2" && im.goal == watchlistGoal {
 			// The fake fix satisfies the literal request (the label is there) and fails its
 			// claim: the page still overflows on a phone.
 			fd, _ := judge(ctx, t, checker, *fakeFix.Contract, fakeFix.Hash, sha)
@@ -386,6 +418,18 @@ func fixtureContract(t *testing.T, path string) (contracts.Contract, string) {
 		t.Fatal(err)
 	}
 	return *c, h
+}
+
+// absentOnly returns c with criterion id reduced to one check: no visible element matches
+// selector.
+func absentOnly(c contracts.Contract, id, selector string) contracts.Contract {
+	c.Criteria = slices.Clone(c.Criteria)
+	for i := range c.Criteria {
+		if c.Criteria[i].ID == id {
+			c.Criteria[i].Assert = contracts.Assertion{Kind: contracts.KindElementAbsent, Selector: selector, State: contracts.StateVisible}
+		}
+	}
+	return c
 }
 
 func judge(ctx context.Context, t *testing.T, checker *localcheck.LocalChecker, c contracts.Contract, hash, sha string) (policy.Decision, *localcheck.Run) {
