@@ -401,8 +401,8 @@ func hookSelector(id string) string { return fmt.Sprintf(`[data-testid=%q]`, id)
 
 // uiPlan builds criteria for the target pages and merges them, most important first.
 func uiPlan(s *Survey, it *intent, pages []string, dest string, d *Draft) error {
-	if it.layout != nil && it.feature != nil && it.feature.Title == "" {
-		it.feature = nil // "a list"/"cards" named by the layout, not a new element
+	if it.layout != nil && it.feature != nil && (it.feature.Title == "" || readLayout(strings.ToLower(it.feature.Title)) != nil) {
+		it.feature = nil // "a list", "cards" or "a Compact Card Layout" named by the layout, not a new element
 	}
 	it.multiPage = len(pages) > 1
 	var all [][]candidate

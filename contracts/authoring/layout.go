@@ -13,8 +13,8 @@ import (
 // strengths:
 //
 //   - phrases that can only mean a layout: "a card layout", "a mobile card view", "replace the
-//     table with cards", "cards instead of the table", "show each row as a card", "a card per
-//     symbol", "stack the rows";
+//     table with cards", "cards instead of the table", "show each row as a card", "each row
+//     becomes a card", "a card per symbol", "stack the rows";
 //   - phrases that mean one only next to a screen width: "switch to cards under 768px",
 //     "show compact cards on phones", "cards on phones".
 //
@@ -29,22 +29,25 @@ const adj = `(?:compact|simple|small|smaller|stacked|vertical|responsive|mobile|
 
 var (
 	// cards instead of the table
-	cardsForRe = regexp.MustCompile(`\b(cards?|card layout|card view|tiles?|a list|list items|stacked (?:rows|blocks|items)|an? accordion)\b[^.;]{0,40}?\b(?:instead of|rather than|in place of|replacing|to replace)\s+(?:the\s+|a\s+|an\s+|its\s+)?(?:[\w-]+\s+){0,2}?(table|grid|columns|rows)\b`)
+	cardsForRe = regexp.MustCompile(`\b((?:a\s+)?list of (?:cards|tiles)|cards?|card layout|card view|tiles?|a list|list items|stacked (?:rows|blocks|items)|an? accordion)\b[^.;]{0,40}?\b(?:instead of|rather than|in place of|replacing|to replace)\s+(?:the\s+|a\s+|an\s+|its\s+)?(?:[\w-]+\s+){0,2}?(table|grid|columns|rows)\b`)
 	// instead of the table, cards
-	insteadCardsRe = regexp.MustCompile(`\b(?:instead of|rather than|in place of)\s+(?:the\s+|a\s+|an\s+|its\s+)?(?:[\w-]+\s+){0,2}?(table|grid|columns|rows)\b[^.;]{0,60}?\b(cards|card (?:layout|view|per)|tiles|a list|stacked (?:rows|blocks|items)|accordions?)\b`)
+	insteadCardsRe = regexp.MustCompile(`\b(?:instead of|rather than|in place of)\s+(?:the\s+|a\s+|an\s+|its\s+)?(?:[\w-]+\s+){0,2}?(table|grid|columns|rows)\b[^.;]{0,60}?\b((?:a\s+)?list of (?:cards|tiles)|cards|card (?:layout|view|per)|tiles|a list|stacked (?:rows|blocks|items)|accordions?)\b`)
 	// replace the table with cards, collapse the table into cards
 	replaceRe = regexp.MustCompile(`\b(?:replac|swap|turn|convert|switch|chang|collaps|transform|reflow|break|split)\w*\s+(?:out\s+)?(?:the\s+|its\s+|each\s+|every\s+|all\s+(?:of\s+)?(?:the\s+)?)?(?:[\w-]+\s+){0,2}?(table|grid|columns|rows)\s+(?:out\s+)?(?:with|for|into|to|over\s+to)\s+(?:an?\s+|one\s+)?(?:[\w-]+\s+){0,2}?(cards?|lists?|stacks?|stacked|accordions?|tiles?)\b`)
 	// show each symbol as a card, render the rows as compact cards
-	showAsRe = regexp.MustCompile(`\b(?:show|display|render|lay(?:s)? out|laid out|present|format|list)\w*\s+(?:each|every|the|all(?:\s+of)?(?:\s+the)?|its|their)\s+(?:[\w'’-]+\s+){1,3}?as\s+(?:an?\s+)?(?:` + adj + `\s+)*(cards?|tiles?|list items?|stacked (?:rows|blocks|items)|accordions?|a list)\b`)
+	showAsRe = regexp.MustCompile(`\b(?:show|display|render|lay(?:s)? out|laid out|present|format|list)\w*\s+(?:each|every|the|all(?:\s+of)?(?:\s+the)?|its|their)\s+(?:[\w'’-]+\s+){1,3}?as\s+(?:an?\s+)?(?:` + adj + `\s+)*((?:a\s+)?list of (?:cards|tiles)|cards?|tiles?|list items?|stacked (?:rows|blocks|items)|accordions?|a list)\b`)
+	// each row becomes a card, turn every symbol into a card
+	perItemRe = regexp.MustCompile(`\b(?:each|every)\s+(?:[\w'’-]+\s+)?(?:row|item|entry|symbol|ticker|stock|position|holding|line)\s+(?:becomes?|turns?\s+into|(?:is\s+)?(?:shown|displayed|rendered|laid out)\s+as|gets?)\s+(?:its\s+own\s+|an?\s+|one\s+)?(?:` + adj + `\s+)*(card|tile|accordion)\b|\b(?:turn|convert|make|collaps|transform|break)\w*\s+(?:each|every)\s+(?:[\w'’-]+\s+)?(?:row|item|entry|symbol|ticker|stock|position|holding|line)\s+(?:into|to)\s+(?:its\s+own\s+|an?\s+)?(?:` + adj + `\s+)*(card|tile|accordion)\b`)
 	// a (compact) card layout, a mobile card view, a list view
 	layoutPhraseRe = regexp.MustCompile(`\b(card|tile|list|stacked|accordion)(?:[- ](?:based|style))?\s+(?:layouts?|views?|designs?|formats?|modes?|presentation|version|ui)\b|\b(card)\s+(?:lists?|grids?)\b`)
-	// a card per symbol, one card for each row
-	cardPerRe = regexp.MustCompile(`\b(?:an?|one)\s+(?:` + adj + `\s+)*(card|tile)\s+(?:per|for each|for every)\b`)
+	// a card per symbol
+	cardPerRe = regexp.MustCompile(`\b(?:(?:an?|one)\s+)?(?:` + adj + `\s+)*(card|tile)\s+per\b`)
 	// stack the rows, the columns stacked
 	stackRe = regexp.MustCompile(`\bstack(?:s|ed|ing)?\s+(?:up\s+)?(?:the\s+|each\s+|every\s+|all\s+(?:of\s+)?(?:the\s+)?|its\s+|their\s+)?(?:[\w'’-]+\s+){0,2}?(rows|items|entries|symbols|tickers|columns|cells|fields|positions|holdings|stocks|lines|values)\b|\b(rows|items|entries|columns|cells|fields)\s+(?:are\s+|get\s+|should\s+be\s+)?stacked\b`)
 
 	// Weak: a change to cards that is a layout only next to a screen width.
 	switchToRe    = regexp.MustCompile(`\b(?:switch|mov|chang|flip|convert|collaps|turn|reflow|transform|fall\w*\s+back|break)\w*\s+(?:(?:the|its|this|each|every)\s+)?(?:[\w-]+\s+){0,2}?(?:over\s+)?(?:in)?to\s+(?:an?\s+|one\s+)?(?:` + adj + `\s+)*(cards|tiles|stacks?|stacked\s+(?:rows|blocks|items|cards)|accordions?|lists?)\b|\bbecom\w*\s+(?:an?\s+)?(?:` + adj + `\s+)*(cards|tiles|stacks?|accordions?|lists?)\b`)
+	cardForEachRe = regexp.MustCompile(`\b(?:(?:an?|one)\s+)?(?:` + adj + `\s+)*(card|tile)\s+for\s+(?:each|every)\b`)
 	pluralCardsRe = regexp.MustCompile(`\b(?:use|uses|using|show|shows|showing|display\w*|render\w*|get|gets|with|in|as|into)\s+(?:` + adj + `\s+)*(cards|tiles)\b|(?:^|[:;,.(]\s*)(?:` + adj + `\s+)*(cards|tiles)\s+(?:on|for|below|under|at|in|when|beneath)\b`)
 
 	// existingRe ends text that makes the following structure one the page already has.
@@ -89,7 +92,7 @@ func findLayout(l string) *layoutChange {
 	if m := replaceRe.FindStringSubmatch(l); m != nil {
 		return &layoutChange{From: layoutSource(m[1]), To: layoutTarget(m[2])}
 	}
-	for _, re := range []*regexp.Regexp{showAsRe, layoutPhraseRe, cardPerRe, stackRe} {
+	for _, re := range []*regexp.Regexp{showAsRe, perItemRe, layoutPhraseRe, cardPerRe, stackRe} {
 		if w := newStructure(l, re); w != "" {
 			return &layoutChange{To: layoutTarget(w)}
 		}
@@ -97,7 +100,7 @@ func findLayout(l string) *layoutChange {
 	if !mobileRe.MatchString(l) && readBreakpoint(l) == 0 {
 		return nil
 	}
-	for _, re := range []*regexp.Regexp{switchToRe, pluralCardsRe} {
+	for _, re := range []*regexp.Regexp{switchToRe, cardForEachRe, pluralCardsRe} {
 		if w := newStructure(l, re); w != "" {
 			return &layoutChange{To: layoutTarget(w)}
 		}
@@ -157,7 +160,7 @@ func readBreakpoint(l string) int {
 // stacked block).
 func layoutTarget(w string) string {
 	switch {
-	case strings.HasPrefix(w, "card"), strings.HasPrefix(w, "tile"):
+	case strings.Contains(w, "card"), strings.Contains(w, "tile"):
 		return "card"
 	case strings.Contains(w, "accordion"):
 		return "accordion"

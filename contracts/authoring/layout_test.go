@@ -40,6 +40,12 @@ func TestReadLayout(t *testing.T) {
 		{"Turn the watchlist rows into an accordion on phones.", "accordion", 0},
 		{"Show the watchlist as a list view on screens 600px wide or narrower.", "item", 601},
 		{"Show the watchlist rows as cards below the 640px breakpoint.", "card", 640},
+		{"Make the watchlist mobile-friendly: each row becomes a card on screens under 640px.", "card", 640},
+		{"Please make the watchlist usable on an iPhone by turning each row into a card.", "card", 0},
+		{"Watchlist below 640px: card per ticker; desktop unchanged.", "card", 640},
+		{"On mobile, render the watchlist as a list of cards instead of the wide table.", "card", 0},
+		{"Watchlist on phones: show the holdings as cards, and keep the desktop table.", "card", 0},
+		{"On phones the watchlist should show one card for each symbol.", "card", 0},
 	}
 	for _, c := range layouts {
 		lc := readIntent(c.goal).layout
@@ -72,6 +78,8 @@ func TestReadLayout(t *testing.T) {
 		"Show cards above the watchlist table on phones.",
 		"Show compact cards below the page header on mobile.",
 		"Show cards with the top movers on the watchlist page.",
+		"Add a summary card for each account to the paper trading page.",
+		"Turn each row's change into a percentage on phones.",
 	}
 	for _, g := range others {
 		if lc := readIntent(g).layout; lc != nil {
@@ -132,6 +140,9 @@ func TestLayoutContracts(t *testing.T) {
 		{"Instead of the table, phones should get one card per watchlist symbol below 640 pixels.", "card", narrowAt(639)},
 		{"The watchlist table should become stacked cards on mobile.", "card", phone},
 		{"On the watchlist, lay out each symbol as a card on phones and leave the desktop table alone.", "card", phone},
+		{"Make the watchlist mobile-friendly: each row becomes a card on screens under 640px.", "card", narrowAt(639)},
+		// A capitalised name of the layout is the layout, not a new element showing that text.
+		{"Make the Watchlist page show a Compact Card Layout below 640px.", "card", narrowAt(639)},
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(strings.Fields(c.goal)[:5], " "), func(t *testing.T) {
