@@ -623,9 +623,14 @@ func (p *pagePlan) layoutCheck() (contracts.Criterion, contracts.TestHook) {
 	}
 	hook := contracts.TestHook{Selector: sel,
 		Description: fmt.Sprintf("one %s per %s item in %s of %s, each holding its item's text%s", one, word, where, p.route, example)}
+	// The phone, and the widest screen below the breakpoint; a breakpoint at or under the
+	// phone's width leaves only the latter, since the phone already gets the wide layout.
 	vps := []contracts.Viewport{Mobile}
-	if l.Breakpoint-1 > Mobile.Width && l.Breakpoint-1 >= contracts.MinViewportWidth && l.Breakpoint-1 <= contracts.MaxViewportWidth {
-		vps = append(vps, contracts.Viewport{Width: l.Breakpoint - 1, Height: Mobile.Height})
+	if w := l.Breakpoint - 1; l.Breakpoint > 0 && w != Mobile.Width && w >= contracts.MinViewportWidth && w <= contracts.MaxViewportWidth {
+		if w < Mobile.Width {
+			vps = nil
+		}
+		vps = append(vps, contracts.Viewport{Width: w, Height: Mobile.Height})
 	}
 	if !p.it.layoutScoped() {
 		vps = append(vps, Desktop) // the new layout everywhere, not only on small screens

@@ -141,6 +141,9 @@ func TestLayoutContracts(t *testing.T) {
 		{"The watchlist table should become stacked cards on mobile.", "card", phone},
 		{"On the watchlist, lay out each symbol as a card on phones and leave the desktop table alone.", "card", phone},
 		{"Make the watchlist mobile-friendly: each row becomes a card on screens under 640px.", "card", narrowAt(639)},
+		// Under the phone's width: the phone itself is above the breakpoint.
+		{"Below 360px, show the watchlist rows as cards instead of the table.", "card", []contracts.Viewport{{Width: 359, Height: 844}}},
+		{"Show the watchlist rows as cards up to 390px.", "card", phone},
 		// A capitalised name of the layout is the layout, not a new element showing that text.
 		{"Make the Watchlist page show a Compact Card Layout below 640px.", "card", narrowAt(639)},
 	}
