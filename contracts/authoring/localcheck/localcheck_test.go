@@ -297,9 +297,7 @@ func TestDiscriminationOnFinanceFixture(t *testing.T) {
 		{"alt", watchlistGoal, contracts.Satisfied, nil},
 		{"alt", seedGoal, contracts.Satisfied, nil},
 		{"W2", watchlistGoal, contracts.NotSatisfied, []string{"mobile-no-overflow", "mobile-cards"}},
-		{"W2", seedGoal, contracts.NotSatisfied, []string{"mobile-no-overflow", "mobile-cards"}},
 		{"W4", watchlistGoal, contracts.NotSatisfied, []string{"desktop-table"}},
-		{"W4", seedGoal, contracts.NotSatisfied, []string{"desktop-table"}},
 		// Nothing overflows the page and the symbols show at every width: only the structure
 		// at phone widths tells these from the change.
 		{"scroll", seedGoal, contracts.NotSatisfied, []string{"mobile-cards"}},
