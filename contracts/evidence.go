@@ -135,7 +135,19 @@ type Bundle struct {
 	Payment           PaymentRef  `json:"payment"`
 	PR                PRRef       `json:"pr"`
 	Artifacts         []Artifact  `json:"artifacts"`
-	Signature         string      `json:"signature,omitempty"`
+	// Base binds the base commit's check, when one ran and left its evidence in the
+	// contract's base folder: the base screenshots a proof page shows beside the
+	// implementation's are then covered by this signature, as the attempt's are. Optional;
+	// bundles written before it was recorded, or without a base check, have none.
+	Base      *BaseRef `json:"base,omitempty"`
+	Signature string   `json:"signature,omitempty"`
+}
+
+// BaseRef is the base commit's check (attempt 0, <contract>/base/evidence.json) as a bundle
+// binds it: that evidence's sha256. The evidence itself is signed by the verifier and lists
+// the base screenshots and traces by digest.
+type BaseRef struct {
+	EvidenceDigest string `json:"evidence_digest"`
 }
 
 // BuildResult is the execute queue's account of building the attempt's commit.

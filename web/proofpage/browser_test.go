@@ -374,13 +374,30 @@ func TestBrowserProofPages(t *testing.T) {
 type runsProof struct {
 	id      string
 	verdict string
-	shots   int // implementation screenshots plus base screenshots present
+	shots   int // implementation screenshots plus base screenshots present, plus the first screen's
 	traces  int
 	bundles []contracts.Bundle
 }
 
 func proofOf(id string, bundles []contracts.Bundle, evidence []*contracts.Evidence, root string) *runsProof {
 	p := &runsProof{id: id, verdict: bundles[len(bundles)-1].Verdict, bundles: bundles}
+	// The first screen repeats, per viewport, the latest attempt's implementation screenshot
+	// and the base one beside it.
+	lead := map[string]int{}
+	if ev := evidence[len(evidence)-1]; ev != nil {
+		for _, a := range ev.Artifacts {
+			if m := shotRe.FindStringSubmatch(a.Name); a.Kind == contracts.ArtifactScreenshot && m != nil {
+				vp := m[1] + "x" + m[2]
+				lead[vp] = max(lead[vp], 1)
+				if _, err := os.Stat(filepath.Join(root, id, "base", a.Name)); err == nil {
+					lead[vp] = 2
+				}
+			}
+		}
+	}
+	for _, n := range lead {
+		p.shots += n
+	}
 	for _, ev := range evidence {
 		if ev == nil {
 			continue

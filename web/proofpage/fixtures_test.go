@@ -31,7 +31,7 @@ func buildRuns(t testing.TB, trace []byte) runs {
 	w2c.Goal = "Make the Watchlist page mobile optimized."
 	var attempts []prooftest.Attempt
 	for i := 0; i < w2c.MaxAttempts; i++ {
-		attempts = append(attempts, prooftest.Attempt{Override: prooftest.W2Override(), Trace: trace, Diff: "1 file(s), +2 -1",
+		attempts = append(attempts, prooftest.Attempt{Override: w2Override(), Trace: trace, Diff: "1 file(s), +2 -1",
 			Shade: color.RGBA{uint8(90 + 40*i), 40, 90, 255}})
 	}
 	w2 := prooftest.Build(t, root, prooftest.Spec{Contract: w2c, Base: []string{"mobile-no-overflow", "desktop-table"}, Attempts: attempts})
@@ -44,6 +44,20 @@ func buildRuns(t testing.TB, trace []byte) runs {
 		}
 	}
 	return runs{root: root, w1: w1, w2: w2}
+}
+
+// offender is the box the fixture's verifier measured around W2's overflowing table, in the
+// screenshot's coordinates: the red band prooftest.PNG draws at 390×844.
+var offender = map[string]any{"selector": `main > table[data-testid="watchlist-table"]`, "right": 927.0,
+	"x": 16.0, "y": 96.0, "width": 374.0, "height": 56.0}
+
+// w2Override is W2's observed values with the offending element measured, as the verifier
+// reports clipped elements: one, with its box.
+func w2Override() map[string]map[string]any {
+	o := prooftest.W2Override()
+	o["mobile-no-overflow"]["390x844/clipped_elements"] = 1.0
+	o["mobile-no-overflow"]["390x844/clipped_offenders"] = []any{offender}
+	return o
 }
 
 func keys() Options {

@@ -26,8 +26,14 @@ type Page struct {
 	Dir      string
 	Contract *contracts.Contract // from the latest verification's contract.json
 	Attempts []*Attempt          // by attempt, then try
-	// BaseShots maps screenshot names found in <contract>/base to their relative paths.
+	// BaseShots maps the base commit's screenshot names to their paths relative to the
+	// contract folder: those the base check's evidence lists (when <contract>/base holds one),
+	// else every screenshot found there.
 	BaseShots map[string]string
+	// BaseEvidence is the base check's evidence (<contract>/base/evidence.json), signed by the
+	// verifier, and BaseDigest its sha256; bundles bind it by that digest (Bundle.Base).
+	BaseEvidence *contracts.Evidence
+	BaseDigest   string
 	// Verified is the offline verification, when the page was built with the public keys.
 	Verified *proofstore.ContractReport
 	// VerifyNote says why there is no verification (no keys, or the verification could not run).
@@ -161,14 +167,35 @@ func Load(root, slug string) (*Page, error) {
 			p.Settlement = &st
 		}
 	}
-	if entries, err := os.ReadDir(filepath.Join(dir, proofstore.BaseDir)); err == nil {
-		for _, e := range entries {
-			if e.Type().IsRegular() && fileNameRe.MatchString(e.Name()) && strings.HasSuffix(e.Name(), ".png") {
-				p.BaseShots[e.Name()] = proofstore.BaseDir + "/" + e.Name()
+	loadBase(p)
+	return p, nil
+}
+
+// loadBase reads the base commit's check from <contract>/base: its evidence when there is
+// one (only the screenshots it lists are shown), else the screenshots found there.
+func loadBase(p *Page) {
+	dir := filepath.Join(p.Dir, proofstore.BaseDir)
+	if data, err := proofstore.ReadDocument(dir, proofstore.EvidenceFile); err == nil {
+		var ev contracts.Evidence
+		if json.Unmarshal(data, &ev) == nil {
+			p.BaseEvidence, p.BaseDigest = &ev, contracts.DigestBytes(data)
+			for _, a := range ev.Artifacts {
+				if a.Kind == contracts.ArtifactScreenshot && fileNameRe.MatchString(a.Name) && isFile(filepath.Join(dir, a.Name)) {
+					p.BaseShots[a.Name] = proofstore.BaseDir + "/" + a.Name
+				}
 			}
+			return
 		}
 	}
-	return p, nil
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if e.Type().IsRegular() && fileNameRe.MatchString(e.Name()) && strings.HasSuffix(e.Name(), ".png") {
+			p.BaseShots[e.Name()] = proofstore.BaseDir + "/" + e.Name()
+		}
+	}
 }
 
 // LoadAttempt reads one verification folder on its own (the PR comment and chat summary use

@@ -3,6 +3,8 @@ package proofpage
 import (
 	"fmt"
 	"net/url"
+	"path"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -39,10 +41,16 @@ type pageView struct {
 	Criteria    int
 	Latest      *attemptView
 	Attempts    []*attemptView
-	Timeline    []eventView
-	Head        string
-	Verified    *verifyView
-	VerifyNote  string
+	Newest      []*attemptView // Attempts, latest first
+	Lead        *leadView
+	// VerifyFailed: the page was verified and some check failed; the headline says so.
+	VerifyFailed bool
+	// Base is the base check as a bundle binds it, shown with the records.
+	Base       *baseView
+	Timeline   []eventView
+	Head       string
+	Verified   *verifyView
+	VerifyNote string
 	// Trusted is true only when the page was verified with the reader's keys and every check
 	// held; anything else heads the page "unverified".
 	Trusted    bool
@@ -61,6 +69,14 @@ type settlementView struct {
 	State   string
 	Payment paymentView
 	Checked string // "verified", "failed" or "" (not verified here)
+}
+
+// baseView is the base commit's check: its evidence's digest and whether the latest bundle
+// binds it.
+type baseView struct {
+	Digest, Bound, Commit string
+	BoundOK               bool
+	Shots                 int
 }
 
 type statusView struct {
@@ -100,8 +116,14 @@ type attemptView struct {
 	Unknown     []resultView // results for criteria the contract does not have
 	Passed      int
 	Total       int
-	Shots       []shotView
+	Pairs       []pairView // screenshots, base against implementation
 	Traces      []traceView
+	// Verified: the verifier ran and its evidence is here (Passed and Total count only then).
+	Verified bool
+	// Unchanged: the executor changed nothing in this attempt, so nothing was re-verified.
+	Unchanged bool
+	// Stands is the earlier attempt whose results stand when this one changed nothing.
+	Stands      *attemptView
 	Files       []fileView
 	EvFiles     []fileView // the evidence's list, shown when it differs from the bundle's
 	Diff        string
@@ -118,6 +140,7 @@ type attemptView struct {
 type bundleFields struct {
 	SchemaVersion, ContractID, ContractHash, Goal, BaseSHA, ImplementationSHA string
 	EvidenceDigest, TimelineHead                                              string
+	BaseEvidence                                                              string // the base check's evidence digest the bundle binds
 	Attempt, Try                                                              int
 	BuildPassed                                                               bool
 	Steps                                                                     []stepView
@@ -132,7 +155,8 @@ type stepView struct {
 	Name       string
 	Passed     bool
 	DurationMS int64
-	Log        string
+	Log        string // the log's file name: never the path on the worker that built it
+	LogHref    string // set when the proof holds a file of that name
 }
 
 type evidenceFields struct {
@@ -189,6 +213,7 @@ type resultView struct {
 }
 
 type checkView struct {
+	Key      string
 	Ref      bool // compared with another observed value, not a literal
 	Label    string
 	Viewport string
@@ -199,16 +224,6 @@ type checkView struct {
 }
 
 type kv struct{ K, V string }
-
-type shotView struct {
-	Criterion string
-	Viewport  string
-	Label     string // mobile / desktop
-	Impl      string // relative path
-	ImplAlt   string
-	Base      string // relative path, "" when there is no base screenshot
-	BaseAlt   string
-}
 
 type traceView struct {
 	Criterion string
@@ -298,8 +313,10 @@ func buildPageView(p *Page, links Links) *pageView {
 	if n := len(timeline); n > 0 {
 		v.Head = timeline[n-1].Hash
 	}
+	base, bv := baseOf(p)
+	v.Base = bv
 	for _, a := range p.Attempts {
-		av := newAttemptView(a, c, p.BaseShots, links)
+		av := newAttemptView(a, c, base, links)
 		if a.Bundle != nil {
 			if isPrefix(a.Bundle.Timeline, timeline) {
 				av.HeadSeq = headSeq(a.Bundle.TimelineHead, timeline)
@@ -313,6 +330,17 @@ func buildPageView(p *Page, links Links) *pageView {
 		v.Attempts = append(v.Attempts, av)
 	}
 	v.Latest = v.Attempts[len(v.Attempts)-1]
+	for i := len(v.Attempts) - 1; i >= 0; i-- {
+		v.Newest = append(v.Newest, v.Attempts[i])
+	}
+	for i, av := range v.Attempts {
+		for j := i - 1; av.Unchanged && j >= 0 && av.Stands == nil; j-- {
+			if v.Attempts[j].Verified && v.Attempts[j].Attempt < av.Attempt {
+				av.Stands = v.Attempts[j]
+			}
+		}
+	}
+	v.Lead = newLead(v.Latest, v.Attempts, v.MaxAttempts)
 	if v.Goal == "" && v.Latest.HasBundle {
 		v.Goal = v.Latest.B.Goal
 	}
@@ -328,11 +356,15 @@ func buildPageView(p *Page, links Links) *pageView {
 	case v.Verified == nil:
 		v.TrustNote = "not checked with the reader's keys: the verdict below is only what the bundle claims"
 	case !v.Verified.OK:
+		v.VerifyFailed = true
 		v.TrustNote = fmt.Sprintf("%d of %d checks failed: the verdict below is only what the bundle claims", len(v.Verified.Failed), v.Verified.Total)
 	default:
 		v.Trusted = true
 	}
-	if !v.Trusted {
+	switch {
+	case v.VerifyFailed:
+		v.Title += " (fails verification)"
+	case !v.Trusted:
 		v.Title += " (unverified)"
 	}
 	if st := p.Settlement; st != nil {
@@ -355,6 +387,44 @@ func buildPageView(p *Page, links Links) *pageView {
 		v.Status = &statusView{State: s.State, Verdict: s.Verdict, UpdatedAt: s.UpdatedAt, WorkflowID: s.WorkflowID, Attempts: s.Attempts}
 	}
 	return v
+}
+
+// baseOf is the base commit's screenshots as the attempts pair them, and what covers them.
+func baseOf(p *Page) (*baseShots, *baseView) {
+	var bv *baseView
+	var bound string
+	if l := p.Latest(); l != nil && l.Bundle != nil && l.Bundle.Base != nil {
+		bound = l.Bundle.Base.EvidenceDigest
+	}
+	if p.BaseEvidence != nil || bound != "" {
+		bv = &baseView{Digest: p.BaseDigest, Bound: bound, BoundOK: bound != "" && bound == p.BaseDigest, Shots: len(p.BaseShots)}
+		if p.BaseEvidence != nil {
+			bv.Commit = p.BaseEvidence.ExpectedSHA
+		}
+	}
+	if len(p.BaseShots) == 0 {
+		return nil, bv
+	}
+	b := &baseShots{dir: filepath.Join(p.Dir, proofstore.BaseDir), files: p.BaseShots, results: map[string]*contracts.CriterionResult{}}
+	if p.Contract != nil {
+		b.commit = short(p.Contract.Repo.BaseCommitSHA)
+	}
+	switch {
+	case p.BaseEvidence == nil:
+		b.note = "unsigned: the base folder holds no evidence"
+	case bv.BoundOK:
+		b.note = "signed by the verifier, bound by the bundle"
+	default:
+		b.note = "signed by the verifier, bound by no bundle"
+	}
+	if ev := p.BaseEvidence; ev != nil {
+		for i := range ev.Results {
+			if _, dup := b.results[ev.Results[i].CriterionID]; !dup {
+				b.results[ev.Results[i].CriterionID] = &ev.Results[i]
+			}
+		}
+	}
+	return b, bv
 }
 
 func newVerifyView(cr *proofstore.ContractReport) *verifyView {
@@ -382,7 +452,10 @@ func newVerifyView(cr *proofstore.ContractReport) *verifyView {
 	return vv
 }
 
-func newAttemptView(a *Attempt, c *contracts.Contract, baseShots map[string]string, links Links) *attemptView {
+// codeEmptyDiff is the reason the workflow records for an attempt that changed nothing.
+const codeEmptyDiff = "empty_diff"
+
+func newAttemptView(a *Attempt, c *contracts.Contract, base *baseShots, links Links) *attemptView {
 	av := &attemptView{Attempt: a.Attempt, Try: a.Try, Rel: a.Rel, Problems: a.Problems}
 	av.Anchor = fmt.Sprintf("attempt-%d-try-%d", a.Attempt, a.Try)
 	if b := a.Bundle; b != nil {
@@ -394,8 +467,17 @@ func newAttemptView(a *Attempt, c *contracts.Contract, baseShots map[string]stri
 			BaseSHA: b.BaseSHA, ImplementationSHA: b.ImplementationSHA, EvidenceDigest: b.EvidenceDigest, TimelineHead: b.TimelineHead,
 			Attempt: b.Attempt, Try: b.Try, BuildPassed: b.Build.Passed, Sandbox: b.Build.Sandbox,
 			Unsandboxed: strings.HasPrefix(b.Build.Sandbox, "NOT SANDBOXED"), GateSource: b.Gate.Source, GateErrors: b.Gate.Errors}
+		if b.Base != nil {
+			av.B.BaseEvidence = b.Base.EvidenceDigest
+		}
 		for _, s := range b.Build.Steps {
-			av.B.Steps = append(av.B.Steps, stepView(s))
+			sv := stepView{Name: s.Name, Passed: s.Passed, DurationMS: s.DurationMS, Log: logName(s.Log)}
+			for _, art := range b.Artifacts {
+				if art.Name == s.Log && fileNameRe.MatchString(art.Name) {
+					sv.LogHref = join(a.Rel, art.Name)
+				}
+			}
+			av.B.Steps = append(av.B.Steps, sv)
 		}
 		av.Verdict, av.VerdictWord, av.VerdictCSS = b.Verdict, verdictWord(b.Verdict), verdictCSS(b.Verdict)
 		for _, r := range b.Reasons {
@@ -413,13 +495,14 @@ func newAttemptView(a *Attempt, c *contracts.Contract, baseShots map[string]stri
 		if b.Payment.Local {
 			av.Payment.LocalLabel = LocalPaymentLabel
 		}
-		av.PR = prView{URL: b.PR.URL, Branch: b.PR.Branch, Status: b.PR.Status, Number: b.PR.Number}
+		av.PR = prView{URL: shownPath(b.PR.URL), Branch: b.PR.Branch, Status: b.PR.Status, Number: b.PR.Number}
 		if u, err := url.Parse(b.PR.URL); err == nil && (u.Scheme == "https" || u.Scheme == "http") {
 			av.PR.Link = b.PR.URL
 		}
 		for _, e := range b.Timeline {
 			if e.Type == "executed" && e.Data["attempt"] == strconv.Itoa(b.Attempt) {
 				av.Diff, av.DiffEvent = e.Data["diff"], e.Seq
+				av.Unchanged = e.Data["empty"] == "true"
 			}
 		}
 		av.Files = fileViews(b.Artifacts, a.Rel)
@@ -439,15 +522,26 @@ func newAttemptView(a *Attempt, c *contracts.Contract, baseShots map[string]stri
 			av.EvFiles = ev
 		}
 	}
-	av.Rows, av.Unknown = criteriaRows(a, c)
-	for _, r := range av.Rows {
-		av.Total++
-		if r.Result == "pass" {
-			av.Passed++
+	if a.Bundle != nil {
+		for _, r := range a.Bundle.Reasons {
+			av.Unchanged = av.Unchanged || r.Code == codeEmptyDiff
 		}
 	}
-	av.Shots = shotViews(a, c, baseShots)
+	av.Rows, av.Unknown = criteriaRows(a, c)
+	if a.Evidence != nil {
+		av.Verified = true
+		for _, r := range av.Rows {
+			av.Total++
+			if r.Result == "pass" {
+				av.Passed++
+			}
+		}
+	}
 	av.Traces = traceViews(a, links)
+	av.Pairs = pairViews(a, av, base)
+	for i := range av.Pairs {
+		av.Pairs[i].Trace = traceFor(av.Traces, av.Pairs[i].Criterion, av.Pairs[i].VPW, av.Pairs[i].VPH)
+	}
 	return av
 }
 
@@ -496,7 +590,7 @@ func criteriaRows(a *Attempt, c *contracts.Contract) ([]rowView, []resultView) {
 			}
 			anyFail, anyMissing := false, false
 			for _, ch := range checks {
-				cv := checkView{Label: ch.Label, Viewport: viewportOf(ch.Key)}
+				cv := checkView{Key: ch.Key, Label: ch.Label, Viewport: viewportOf(ch.Key)}
 				want, haveWant := ch.Expected, true
 				if ch.ExpectedKey != "" {
 					cv.Ref = true
@@ -610,52 +704,6 @@ func otherObserved(obs map[string]any, used map[string]bool) []kv {
 
 var shotRe = regexp.MustCompile(`-(\d+)x(\d+)\.png$`)
 
-func shotViews(a *Attempt, c *contracts.Contract, base map[string]string) []shotView {
-	var arts []contracts.Artifact
-	switch {
-	case a.Evidence != nil:
-		arts = a.Evidence.Artifacts
-	case a.Bundle != nil:
-		arts = a.Bundle.Artifacts
-	}
-	commit := ""
-	if a.Bundle != nil {
-		commit = short(a.Bundle.ImplementationSHA)
-	}
-	baseSHA := ""
-	if c != nil {
-		baseSHA = short(c.Repo.BaseCommitSHA)
-	}
-	var out []shotView
-	for _, art := range arts {
-		if art.Kind != contracts.ArtifactScreenshot {
-			continue
-		}
-		sv := shotView{Criterion: art.Criterion, Impl: join(a.Rel, art.Name)}
-		if m := shotRe.FindStringSubmatch(art.Name); m != nil {
-			sv.Viewport = m[1] + "×" + m[2]
-			if w, _ := strconv.Atoi(m[1]); w < 768 {
-				sv.Label = "mobile"
-			} else {
-				sv.Label = "desktop"
-			}
-		}
-		where := fmt.Sprintf("criterion %s", art.Criterion)
-		if sv.Viewport != "" {
-			where += " at " + sv.Viewport
-		}
-		sv.ImplAlt = fmt.Sprintf("Screenshot of the implementation commit %s, %s", commit, where)
-		if p, ok := base[art.Name]; ok {
-			sv.Base = p
-			sv.BaseAlt = fmt.Sprintf("Screenshot of the base commit %s, %s", baseSHA, where)
-		}
-		out = append(out, sv)
-	}
-	// Mobile first, then desktop; criteria in evidence order within each.
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Label == "mobile" && out[j].Label != "mobile" })
-	return out
-}
-
 func traceViews(a *Attempt, links Links) []traceView {
 	var arts []contracts.Artifact
 	switch {
@@ -711,9 +759,60 @@ func eventOf(e contracts.Event) eventView {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		ev.Data = append(ev.Data, kv{k, e.Data[k]})
+		ev.Data = append(ev.Data, kv{k, shownPath(e.Data[k])})
 	}
 	return ev
+}
+
+// traceFor is the criterion's trace at a viewport: the one whose name names the viewport, or
+// the criterion's only one.
+func traceFor(traces []traceView, criterion string, w, h int) *traceView {
+	var found []*traceView
+	for i := range traces {
+		if traces[i].Criterion == criterion {
+			found = append(found, &traces[i])
+		}
+	}
+	vp := fmt.Sprintf("%dx%d", w, h)
+	for _, t := range found {
+		if strings.Contains(t.Name, vp) {
+			return t
+		}
+	}
+	if len(found) > 0 {
+		return found[0]
+	}
+	return nil
+}
+
+// logName is a build log as the page names it: its file name, never the path on the worker.
+func logName(p string) string {
+	if p == "" {
+		return ""
+	}
+	return path.Base(strings.ReplaceAll(p, "\\", "/"))
+}
+
+// shownPath keeps the paths of the machine that made the proof off the page: an absolute
+// path, or a file: URL, is shown by its last element (and a URL's fragment, the branch).
+func shownPath(s string) string {
+	rest, isURL := strings.CutPrefix(s, "file://")
+	if !isURL && (!strings.HasPrefix(s, "/") || strings.Count(s, "/") < 2 || strings.ContainsAny(s, " \n\t")) {
+		return s
+	}
+	frag := ""
+	if i := strings.IndexByte(rest, '#'); isURL && i >= 0 {
+		rest, frag = rest[:i], rest[i:]
+	}
+	rest = strings.TrimRight(rest, "/")
+	if rest == "" {
+		return s
+	}
+	out := "…/" + path.Base(rest) + frag
+	if isURL {
+		out = "file://" + out
+	}
+	return out
 }
 
 func isPrefix(a, b []contracts.Event) bool {

@@ -100,6 +100,11 @@ func W2Override() map[string]map[string]any {
 	}
 }
 
+// WorkerPreviews is where the fixture's execute worker keeps its previews: build steps name
+// their logs by absolute paths under it, as a real worker's do. Nothing of it belongs on a
+// page a reviewer reads.
+const WorkerPreviews = "/srv/signoff-worker/previews"
+
 // SHA returns a stable fake commit SHA for an attempt.
 func SHA(attempt int) string { return fmt.Sprintf("%040x", 0xa11ce000+attempt) }
 
@@ -171,7 +176,7 @@ func Build(t testing.TB, root string, s Spec) *Proof {
 		ev("published", map[string]string{"commit": sha, "branch": pr.Branch, "pr": pr.URL})
 		build := contracts.BuildResult{Passed: !a.BuildFailed, Steps: []contracts.BuildStep{
 			{Name: "install", Passed: true, DurationMS: 1200 + int64(n)},
-			{Name: "build", Passed: !a.BuildFailed, DurationMS: 5400 + int64(n), Log: fmt.Sprintf("jobs/%s/attempt-%d/build.log", c.ContractID, n)},
+			{Name: "build", Passed: !a.BuildFailed, DurationMS: 5400 + int64(n), Log: fmt.Sprintf("%s/%s/attempt-%d/logs/build.log", WorkerPreviews, c.ContractID, n)},
 		}, Sandbox: "bubblewrap 0.8.0: namespaces user+pid+net+ipc+uts+cgroup+mount, as uid 999"}
 		ev("preview_built", map[string]string{"attempt": fmt.Sprint(n), "build_passed": fmt.Sprint(build.Passed)})
 		dir, err := store.Dir(c.ContractID, n, 1)
