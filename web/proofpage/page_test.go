@@ -3,6 +3,7 @@ package proofpage
 import (
 	"bytes"
 	"crypto/ed25519"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -462,6 +463,105 @@ func TestHeadlineSaysUnverified(t *testing.T) {
 		}
 		if o.KeyNote != "" && !strings.Contains(text(html), o.KeyNote) {
 			t.Errorf("%s: the page does not say why it is unverified", name)
+		}
+	}
+}
+
+// An attempt that changed nothing says so and shows the results that still stand, never
+// "0 of N criteria passed"; the offline verification still holds.
+func TestPageAttemptThatChangedNothing(t *testing.T) {
+	root := t.TempDir()
+	c := prooftest.W1(t)
+	c.ContractID = "w2-changes-nothing"
+	p := prooftest.Build(t, root, prooftest.Spec{Contract: c, Base: []string{"mobile-no-overflow"}, Attempts: []prooftest.Attempt{
+		{Override: w2Override()}, {Override: w2Override()}, {Empty: true}}})
+	html := render(t, root, c.ContractID, keys(), Links{})
+	page := text(html)
+	second := p.Bundles[1]
+	want := fmt.Sprintf("Not satisfied on attempt 3 of 3: it changed nothing, so attempt 2's results stand (commit %s): 4 of 6 criteria passed; %s",
+		second.ImplementationSHA[:12], strings.TrimSuffix(second.Reasons[0].Message, "."))
+	for _, w := range []string{want, "Attempt 3 changed nothing, so nothing was verified again", "Attempt 2's results stand: 4 of 6 criteria passed", "checks hold"} {
+		if !strings.Contains(strings.Join(strings.Fields(page), " "), w) {
+			t.Errorf("page lacks %q", w)
+		}
+	}
+	if strings.Contains(page, "0 of 6") {
+		t.Error(`the page says "0 of 6" for an attempt that changed nothing`)
+	}
+	// The first screen shows attempt 2's pictures.
+	lead := html[strings.Index(html, `id="pictures"`):strings.Index(html, `aria-labelledby="attempt-3-try-1"`)]
+	if !strings.Contains(lead, `src="attempt-2/try-1/shot-mobile-no-overflow-390x844.png"`) || strings.Contains(lead, "attempt-3/") {
+		t.Errorf("the first screen does not show attempt 2's screenshots:\n%s", lead)
+	}
+}
+
+// No path of the machines that made the proof reaches the page: build logs are named by their
+// file names, the local remote by its last element.
+func TestPageShowsNoWorkerPath(t *testing.T) {
+	r := buildRuns(t, nil)
+	for _, id := range []string{r.w1.Contract.ContractID, w2ID} {
+		html := render(t, r.root, id, keys(), Links{})
+		for _, bad := range []string{prooftest.WorkerPreviews, r.root, "file:///remotes", filepath.Dir(r.root)} {
+			if strings.Contains(html, bad) || strings.Contains(text(html), bad) {
+				t.Errorf("%s: the page shows the path %s", id, bad)
+			}
+		}
+		for _, want := range []string{"log <code>build.log</code>", "file://…/finance.git#signoff/" + id} {
+			if !strings.Contains(html, want) {
+				t.Errorf("%s: the page lacks %q", id, want)
+			}
+		}
+	}
+}
+
+// The outline is drawn from the measured box under the failing check's prefix, as a share of
+// the screenshot, and the failing check names it.
+func TestPageOutlinesTheMeasuredElement(t *testing.T) {
+	r := buildRuns(t, nil)
+	html := render(t, r.root, w2ID, keys(), Links{})
+	lead := html[strings.Index(html, `id="pictures"`):strings.Index(html, `<section aria-labelledby=`)]
+	box := `<span class="box" data-box="1" data-x="16" data-y="96" data-width="374" data-height="56" style="left:4.1026%;top:11.3744%;width:95.8974%;height:6.6351%">`
+	if strings.Count(lead, box) != 1 {
+		t.Errorf("the first screen does not outline the offender once at its measured box:\n%s", lead)
+	}
+	if !strings.Contains(text(lead), `main > table[data-testid="watchlist-table"] at x 16, y 96, 374×56 px`) {
+		t.Error("the failing check does not name the outlined element and its box")
+	}
+	// Only the implementation is outlined: the base check measured nothing for it.
+	if n := strings.Count(html, `class="box"`); n != 4 {
+		t.Errorf("%d outlines on the page, want one per attempt's failing screenshot and the first screen's (4)", n)
+	}
+}
+
+func TestMeasuredBoxes(t *testing.T) {
+	box := func(x, y, w, h float64) map[string]any {
+		return map[string]any{"x": x, "y": y, "width": w, "height": h}
+	}
+	obs := map[string]any{
+		"390x844/scroll_width":      927.0,
+		"390x844/clipped_offenders": []any{map[string]any{"selector": "main > table", "right": 927.0, "x": 16.0, "y": 96.0, "width": 911.0, "height": 180.0}},
+		"390x844/0.boxes":           []any{box(1, 2, 3, 4), box(5, 6, 7, 8)},
+		"390x844/1.boxes":           []any{box(9, 9, 9, 9)},
+		"390x844/2.boxes":           []any{map[string]any{"x": 1.0, "y": 2.0, "width": 3.0}}, // no height: not a box list
+		"390x844/3.boxes":           []any{box(1, 1, -1, 1)},                                 // negative size: not a box
+		"1440x1000/0.boxes":         []any{box(0, 0, 10, 10)},
+		"390x844/legacy_offenders":  []any{map[string]any{"selector": "x", "right": 400.0}}, // no box yet
+	}
+	for _, c := range []struct {
+		key  string
+		want []measuredBox
+	}{
+		{"390x844/scroll_width", []measuredBox{{X: 16, Y: 96, W: 911, H: 180, Selector: "main > table", Key: "390x844/clipped_offenders"}}},
+		{"390x844/0.count", []measuredBox{{X: 1, Y: 2, W: 3, H: 4, Key: "390x844/0.boxes"}, {X: 5, Y: 6, W: 7, H: 8, Key: "390x844/0.boxes"}}},
+		{"390x844/1.text.0.visible", []measuredBox{{X: 9, Y: 9, W: 9, H: 9, Key: "390x844/1.boxes"}}},
+		{"390x844/2.count", nil},
+		{"390x844/3.count", nil},
+		{"1440x1000/0.count", []measuredBox{{X: 0, Y: 0, W: 10, H: 10, Key: "1440x1000/0.boxes"}}},
+		{"800x600/count", nil},
+	} {
+		got := boxesFor(obs, c.key)
+		if fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("%s: boxes %v, want %v", c.key, got, c.want)
 		}
 	}
 }

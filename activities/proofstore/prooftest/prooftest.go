@@ -42,6 +42,9 @@ type Attempt struct {
 	Override map[string]map[string]any
 	// BuildFailed: the preview's build failed, so the verifier never ran.
 	BuildFailed bool
+	// Empty: the executor changed nothing. As the workflow does, the attempt is recorded
+	// not_satisfied with one empty_diff reason, nothing is published, built or verified.
+	Empty bool
 	// Diff is the executor's diff summary, recorded in the "executed" timeline event.
 	Diff string
 	// Trace, when set, is the content of every trace artifact (e.g. a real Playwright trace);
@@ -172,6 +175,10 @@ func Build(t testing.TB, root string, s Spec) *Proof {
 			diff = fmt.Sprintf("%d file(s), +%d -%d", n, 10*n, 2*n)
 		}
 		ev("attempt_started", map[string]string{"attempt": fmt.Sprint(n), "parent": parent})
+		if a.Empty {
+			p.empty(t, store, &chain, ev, n, parent, payment, pr, controlKey)
+			continue
+		}
 		ev("executed", map[string]string{"attempt": fmt.Sprint(n), "commit": sha, "empty": "false", "diff": diff})
 		ev("published", map[string]string{"commit": sha, "branch": pr.Branch, "pr": pr.URL})
 		build := contracts.BuildResult{Passed: !a.BuildFailed, Steps: []contracts.BuildStep{
@@ -255,6 +262,37 @@ func Build(t testing.TB, root string, s Spec) *Proof {
 		parent = sha
 	}
 	return p
+}
+
+// empty records an attempt that changed nothing the way the workflow does: the commit stays
+// the parent, and the verdict is written without a policy run (the offline verification
+// accepts exactly this shape).
+func (p *Proof) empty(t testing.TB, store proofstore.Store, chain *contracts.Chain, ev func(string, map[string]string), n int, parent string,
+	payment contracts.PaymentRef, pr contracts.PRRef, key ed25519.PrivateKey) {
+	t.Helper()
+	c := p.Contract
+	ev("executed", map[string]string{"attempt": fmt.Sprint(n), "commit": parent, "empty": "true", "diff": "0 file(s), +0 -0"})
+	reasons := []contracts.Reason{{Rule: policy.RuleBuild, Code: "empty_diff", Message: fmt.Sprintf("attempt %d changed nothing", n)}}
+	summary := policy.Decision{Verdict: contracts.NotSatisfied, Reasons: reasons}.Summary()
+	ev("verdict", map[string]string{"attempt": fmt.Sprint(n), "try": "1", "commit": parent, "verdict": contracts.NotSatisfied, "summary": summary})
+	b := contracts.Bundle{SchemaVersion: contracts.BundleSchemaVersion, ContractID: c.ContractID, ContractHash: p.Hash, Goal: c.Goal,
+		Attempt: n, Try: 1, BaseSHA: c.Repo.BaseCommitSHA, ImplementationSHA: parent,
+		Build: contracts.BuildResult{Steps: []contracts.BuildStep{}}, Verdict: contracts.NotSatisfied, Reasons: reasons,
+		Timeline: append([]contracts.Event(nil), chain.Events...), TimelineHead: chain.Head(),
+		Payment: payment, PR: pr, Artifacts: []contracts.Artifact{}}
+	if err := b.Sign(key); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.WriteBundle(c, b); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := store.Dir(c.ContractID, n, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Dirs = append(p.Dirs, dir)
+	p.Bundles = append(p.Bundles, b)
+	p.Evidence = append(p.Evidence, nil)
 }
 
 // ShotName is the verifier's screenshot name for a criterion at a viewport.
