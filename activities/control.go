@@ -35,6 +35,13 @@ type ProofStore interface {
 	WriteSettlement(s contracts.Settlement) (string, error)
 }
 
+// BaseRefs is a proof store that can bind a contract's base check to its bundles: the
+// evidence the verifier left in the contract's base folder for this contract hash and base
+// commit, or nil when there is none.
+type BaseRefs interface {
+	BaseRef(contractID, contractHash, baseSHA string) (*contracts.BaseRef, error)
+}
+
 // Index is the contract index that outlives workflow retention.
 type Index interface {
 	Put(e IndexEntry) error
@@ -140,6 +147,15 @@ func (c *Control) RecordAttempt(ctx context.Context, req RecordRequest) (RecordR
 		return RecordResult{}, NotConfigured("proof store")
 	}
 	b := req.Bundle
+	// The base screenshots a reviewer compares with the implementation's are covered by the
+	// bundle's signature, as the attempt's are, when the base check left its evidence.
+	if br, ok := c.Proofs.(BaseRefs); ok && b.Base == nil {
+		ref, err := br.BaseRef(b.ContractID, b.ContractHash, b.BaseSHA)
+		if err != nil {
+			return RecordResult{}, fmt.Errorf("bind the base check: %w", err)
+		}
+		b.Base = ref
+	}
 	if err := b.Sign(c.BundleKey); err != nil {
 		return RecordResult{}, fmt.Errorf("sign bundle: %w", err)
 	}

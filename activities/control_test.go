@@ -59,3 +59,31 @@ func TestRecordAttemptSignsAndReportsTheRenderedComment(t *testing.T) {
 		t.Fatalf("deliverer got %q final=%v", deliver.comment, deliver.final)
 	}
 }
+
+type baseProofs struct {
+	fakeProofs
+	asked [3]string
+}
+
+func (f *baseProofs) BaseRef(id, hash, base string) (*contracts.BaseRef, error) {
+	f.asked = [3]string{id, hash, base}
+	return &contracts.BaseRef{EvidenceDigest: "base-digest"}, nil
+}
+
+// A proof store that holds the base check makes the bundle bind it under the signature.
+func TestRecordAttemptBindsTheBaseCheck(t *testing.T) {
+	key := ed25519.NewKeyFromSeed(make([]byte, 32))
+	proofs := &baseProofs{}
+	c := &activities.Control{Proofs: proofs, BundleKey: key}
+	b := contracts.Bundle{ContractID: "c-one", ContractHash: "h", BaseSHA: "b", Attempt: 1, Verdict: contracts.NotSatisfied}
+	if _, err := c.RecordAttempt(context.Background(), activities.RecordRequest{Bundle: b}); err != nil {
+		t.Fatal(err)
+	}
+	got := proofs.got
+	if got.Base == nil || got.Base.EvidenceDigest != "base-digest" || proofs.asked != [3]string{"c-one", "h", "b"} {
+		t.Fatalf("bundle base %+v, asked %v", got.Base, proofs.asked)
+	}
+	if err := got.VerifySignature(key.Public().(ed25519.PublicKey)); err != nil {
+		t.Fatalf("the base reference is not under the signature: %v", err)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -91,6 +92,33 @@ func (s Store) WriteSettlement(st contracts.Settlement) (string, error) {
 		return "", err
 	}
 	return filepath.Join(dir, SettlementFile), nil
+}
+
+// BaseRef names the base check's evidence (<contract>/base/evidence.json) for a bundle to
+// bind: only evidence of this contract hash, for attempt 0, measured on the base commit. No
+// evidence there, or another contract's, gives nil; an unreadable file is an error, so a
+// bundle never silently drops a base check that ran. The evidence's signature is the
+// verifier's and is checked offline (VerifyContractDir), like an attempt's.
+func (s Store) BaseRef(contractID, contractHash, baseSHA string) (*contracts.BaseRef, error) {
+	dir, err := s.Dir(contractID, 0, 1)
+	if err != nil {
+		return nil, err
+	}
+	data, err := ReadDocument(dir, EvidenceFile)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	var ev contracts.Evidence
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return nil, fmt.Errorf("proof store: base evidence: %w", err)
+	}
+	if ev.ContractHash != contractHash || ev.Attempt != 0 || ev.ExpectedSHA != baseSHA {
+		return nil, nil
+	}
+	return &contracts.BaseRef{EvidenceDigest: contracts.DigestBytes(data)}, nil
 }
 
 // WriteEvidence writes evidence.json and returns its digest.

@@ -38,6 +38,9 @@ const (
 	CheckTimelinePrefix = "timeline_prefix"
 	CheckSettlement     = "settlement"
 	CheckSettlementSig  = "settlement_signature"
+	// CheckBase is the base commit's check that bundles bind (Bundle.Base): present only
+	// when one does.
+	CheckBase = "base"
 )
 
 // Reason codes the workflow writes without calling policy.Decide: an activity that failed
@@ -574,6 +577,7 @@ func VerifyContractDir(dir string, verifierPub, controlPub ed25519.PublicKey) (C
 	}
 
 	checkSettlement(dir, tries, bundles, controlPub, add)
+	checkBase(dir, tries, bundles, verifierPub, add)
 
 	cr.OK = true
 	for _, t := range cr.Tries {
@@ -699,4 +703,64 @@ func checkSettlement(dir string, tries []TryDir, bundles []*contracts.Bundle, co
 		return
 	}
 	add(CheckSettlement, true, "settled %s: payment %s, on the last verification's bundle", s.State, s.Payment.State)
+}
+
+// checkBase verifies the base check the bundles bind: base/evidence.json has the digest each
+// binding bundle records, is valid evidence signed by the verifier key, for the same contract
+// hash, attempt 0 and the bundle's base commit, and every artifact it lists is in the base
+// folder with its digest. Bundles that bind none add no check.
+func checkBase(dir string, tries []TryDir, bundles []*contracts.Bundle, verifierPub ed25519.PublicKey, add func(string, bool, string, ...any)) {
+	var binding []int
+	for i, b := range bundles {
+		if b != nil && b.Base != nil {
+			binding = append(binding, i)
+		}
+	}
+	if len(binding) == 0 {
+		return
+	}
+	baseDir := filepath.Join(dir, BaseDir)
+	if err := NotSymlink(baseDir); err != nil {
+		add(CheckBase, false, "%s: %v", BaseDir, err)
+		return
+	}
+	data, err := ReadDocument(baseDir, EvidenceFile)
+	if err != nil {
+		add(CheckBase, false, "%d bundle(s) bind a base check, but %s/%s cannot be read: %s", len(binding), BaseDir, EvidenceFile, oneLine(err))
+		return
+	}
+	digest := contracts.DigestBytes(data)
+	var probs []string
+	for _, i := range binding {
+		if d := bundles[i].Base.EvidenceDigest; d != digest {
+			probs = append(probs, fmt.Sprintf("%s binds base evidence %s, %s/%s has sha256 %s", tries[i].Rel, d, BaseDir, EvidenceFile, digest))
+		}
+	}
+	ev, err := contracts.DecodeEvidence(data)
+	if err != nil {
+		add(CheckBase, false, "%s/%s is not valid evidence: %s", BaseDir, EvidenceFile, oneLine(err))
+		return
+	}
+	if err := ev.VerifySignature(verifierPub); err != nil {
+		probs = append(probs, fmt.Sprintf("the base evidence signature does not verify under the verifier key %s: %v", contracts.KeyFingerprint(verifierPub), err))
+	}
+	if ev.Attempt != 0 {
+		probs = append(probs, fmt.Sprintf("the base evidence is for attempt %d, not the base check (0)", ev.Attempt))
+	}
+	for _, i := range binding {
+		b := bundles[i]
+		if ev.ContractHash != b.ContractHash || ev.ContractID != b.ContractID {
+			probs = append(probs, fmt.Sprintf("the base evidence is for contract %s hash %s, %s for %s hash %s", ev.ContractID, ev.ContractHash, tries[i].Rel, b.ContractID, b.ContractHash))
+		}
+		if ev.ExpectedSHA != b.BaseSHA {
+			probs = append(probs, fmt.Sprintf("the base evidence measured commit %s, the base of %s is %s", ev.ExpectedSHA, tries[i].Rel, b.BaseSHA))
+		}
+	}
+	probs = append(probs, CheckArtifacts(baseDir, ev.Artifacts)...)
+	if len(probs) > 0 {
+		add(CheckBase, false, "%s", strings.Join(probs, "; "))
+		return
+	}
+	add(CheckBase, true, "%s/%s (sha256 %s), bound by %d bundle(s), is signed by the verifier key %s for the base commit %s; its %d artifact(s) match their digests",
+		BaseDir, EvidenceFile, digest, len(binding), contracts.KeyFingerprint(verifierPub), ev.ExpectedSHA, len(ev.Artifacts))
 }

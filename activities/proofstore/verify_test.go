@@ -446,3 +446,102 @@ func TestVerifySettlement(t *testing.T) {
 		t.Fatalf("a settlement on another bundle verifies: %+v", cr.Checks)
 	}
 }
+
+// The base check a bundle binds verifies with the contract: its evidence is the one bound,
+// signed by the verifier, and lists the base screenshots with their digests. A changed base
+// screenshot, base evidence replaced by another, or a base check the bundles do not bind
+// are each told apart.
+func TestVerifyContractBase(t *testing.T) {
+	build := func(t *testing.T, s prooftest.Spec) (string, *prooftest.Proof) {
+		root := t.TempDir()
+		s.Contract = prooftest.W1(t)
+		s.Attempts = []prooftest.Attempt{{Override: prooftest.W2Override()}, {}}
+		return root, prooftest.Build(t, root, s)
+	}
+	check := func(t *testing.T, root string, id string) (proofstore.ContractReport, *proofstore.Check) {
+		t.Helper()
+		cr, err := proofstore.VerifyContract(root, id, prooftest.VerifierPublicKey(), prooftest.ControlPublicKey())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range cr.Checks {
+			if cr.Checks[i].Name == proofstore.CheckBase {
+				return cr, &cr.Checks[i]
+			}
+		}
+		return cr, nil
+	}
+	root, p := build(t, prooftest.Spec{BaseAll: true})
+	id := p.Contract.ContractID
+	for _, b := range p.Bundles {
+		if b.Base == nil || b.Base.EvidenceDigest == "" {
+			t.Fatalf("attempt %d's bundle does not bind the base check", b.Attempt)
+		}
+	}
+	cr, c := check(t, root, id)
+	if !cr.OK || c == nil || !c.OK {
+		t.Fatalf("intact base check: ok %v, check %+v, all %+v", cr.OK, c, cr.Checks)
+	}
+	shot := filepath.Join(p.ContractDir, proofstore.BaseDir, prooftest.ShotName("mobile-no-overflow", contracts.Viewport{Width: 390, Height: 844}))
+	orig, _ := os.ReadFile(shot)
+	_ = os.WriteFile(shot, append(append([]byte{}, orig...), 0), 0o644)
+	if cr, c := check(t, root, id); cr.OK || c == nil || c.OK || !strings.Contains(c.Message, filepath.Base(shot)) {
+		t.Errorf("a changed base screenshot: ok %v, check %+v", cr.OK, c)
+	}
+	_ = os.WriteFile(shot, orig, 0o644)
+
+	// Base evidence replaced by a forger's: re-signed with another key, or left out.
+	evPath := filepath.Join(p.ContractDir, proofstore.BaseDir, proofstore.EvidenceFile)
+	data, _ := os.ReadFile(evPath)
+	var ev contracts.Evidence
+	if err := json.Unmarshal(data, &ev); err != nil {
+		t.Fatal(err)
+	}
+	ev.Results[0].Status = contracts.StatusFail
+	if err := ev.Sign(ed25519.NewKeyFromSeed(make([]byte, 32))); err != nil {
+		t.Fatal(err)
+	}
+	forged, _ := json.MarshalIndent(ev, "", "  ")
+	_ = os.WriteFile(evPath, forged, 0o644)
+	if cr, c := check(t, root, id); cr.OK || c == nil || c.OK || !strings.Contains(c.Message, "binds base evidence") || !strings.Contains(c.Message, "signature does not verify") {
+		t.Errorf("forged base evidence: ok %v, check %+v", cr.OK, c)
+	}
+	_ = os.Remove(evPath)
+	if cr, c := check(t, root, id); cr.OK || c == nil || c.OK {
+		t.Errorf("missing base evidence: ok %v, check %+v", cr.OK, c)
+	}
+
+	// Screenshots alone (no evidence) are not bound, and add no check.
+	root, p = build(t, prooftest.Spec{BaseAll: true, BaseLoose: true})
+	if p.Bundles[0].Base != nil {
+		t.Error("a bundle binds a base folder that holds no evidence")
+	}
+	if cr, c := check(t, root, p.Contract.ContractID); !cr.OK || c != nil {
+		t.Errorf("unbound base shots: ok %v, check %+v", cr.OK, c)
+	}
+}
+
+// BaseRef binds only the base check of this contract hash and base commit.
+func TestBaseRef(t *testing.T) {
+	root := t.TempDir()
+	c := prooftest.W1(t)
+	p := prooftest.Build(t, root, prooftest.Spec{Contract: c, BaseAll: true})
+	s := proofstore.Store{Root: root}
+	ref, err := s.BaseRef(c.ContractID, p.Hash, c.Repo.BaseCommitSHA)
+	data, _ := os.ReadFile(filepath.Join(p.ContractDir, proofstore.BaseDir, proofstore.EvidenceFile))
+	if err != nil || ref == nil || ref.EvidenceDigest != contracts.DigestBytes(data) {
+		t.Fatalf("BaseRef: %+v, %v", ref, err)
+	}
+	for name, args := range map[string][3]string{
+		"other hash":     {c.ContractID, strings.Repeat("0", 64), c.Repo.BaseCommitSHA},
+		"other base":     {c.ContractID, p.Hash, prooftest.SHA(9)},
+		"other contract": {"c-without-base", p.Hash, c.Repo.BaseCommitSHA},
+	} {
+		if ref, err := s.BaseRef(args[0], args[1], args[2]); err != nil || ref != nil {
+			t.Errorf("%s: %+v, %v", name, ref, err)
+		}
+	}
+	if _, err := s.BaseRef("../x", p.Hash, c.Repo.BaseCommitSHA); err == nil {
+		t.Error("an unsafe contract id was accepted")
+	}
+}

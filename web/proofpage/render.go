@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 
 	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/activities/proofstore"
@@ -184,7 +185,7 @@ func RenderSite(root string, slugs []string, out string, o Options) (SiteResult,
 }
 
 // copyProof copies what the page links: the three documents and the listed artifacts of
-// every verification, and the base screenshots. Only regular files inside the folder.
+// every verification, and the base check (its evidence, screenshots and traces). Only regular files inside the folder.
 func copyProof(p *Page, dst string) (int, error) {
 	n := 0
 	cp := func(rel string) error {
@@ -229,7 +230,24 @@ func copyProof(p *Page, dst string) (int, error) {
 			}
 		}
 	}
+	base := []string{}
 	for _, rel := range p.BaseShots {
+		base = append(base, rel)
+	}
+	// The base check's evidence and what it lists, so the copy's base pictures verify too.
+	if ev := p.BaseEvidence; ev != nil {
+		base = append(base, proofstore.BaseDir+"/"+proofstore.EvidenceFile)
+		for _, a := range ev.Artifacts {
+			if fileNameRe.MatchString(a.Name) {
+				base = append(base, proofstore.BaseDir+"/"+a.Name)
+			}
+		}
+	}
+	sort.Strings(base)
+	for i, rel := range base {
+		if i > 0 && base[i-1] == rel {
+			continue
+		}
 		if err := cp(rel); err != nil {
 			return n, err
 		}

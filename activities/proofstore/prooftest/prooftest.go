@@ -62,8 +62,13 @@ type Spec struct {
 	// criteria when BaseAll is set).
 	Base    []string
 	BaseAll bool
-	PR      contracts.PRRef
-	Payment contracts.PaymentRef
+	// BaseOverride sets the base check's observed values (by default every check passes).
+	BaseOverride map[string]map[string]any
+	// BaseLoose writes the base screenshots alone, with no evidence: a folder from before
+	// the base check was bound, or one copied by hand.
+	BaseLoose bool
+	PR        contracts.PRRef
+	Payment   contracts.PaymentRef
 	// VerifierKey and ControlKey sign the evidence and bundles instead of the test keys: a
 	// forger's proof, complete and self-consistent under keys of its own.
 	VerifierKey, ControlKey ed25519.PrivateKey
@@ -145,27 +150,15 @@ func Build(t testing.TB, root string, s Spec) *Proof {
 	ev("payment_authorized", map[string]string{"payment_intent": payment.PaymentIntentID})
 	parent := c.Repo.BaseCommitSHA
 
-	if s.BaseAll || len(s.Base) > 0 {
-		want := map[string]bool{}
-		for _, id := range s.Base {
-			want[id] = true
-		}
-		for _, cr := range c.Criteria {
-			if !s.BaseAll && !want[cr.ID] {
-				continue
-			}
-			for _, vp := range cr.Viewports() {
-				writeFile(t, filepath.Join(p.ContractDir, proofstore.BaseDir), ShotName(cr.ID, vp), PNG(t, vp, color.RGBA{200, 200, 200, 255}, true))
-			}
-		}
-	}
-
 	verifierKey, controlKey := policytest.VerifierKey, ControlKey
 	if s.VerifierKey != nil {
 		verifierKey = s.VerifierKey
 	}
 	if s.ControlKey != nil {
 		controlKey = s.ControlKey
+	}
+	if s.BaseAll || len(s.Base) > 0 {
+		p.base(t, s, verifierKey)
 	}
 	for i, a := range s.Attempts {
 		n := i + 1
@@ -250,6 +243,10 @@ func Build(t testing.TB, root string, s Spec) *Proof {
 			Build: build, Gate: gate, Verdict: d.Verdict, Reasons: d.Reasons,
 			Timeline: append([]contracts.Event(nil), chain.Events...), TimelineHead: chain.Head(),
 			Payment: payment, PR: pr, Artifacts: artifacts}
+		// As the control worker does: bind the base check when its evidence is there.
+		if b.Base, err = store.BaseRef(c.ContractID, hash, c.Repo.BaseCommitSHA); err != nil {
+			t.Fatal(err)
+		}
 		if err := b.Sign(controlKey); err != nil {
 			t.Fatal(err)
 		}
@@ -280,6 +277,10 @@ func (p *Proof) empty(t testing.TB, store proofstore.Store, chain *contracts.Cha
 		Build: contracts.BuildResult{Steps: []contracts.BuildStep{}}, Verdict: contracts.NotSatisfied, Reasons: reasons,
 		Timeline: append([]contracts.Event(nil), chain.Events...), TimelineHead: chain.Head(),
 		Payment: payment, PR: pr, Artifacts: []contracts.Artifact{}}
+	var err error
+	if b.Base, err = store.BaseRef(c.ContractID, p.Hash, c.Repo.BaseCommitSHA); err != nil {
+		t.Fatal(err)
+	}
 	if err := b.Sign(key); err != nil {
 		t.Fatal(err)
 	}
@@ -293,6 +294,45 @@ func (p *Proof) empty(t testing.TB, store proofstore.Store, chain *contracts.Cha
 	p.Dirs = append(p.Dirs, dir)
 	p.Bundles = append(p.Bundles, b)
 	p.Evidence = append(p.Evidence, nil)
+}
+
+// base writes the base commit's check into <contract>/base as the verify worker does for
+// attempt 0: a screenshot per viewport of the chosen criteria and, unless BaseLoose, the
+// verifier's signed evidence listing them by digest.
+func (p *Proof) base(t testing.TB, s Spec, verifierKey ed25519.PrivateKey) {
+	t.Helper()
+	c := p.Contract
+	dir := filepath.Join(p.ContractDir, proofstore.BaseDir)
+	want := map[string]bool{}
+	for _, id := range s.Base {
+		want[id] = true
+	}
+	ev, err := policytest.Evidence(c, c.Repo.BaseCommitSHA, policytest.Options{Attempt: 0, Override: s.BaseOverride})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev.Artifacts = []contracts.Artifact{}
+	for i, cr := range c.Criteria {
+		ev.Results[i].Artifacts = []string{}
+		if !s.BaseAll && !want[cr.ID] {
+			continue
+		}
+		for _, vp := range cr.Viewports() {
+			name := ShotName(cr.ID, vp)
+			writeFile(t, dir, name, PNG(t, vp, color.RGBA{200, 200, 200, 255}, true))
+			ev.Artifacts = append(ev.Artifacts, artifact(t, dir, name, contracts.ArtifactScreenshot, cr.ID))
+			ev.Results[i].Artifacts = append(ev.Results[i].Artifacts, name)
+		}
+	}
+	if s.BaseLoose {
+		return
+	}
+	if err := ev.Sign(verifierKey); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (proofstore.Store{Root: p.Root}).WriteEvidence(dir, ev); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // ShotName is the verifier's screenshot name for a criterion at a viewport.
