@@ -276,7 +276,7 @@ func TestChatConversationAgainstDev(t *testing.T) {
 	alice.expect(`^Local checkout completed for `+w1.Contract.ContractID+`\. Payment authorized \(local Stripe test double: no money moves\)`, time.Minute)
 	alice.expect(`^Attempt 1: executor committed [0-9a-f]{12}`, 5*time.Minute)
 	alice.expect(`^Attempt 1: build passed; verifying in a real browser\.`, 5*time.Minute)
-	alice.expect(`(?s)^`+w1.Contract.ContractID+`: satisfied on attempt 1 of 3 \(commit [0-9a-f]{12}\)\. 6 of 6 criteria passed\. Payment authorized \(local Stripe test double: no money moves\)\..*Every criterion passed on the delivered commit`, 5*time.Minute)
+	alice.expect(`(?s)^`+w1.Contract.ContractID+`: satisfied on attempt 1 of 3 \(commit [0-9a-f]{12}\): 6 of 6 criteria passed\. Payment authorized \(local Stripe test double: no money moves\)\..*Every criterion passed on the delivered commit`, 5*time.Minute)
 	alice.expect(`(?s)^Payment captured: the contract is satisfied\.\nDeliverable: file://.*#signoff/`+w1.Contract.ContractID+`\nProof: http://127\.0\.0\.1:\d+/proofs/`+w1.Contract.ContractID+`/`, 2*time.Minute)
 	alice.say("status W1")
 	// Merge eligibility is declared just after the capture, so it may not show yet.

@@ -81,15 +81,23 @@ func prComment(cfg Config, controlPub ed25519.PublicKey) func(contracts.Bundle, 
 		if k, err := ReadPublishedKeys(cfg.DataDir); err == nil {
 			signers.VerifierFingerprint = k.VerifierFingerprint
 		}
-		var ev *contracts.Evidence
-		if dir, err := store.Dir(b.ContractID, b.Attempt, max(b.Try, 1)); err == nil {
-			if data, err := os.ReadFile(filepath.Join(dir, proofstore.EvidenceFile)); err == nil {
-				ev, _ = contracts.DecodeEvidence(data)
-			}
-		}
 		url := ""
 		if cfg.LoopbackURL != "" {
 			url = cfg.LoopbackURL + "/proofs/" + b.ContractID + "/"
+		}
+		var ev *contracts.Evidence
+		dir, err := store.Dir(b.ContractID, b.Attempt, max(b.Try, 1))
+		if err == nil {
+			// The bundle is on disk by now: render from the folder, so the comment shows the
+			// page's first screen (its base check and the attempts before this one).
+			if a := proofpage.LoadAttempt(dir); a.Bundle != nil && a.Bundle.Signature == b.Signature {
+				if text, err := proofpage.PRComment(a, url, signers); err == nil {
+					return text
+				}
+			}
+			if data, err := os.ReadFile(filepath.Join(dir, proofstore.EvidenceFile)); err == nil {
+				ev, _ = contracts.DecodeEvidence(data)
+			}
 		}
 		text, err := proofpage.PRCommentOf(b, &c, ev, url, signers)
 		if err != nil {

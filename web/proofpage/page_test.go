@@ -221,6 +221,44 @@ func TestPRCommentAndChatSummary(t *testing.T) {
 			}
 		}
 	}
+	// With the page's address, the comment and the chat show the page's first screen: the
+	// same sentence, and per viewport the base and implementation pictures linked to the page.
+	pageURL := "http://127.0.0.1:7233/proofs/" + w2ID + "/"
+	pr2u, err := PRComment(w2, pageURL, signers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chat2u, _ := ChatSummary(w2, pageURL)
+	pg, err := Build(r.root, w2ID, keys())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sentence := buildPageView(pg, Links{}).Lead.Sentence()
+	if !strings.Contains(pr2u, "**"+mdText(sentence)+"**") || !strings.Contains(chat2u, w2ID+": "+strings.ToLower(sentence[:13])+sentence[13:]) {
+		t.Errorf("the comment or the chat does not open with the page's sentence %q:\n%s\n%s", sentence, pr2u, chat2u)
+	}
+	for _, want := range []string{
+		"| mobile 390×844: `mobile-no-overflow` **fail** | [![base, mobile 390×844](" + pageURL + "base/shot-mobile-no-overflow-390x844.png)](" + pageURL + "#pictures) | [![implementation, mobile 390×844](" + pageURL + "attempt-3/try-1/shot-mobile-no-overflow-390x844.png)](" + pageURL + "#pictures) |",
+		"| desktop 1440×1000: `desktop-table` **pass** |",
+	} {
+		if !strings.Contains(pr2u, want) {
+			t.Errorf("W2 comment lacks %q:\n%s", want, pr2u)
+		}
+	}
+	// The pictures table has its header's four pipes; the criteria table keeps its six.
+	pictures, criteria, _ := strings.Cut(pr2u, "### Criteria")
+	for table, n := range map[string]int{pictures: 4, criteria: 6} {
+		for _, line := range strings.Split(table, "\n") {
+			if strings.HasPrefix(line, "| ") && strings.Contains(line, "**") {
+				if got := strings.Count(line, "|") - strings.Count(line, `\|`); got != n {
+					t.Errorf("table row has %d cell separators, want %d: %s", got, n, line)
+				}
+			}
+		}
+	}
+	if !strings.Contains(chat2u, "Pictures, base | implementation: 390×844 "+pageURL+"base/shot-mobile-no-overflow-390x844.png | "+pageURL+"attempt-3/try-1/shot-mobile-no-overflow-390x844.png;") {
+		t.Errorf("W2 chat does not link the first screen's pictures: %s", chat2u)
+	}
 	// A bundle alone (the control worker's view) still renders.
 	if s, err := ChatSummaryOf(r.w2.Bundles[0], ""); err != nil || !strings.Contains(s, "not satisfied on attempt 1") {
 		t.Errorf("ChatSummaryOf: %q, %v", s, err)

@@ -2,8 +2,12 @@ package proofpage
 
 import (
 	"fmt"
+	"net/url"
+	"path/filepath"
 	"strings"
 	"text/template"
+
+	"github.com/signoff/signoff/activities/proofstore"
 
 	"github.com/signoff/signoff/contracts"
 )
@@ -30,6 +34,18 @@ type summaryData struct {
 	First       string // the first reason, for the chat summary
 	More        int    // how many reasons follow it
 	Signers     Signers
+	// Sentence is the verdict sentence the page opens with; Lower is it for the middle of a line.
+	Sentence, Lower string
+	// Pictures are the page's first screen: per viewport, base and implementation, linked
+	// to the page (only when the page has an http(s) address).
+	Pictures []thumbRow
+	PageLink string // the page's pictures section
+}
+
+// thumbRow is one viewport of the page's first screen, as absolute picture addresses.
+type thumbRow struct {
+	Label, Viewport, Criterion, Result string
+	Base, BaseAlt, Impl, ImplAlt       string
 }
 
 // Signers name, by fingerprint (contracts.KeyFingerprint), the keys a deployment signs its
@@ -48,9 +64,40 @@ func newSummary(a *Attempt, proofURL string, signers Signers) (*summaryData, err
 	// The folder as the proof store names it, not this machine's absolute path.
 	dir := fmt.Sprintf("proofs/%s/attempt-%d/try-%d", a.Bundle.ContractID, a.Bundle.Attempt, a.Bundle.Try)
 	d := &summaryData{ContractID: a.Bundle.ContractID, Goal: a.Bundle.Goal, Hash: a.Bundle.ContractHash, Dir: dir, ProofURL: proofURL,
-		A: newAttemptView(a, c, nil, Links{}), Signers: signers}
+		Signers: signers}
 	if c != nil {
 		d.MaxAttempts = c.MaxAttempts
+	}
+	// The page's own view of this attempt when it sits in a proof store (its base check and
+	// earlier attempts), else the attempt alone.
+	var lead *leadView
+	if pv := pageViewOf(a); pv != nil {
+		d.A, lead = pv.Latest, pv.Lead
+		if d.MaxAttempts == 0 {
+			d.MaxAttempts = pv.MaxAttempts
+		}
+	} else {
+		alone := *a
+		if alone.Rel == "." && a.Bundle.Attempt > 0 {
+			alone.Rel = fmt.Sprintf("attempt-%d/try-%d", a.Bundle.Attempt, max(a.Bundle.Try, 1))
+		}
+		d.A = newAttemptView(&alone, c, nil, Links{})
+		lead = newLead(d.A, []*attemptView{d.A}, d.MaxAttempts)
+	}
+	d.Sentence = lead.Sentence()
+	d.Lower = strings.ToLower(lead.Word) + " " + lead.Rest
+	if u, err := url.Parse(proofURL); err == nil && (u.Scheme == "https" || u.Scheme == "http") && strings.HasSuffix(u.Path, "/") {
+		d.PageLink = proofURL + "#pictures"
+		for _, p := range lead.Pairs {
+			row := thumbRow{Label: p.Label, Viewport: p.Viewport, Criterion: p.Criterion, Result: p.Result}
+			if p.Base != nil {
+				row.Base, row.BaseAlt = proofURL+p.Base.Src, "base, "+p.Label+" "+p.Viewport
+			}
+			if p.Impl != nil {
+				row.Impl, row.ImplAlt = proofURL+p.Impl.Src, "implementation, "+p.Label+" "+p.Viewport
+			}
+			d.Pictures = append(d.Pictures, row)
+		}
 	}
 	if n := len(a.Bundle.Reasons); n > 0 {
 		d.First, d.More = a.Bundle.Reasons[0].Message, n-1
@@ -58,8 +105,34 @@ func newSummary(a *Attempt, proofURL string, signers Signers) (*summaryData, err
 	return d, nil
 }
 
+// pageViewOf builds the proof page's view up to this attempt when the attempt's folder is
+// <root>/<contract>/attempt-<n>/try-<m>; nil otherwise.
+func pageViewOf(a *Attempt) *pageView {
+	if a.Path == "" {
+		return nil
+	}
+	an, tn, ok := proofstore.ParseTryDir(a.Path)
+	if !ok {
+		return nil
+	}
+	cdir := filepath.Dir(filepath.Dir(a.Path))
+	p, err := Load(filepath.Dir(cdir), filepath.Base(cdir))
+	if err != nil {
+		return nil
+	}
+	for i, t := range p.Attempts {
+		if t.Attempt == an && t.Try == tn && t.Bundle != nil && t.Bundle.ContractID == a.Bundle.ContractID {
+			p.Attempts = p.Attempts[:i+1]
+			return buildPageView(p, Links{})
+		}
+	}
+	return nil
+}
+
 // PRComment renders the proof comment for the pull request (Markdown) from one verification
-// folder: verdict, commits, change, payment, reasons and the criteria table. proofURL, when
+// folder: the page's verdict sentence and first-screen pictures, verdict, commits, change,
+// payment, reasons and the criteria table. A folder in a proof store is read with its base
+// check and earlier attempts, as the page reads it. proofURL, when
 // set, links the proof page; signers are the fingerprints a reader checks it against.
 func PRComment(a *Attempt, proofURL string, signers Signers) (string, error) {
 	d, err := newSummary(a, proofURL, signers)
