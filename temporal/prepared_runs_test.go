@@ -91,7 +91,13 @@ func TestPreparedRuns(t *testing.T) {
 		case "W2":
 			url := st.LoopbackURL + "/proofs/" + r.Contract.ContractID + "/"
 			get(t, url)
+			page := get(t, url)
 			checkProofPageInChromium(t, url, name, []string{"ot satisfied", "927", "390", "mobile-no-overflow"}, 3*len(r.Contract.Criteria))
+			checkFirstScreenInChromium(t, url, "Not satisfied on attempt 3 of 3 (commit ", "4 of 6 criteria passed; criterion 3 (mobile-no-overflow) at 390x844: scrollWidth = 927, innerWidth = 390")
+			// The build logs and the local remote are named, never by the worker's paths.
+			if strings.Contains(page, dataDir) || strings.Contains(page, os.TempDir()+"/signoff-previews") {
+				t.Errorf("W2 proof page shows a path of the worker")
+			}
 		}
 	}
 }
