@@ -158,18 +158,11 @@ func (l *leadView) Sentence() string { return l.Word + " " + l.Rest }
 
 // newLead picks, for every viewport, the pair to show first: the first failing criterion's at
 // that viewport, else the first criterion's. An attempt that changed nothing shows the results
-// of the last attempt that was verified before it.
-func newLead(latest *attemptView, attempts []*attemptView, maxAttempts int) *leadView {
+// of the last attempt that was verified before it (attemptView.Stands).
+func newLead(latest *attemptView, maxAttempts int) *leadView {
 	l := &leadView{Word: latest.VerdictWord, Verdict: latest.Verdict, CSS: latest.VerdictCSS, From: latest}
 	if latest.Unchanged {
-		l.Unchanged = true
-		l.From = nil
-		for i := len(attempts) - 1; i >= 0; i-- {
-			if a := attempts[i]; a != latest && a.Attempt < latest.Attempt && a.Verified {
-				l.From = a
-				break
-			}
-		}
+		l.Unchanged, l.From = true, latest.Stands
 	}
 	l.Rest = sentenceRest(latest, l.From, maxAttempts)
 	if l.From == nil {
@@ -393,9 +386,9 @@ func (p *pictureView) outline(n int, b measuredBox) outlineView {
 	return o
 }
 
-// frame sets the window of the screenshot the page shows: the full width, at most as tall as
-// the viewport (and a little taller than wide), moved down to the first outline when that
-// lies below it.
+// frame sets the window of the screenshot the page shows: the full width, at most 1.2 times
+// as tall as wide (a phone's full page would push everything else off the first screen),
+// moved down to the first outline when that lies in the window's lower part or below it.
 func (p *pictureView) frame() {
 	if p.W <= 0 || p.H <= 0 {
 		return
@@ -413,7 +406,6 @@ func (p *pictureView) frame() {
 	}
 	p.WinH = pxNum(win)
 	p.Shift = pct(-top / win)
-	// Outlines are placed on the whole screenshot, which the window shifts.
 }
 
 func clamp(v, lo, hi float64) float64 { return math.Max(lo, math.Min(hi, v)) }

@@ -603,3 +603,23 @@ func TestMeasuredBoxes(t *testing.T) {
 		}
 	}
 }
+
+// A tall screenshot is shown through a window that moves down to the first outline, so the
+// element a check names is on the first screen however far down the page it sits.
+func TestPictureWindowFollowsTheOutline(t *testing.T) {
+	for _, c := range []struct {
+		y         float64
+		wantShift string
+	}{
+		{96, "0"},           // already in the window's upper part
+		{2000, "-407.3504"}, // (2000 - 0.2*468) / 468
+		{2990, "-541.0256"}, // clamped: the window ends with the screenshot (3000-468)/468
+	} {
+		p := &pictureView{W: 390, H: 3000}
+		p.Outlines = append(p.Outlines, p.outline(1, measuredBox{X: 16, Y: c.y, W: 100, H: 10}))
+		p.frame()
+		if p.WinH != "468" || p.Shift != c.wantShift {
+			t.Errorf("outline at y %v: window %s px tall shifted %s%%, want 468 and %s%%", c.y, p.WinH, p.Shift, c.wantShift)
+		}
+	}
+}

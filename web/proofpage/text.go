@@ -82,7 +82,7 @@ func newSummary(a *Attempt, proofURL string, signers Signers) (*summaryData, err
 			alone.Rel = fmt.Sprintf("attempt-%d/try-%d", a.Bundle.Attempt, max(a.Bundle.Try, 1))
 		}
 		d.A = newAttemptView(&alone, c, nil, Links{})
-		lead = newLead(d.A, []*attemptView{d.A}, d.MaxAttempts)
+		lead = newLead(d.A, d.MaxAttempts)
 	}
 	d.Sentence = lead.Sentence()
 	d.Lower = strings.ToLower(lead.Word) + " " + lead.Rest

@@ -340,7 +340,7 @@ func buildPageView(p *Page, links Links) *pageView {
 			}
 		}
 	}
-	v.Lead = newLead(v.Latest, v.Attempts, v.MaxAttempts)
+	v.Lead = newLead(v.Latest, v.MaxAttempts)
 	if v.Goal == "" && v.Latest.HasBundle {
 		v.Goal = v.Latest.B.Goal
 	}
