@@ -61,6 +61,10 @@ func TestPageW1AndW2(t *testing.T) {
 	if n := strings.Count(w2html, `data-criterion="mobile-no-overflow" data-result="fail"`); n != 3 {
 		t.Errorf("mobile-no-overflow marked failed in %d attempt tables, want 3", n)
 	}
+	// Each criterion's trace is one click from its row, in every attempt's table.
+	if n := strings.Count(w2html, `data-row-trace="trace-mobile-no-overflow.zip"`); n != 3 {
+		t.Errorf("mobile-no-overflow's trace linked from %d rows, want 3", n)
+	}
 	if err := os.WriteFile(filepath.Join(outDir(t), "w2-unit.html"), []byte(w2html), 0o644); err != nil {
 		t.Fatal(err)
 	}

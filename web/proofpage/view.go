@@ -198,7 +198,8 @@ type rowView struct {
 	Artifacts   []string
 	PageErrors  []string
 	ConsoleErrs []string
-	Failures    []string // the policy's messages for this criterion
+	Failures    []string   // the policy's messages for this criterion
+	Trace       *traceView // the criterion's (first) trace, one click from its row
 }
 
 type resultView struct {
@@ -538,6 +539,9 @@ func newAttemptView(a *Attempt, c *contracts.Contract, base *baseShots, links Li
 		}
 	}
 	av.Traces = traceViews(a, links)
+	for i := range av.Rows {
+		av.Rows[i].Trace = traceFor(av.Traces, av.Rows[i].ID, 0, 0)
+	}
 	av.Pairs = pairViews(a, av, base)
 	for i := range av.Pairs {
 		av.Pairs[i].Trace = traceFor(av.Traces, av.Pairs[i].Criterion, av.Pairs[i].VPW, av.Pairs[i].VPH)
