@@ -37,6 +37,10 @@ func checkProofPageInChromium(t *testing.T, url, run string, want []string, trac
 	if _, err := page.Goto(url, playwright.PageGotoOptions{WaitUntil: playwright.WaitUntilStateLoad}); err != nil {
 		t.Fatal(err)
 	}
+	// Hashes, payment and settlement sit in a collapsed block: open it, as a reviewer would.
+	if _, err := page.Evaluate(`() => document.querySelectorAll('details').forEach((d) => { d.open = true; })`); err != nil {
+		t.Fatal(err)
+	}
 	text, err := page.Locator("body").InnerText()
 	if err != nil {
 		t.Fatal(err)
