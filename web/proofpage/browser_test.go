@@ -252,6 +252,15 @@ func TestBrowserProofPages(t *testing.T) {
 				if f.ScrollWidth > f.InnerWidth {
 					t.Errorf("the page overflows horizontally: scrollWidth %v > innerWidth %v", f.ScrollWidth, f.InnerWidth)
 				}
+				// Nor with every collapsed block open (the records, every check, the files).
+				wide, err := page.Evaluate(`() => { document.querySelectorAll('details').forEach((d) => { d.open = true; });
+					return document.documentElement.scrollWidth - window.innerWidth; }`)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if w := num(wide); w > 0 {
+					t.Errorf("with its details open, the page overflows horizontally by %d px", w)
+				}
 				if p.verdict == contracts.NotSatisfied {
 					// The last attempt's failed criterion, with its observed values, visible.
 					row := page.Locator(fmt.Sprintf(`tbody[data-criterion="mobile-no-overflow"][data-result="fail"]#attempt-%d-try-1-mobile-no-overflow`, len(p.bundles)))
