@@ -88,10 +88,15 @@ type Config struct {
 	Workers, Queue int
 	// HandlerTimeout bounds one OnText call; default 2 minutes.
 	HandlerTimeout time.Duration
-	// DedupeTTL is how long a (sender, msg_id) pair is remembered; default 24h.
+	// DedupeTTL is how long a (sender, session, msg_id) key is remembered; default 24h. A
+	// ChatMessage whose own timestamp is older than this is refused as stale, so a capture
+	// cannot outlive the dedupe that would recognise it.
 	DedupeTTL time.Duration
-	Logger    *slog.Logger
-	Now       func() time.Time
+	// JournalFile keeps the dedupe keys and the accepted-but-unhandled messages across
+	// restarts (see Resume); "" keeps them in memory only.
+	JournalFile string
+	Logger      *slog.Logger
+	Now         func() time.Time
 }
 
 // Bridge is the chat endpoint. It is an http.Handler for the submit path.
@@ -100,9 +105,10 @@ type Bridge struct {
 	log    *slog.Logger
 	sender *transport.Sender
 	inbox  *transport.Inbox
-	seen   *dedupe
+	seen   *journal
 
 	jobs    chan func(context.Context)
+	acks    chan func(context.Context)
 	ctx     context.Context
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
@@ -155,22 +161,60 @@ func New(cfg Config) (*Bridge, error) {
 			Identity: cfg.Identity, Resolver: cfg.Resolver, Client: cfg.HTTPClient,
 			Retry: cfg.Retry, Now: cfg.Now,
 		},
-		seen: newDedupe(cfg.DedupeTTL, 100_000),
 		jobs: make(chan func(context.Context), cfg.Queue),
+		acks: make(chan func(context.Context), cfg.Queue),
 	}
+	seen, err := openJournal(cfg.JournalFile, cfg.DedupeTTL, 100_000, cfg.Now())
+	if err != nil {
+		return nil, fmt.Errorf("chatbridge: journal: %w", err)
+	}
+	b.seen = seen
 	b.ctx, b.cancel = context.WithCancel(context.Background())
 	b.inbox = &transport.Inbox{
 		Hosts:   func(a string) bool { return a == cfg.Identity.Address() },
-		Deliver: b.accept,
+		Deliver: func(ctx context.Context, env *envelope.Envelope) error { return b.accept(ctx, env, nil) },
+		Respond: b.respond,
 		Path:    cfg.Path,
 		MaxBody: cfg.MaxBody,
 		Ready:   func() bool { return !b.closing.Load() },
 	}
 	for range cfg.Workers {
 		b.wg.Add(1)
-		go b.work()
+		go b.work(b.jobs)
+	}
+	// Acknowledgements have their own workers, so a peer hears at once that its message
+	// arrived however long the handlers of earlier messages take.
+	for range ackWorkers {
+		b.wg.Add(1)
+		go b.work(b.acks)
 	}
 	return b, nil
+}
+
+const ackWorkers = 4
+
+// Resume hands the Conversation the messages that were accepted before a restart but whose
+// handling had not finished. Call it once the Conversation is ready to send.
+func (b *Bridge) Resume() {
+	for _, raw := range b.seen.pending() {
+		env, err := envelope.Decode(raw)
+		if err != nil {
+			continue
+		}
+		payload, err := env.DecodePayload()
+		if err != nil {
+			continue
+		}
+		msg, err := chatproto.DecodeChatMessage(payload)
+		if err != nil {
+			continue
+		}
+		b.log.Info("resuming a message accepted before the restart", "sender", env.Sender, "msg_id", msg.MsgID)
+		key := chatKey(env, msg.MsgID)
+		if err := b.enqueue(b.jobs, func(ctx context.Context) { b.handleChat(ctx, env, msg, key, nil) }); err != nil {
+			b.log.Warn("resumed message not queued", "err", err)
+		}
+	}
 }
 
 // Address is the bridge's agent address.
@@ -191,7 +235,7 @@ func (b *Bridge) Deliver(ctx context.Context, env *envelope.Envelope) error {
 	if env.Target != b.Address() {
 		return errors.New("chatbridge: unable to route envelope")
 	}
-	return b.accept(ctx, env)
+	return b.accept(ctx, env, nil)
 }
 
 // Send pushes a text (e.g. progress) to an agent in a session, outside any request, and returns
@@ -237,10 +281,12 @@ func (b *Bridge) Close(ctx context.Context) error {
 	if !b.closed {
 		b.closed = true
 		close(b.jobs)
+		close(b.acks)
 	}
 	b.mu.Unlock()
 	done := make(chan struct{})
 	go func() { b.wg.Wait(); close(done) }()
+	defer b.seen.close()
 	select {
 	case <-done:
 		b.cancel()
@@ -252,67 +298,121 @@ func (b *Bridge) Close(ctx context.Context) error {
 	}
 }
 
-func (b *Bridge) work() {
+func (b *Bridge) work(jobs <-chan func(context.Context)) {
 	defer b.wg.Done()
-	for job := range b.jobs {
+	for job := range jobs {
 		job(b.ctx)
 	}
 }
 
-func (b *Bridge) enqueue(job func(context.Context)) error {
+func (b *Bridge) enqueue(jobs chan func(context.Context), job func(context.Context)) error {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
 	if b.closed {
 		return ErrClosed
 	}
 	select {
-	case b.jobs <- job:
+	case jobs <- job:
 		return nil
 	default:
 		return ErrBusy
 	}
 }
 
+// syncReply is where accept puts the answer to a sync connection (x-uagents-connection: sync):
+// the first message the handler sends back, which the reference returns in the HTTP response
+// instead of as a separate envelope.
+type syncReply struct{ msg chatproto.Message }
+
 // accept runs after the envelope passed the HTTP checks: it parses the payload synchronously
-// (cheap) and queues everything that talks to the network or the Conversation.
-func (b *Bridge) accept(_ context.Context, env *envelope.Envelope) error {
+// (cheap), drops expired and replayed envelopes (the sender still gets the reference's 200 {}),
+// journals what it keeps, and queues everything that talks to the network or the Conversation.
+// With sync non-nil the acknowledgement (or error) is left there for the HTTP response.
+func (b *Bridge) accept(_ context.Context, env *envelope.Envelope, sync *syncReply) error {
 	log := b.log.With("sender", env.Sender, "session", env.Session, "schema", env.SchemaDigest)
+	now := b.cfg.Now()
+	fail := func(text string) error {
+		if sync != nil {
+			sync.msg = chatproto.ErrorMessage{Error: text}
+			return nil
+		}
+		return b.enqueue(b.acks, func(ctx context.Context) { b.sendError(ctx, env, text) })
+	}
+	if env.Expires != nil && now.Unix() > *env.Expires {
+		// The reference never looks at expires on an asynchronous envelope; we drop it, so a
+		// captured envelope posted again later changes nothing. A sync sender gets the
+		// reference's answer to a query that outlived its expiry.
+		log.Info("expired envelope dropped", "expires", *env.Expires)
+		if sync != nil {
+			sync.msg = chatproto.ErrorMessage{Error: QueryExpiredText}
+		}
+		return nil
+	}
 	payload, err := env.DecodePayload()
 	if err != nil {
 		log.Warn("undecodable payload", "err", err)
-		return b.enqueue(func(ctx context.Context) {
-			b.sendError(ctx, env, chatproto.NonConformingText(err))
-		})
+		return fail(chatproto.NonConformingText(err))
 	}
 	switch env.SchemaDigest {
 	case chatproto.ChatMessageDigest:
 		msg, err := chatproto.DecodeChatMessage(payload)
 		if err != nil {
 			log.Warn("chat message does not conform", "err", err)
-			return b.enqueue(func(ctx context.Context) { b.sendError(ctx, env, chatproto.NonConformingText(err)) })
+			return fail(chatproto.NonConformingText(err))
 		}
 		if identity.IsUserAddress(env.Sender) {
-			return b.enqueue(func(ctx context.Context) { b.sendError(ctx, env, UnverifiedSenderText) })
+			return fail(UnverifiedSenderText)
 		}
-		if !b.seen.add(env.Sender+"/"+msg.MsgID, b.cfg.Now()) {
-			log.Info("duplicate chat message ignored", "msg_id", msg.MsgID)
+		ack := chatproto.ChatAcknowledgement{Timestamp: now, AcknowledgedMsgID: msg.MsgID}
+		if !msg.Timestamp.IsZero() && now.Sub(msg.Timestamp) >= b.cfg.DedupeTTL {
+			log.Info("stale chat message dropped", "msg_id", msg.MsgID, "timestamp", msg.Timestamp)
 			return nil
 		}
-		err = b.enqueue(func(ctx context.Context) { b.handleChat(ctx, env, msg) })
+		raw, err := env.Encode()
 		if err != nil {
-			b.seen.remove(env.Sender + "/" + msg.MsgID) // let the sender's retry through
+			return err
+		}
+		key := chatKey(env, msg.MsgID)
+		fresh, err := b.seen.accept(key, raw, now)
+		if err != nil {
+			log.Error("journal write failed", "err", err)
+			return ErrBusy
+		}
+		if !fresh {
+			log.Info("duplicate chat message ignored", "msg_id", msg.MsgID)
+			if sync != nil {
+				sync.msg = ack // the same answer the first delivery got
+			}
+			return nil
+		}
+		acked := make(chan struct{})
+		if sync != nil {
+			sync.msg = ack
+			close(acked)
+		} else if err := b.enqueue(b.acks, func(ctx context.Context) {
+			defer close(acked)
+			if _, err := b.sender.Send(ctx, env.Sender, env.Session, ack, chatproto.ProtocolDigest); err != nil {
+				log.Warn("acknowledgement not delivered", "err", err)
+			}
+		}); err != nil {
+			b.seen.forget(key)
+			return err
+		}
+		err = b.enqueue(b.jobs, func(ctx context.Context) { b.handleChat(ctx, env, msg, key, acked) })
+		if err != nil {
+			b.seen.forget(key) // let the sender's retry through
 		}
 		return err
 	case chatproto.ChatAcknowledgementDigest:
 		ack, err := chatproto.DecodeAcknowledgement(payload)
 		if err != nil {
-			return b.enqueue(func(ctx context.Context) { b.sendError(ctx, env, chatproto.NonConformingText(err)) })
+			return fail(chatproto.NonConformingText(err))
 		}
 		if identity.IsUserAddress(env.Sender) {
-			return b.enqueue(func(ctx context.Context) { b.sendError(ctx, env, UnverifiedSenderText) })
+			return fail(UnverifiedSenderText)
 		}
 		if obs, ok := b.cfg.Conversation.(AckObserver); ok {
-			return b.enqueue(func(ctx context.Context) {
+			return b.enqueue(b.acks, func(ctx context.Context) {
 				obs.OnAck(ctx, Ack{Sender: env.Sender, Session: env.Session, MsgID: ack.AcknowledgedMsgID, Timestamp: ack.Timestamp})
 			})
 		}
@@ -331,12 +431,35 @@ func (b *Bridge) accept(_ context.Context, env *envelope.Envelope) error {
 	}
 }
 
-func (b *Bridge) handleChat(ctx context.Context, env *envelope.Envelope, msg *chatproto.ChatMessage) {
-	log := b.log.With("sender", env.Sender, "session", env.Session, "msg_id", msg.MsgID)
-	ack := chatproto.ChatAcknowledgement{Timestamp: b.cfg.Now(), AcknowledgedMsgID: msg.MsgID}
-	if _, err := b.sender.Send(ctx, env.Sender, env.Session, ack, chatproto.ProtocolDigest); err != nil {
-		log.Warn("acknowledgement not delivered", "err", err)
+// QueryExpiredText is the reference's ErrorMessage for a sync envelope past its expiry.
+const QueryExpiredText = "Query envelope expired"
+
+// chatKey is a chat message's dedupe key: sender, session and message id.
+func chatKey(env *envelope.Envelope, msgID string) string {
+	return "chat|" + env.Sender + "|" + env.Session + "|" + msgID
+}
+
+// respond handles an envelope sent on a sync connection and returns the signed envelope the
+// HTTP response carries: the acknowledgement of a ChatMessage (its replies follow as separate
+// envelopes), an ErrorMessage, or nil when there is nothing to answer (the reference's {}).
+func (b *Bridge) respond(ctx context.Context, env *envelope.Envelope) ([]byte, error) {
+	var out syncReply
+	if err := b.accept(ctx, env, &out); err != nil {
+		return nil, err
 	}
+	if out.msg == nil {
+		return nil, nil
+	}
+	// As the reference's enclose_response: no protocol digest, same session, back to the sender.
+	reply, err := b.sender.Seal(env.Sender, env.Session, out.msg, "")
+	if err != nil {
+		return nil, err
+	}
+	return reply.Encode()
+}
+
+func (b *Bridge) handleChat(ctx context.Context, env *envelope.Envelope, msg *chatproto.ChatMessage, key string, acked <-chan struct{}) {
+	log := b.log.With("sender", env.Sender, "session", env.Session, "msg_id", msg.MsgID)
 	in := Inbound{
 		Sender: env.Sender, Session: env.Session, MsgID: msg.MsgID, Timestamp: msg.Timestamp,
 		Text: msg.Text(), StartSession: msg.Has(chatproto.TypeStartSession), EndSession: msg.Has(chatproto.TypeEndSession),
@@ -366,8 +489,24 @@ func (b *Bridge) handleChat(ctx context.Context, env *envelope.Envelope, msg *ch
 			replies = []string{GenericFailure}
 		}
 	}
-	for _, text := range replies {
-		reply := chatproto.ChatMessage{Timestamp: b.cfg.Now(), MsgID: uuid4.New(), Content: []chatproto.Content{chatproto.TextContent{Text: text}}}
+	if ctx.Err() != nil {
+		return // shutting down: not handled, so the next start hands it over again
+	}
+	// Handled once its replies are out (or undeliverable): a restart before that hands the
+	// message over again.
+	defer b.seen.handled(key)
+	if acked != nil {
+		select { // the acknowledgement goes first
+		case <-acked:
+		case <-ctx.Done():
+			return
+		}
+	}
+	for i, text := range replies {
+		// Stable ids: a message handed over again after a restart repeats the same replies,
+		// which a peer deduping by msg_id shows once.
+		reply := chatproto.ChatMessage{Timestamp: b.cfg.Now(), MsgID: MessageID(fmt.Sprintf("reply/%s/%d", key, i)),
+			Content: []chatproto.Content{chatproto.TextContent{Text: text}}}
 		if _, err := b.sender.Send(ctx, env.Sender, env.Session, reply, chatproto.ProtocolDigest); err != nil {
 			log.Warn("reply not delivered", "err", err)
 			return
@@ -383,53 +522,4 @@ func (b *Bridge) sendError(ctx context.Context, env *envelope.Envelope, text str
 	if _, err := once.Send(ctx, env.Sender, env.Session, chatproto.ErrorMessage{Error: text}, chatproto.ProtocolDigest); err != nil {
 		b.log.Warn("error message not delivered", "sender", env.Sender, "err", err)
 	}
-}
-
-// dedupe remembers keys for a TTL, bounded in size (oldest evicted first).
-type dedupe struct {
-	mu    sync.Mutex
-	ttl   time.Duration
-	max   int
-	at    map[string]time.Time
-	order []seenKey // insertion order; entries whose time no longer matches are stale
-}
-
-type seenKey struct {
-	key string
-	at  time.Time
-}
-
-func newDedupe(ttl time.Duration, max int) *dedupe {
-	return &dedupe{ttl: ttl, max: max, at: map[string]time.Time{}}
-}
-
-// add records key and reports whether it was new (or its previous sighting expired).
-func (d *dedupe) add(key string, now time.Time) bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for len(d.order) > 0 {
-		o := d.order[0]
-		t, live := d.at[o.key]
-		live = live && t.Equal(o.at)
-		if live && now.Sub(o.at) < d.ttl && len(d.at) < d.max {
-			break
-		}
-		if live {
-			delete(d.at, o.key)
-		}
-		d.order = d.order[1:]
-	}
-	if t, ok := d.at[key]; ok && now.Sub(t) < d.ttl {
-		return false
-	}
-	d.at[key] = now
-	d.order = append(d.order, seenKey{key, now})
-	return true
-}
-
-// remove forgets key (used when its message could not be queued, so a retry is not a duplicate).
-func (d *dedupe) remove(key string) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	delete(d.at, key)
 }

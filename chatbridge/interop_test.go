@@ -263,6 +263,21 @@ func TestInteropWithPythonReference(t *testing.T) {
 		t.Fatalf("ack at bridge = %+v, want msg %s", a, reply.MsgID)
 	}
 
+	// The library's send_sync_message gets the bridge's signed acknowledgement in the HTTP
+	// response (the library verifies it, or reports FAILED); the reply follows as usual.
+	syncRes := waitEvent("the peer's sync send", func(e peerEvent) bool { return e.Event == "sync" })
+	if syncRes.Status != "acknowledged" || syncRes.Acknowledged != syncRes.MsgID {
+		t.Fatalf("send_sync_message = %+v%s", syncRes, dump())
+	}
+	syncIn := waitGo("the sync ChatMessage at the bridge", conv.inbound).(chatbridge.Inbound)
+	if syncIn.MsgID != syncRes.MsgID || syncIn.Text != "sync hello from the python reference" {
+		t.Fatalf("sync inbound = %+v, peer sent %s", syncIn, syncRes.MsgID)
+	}
+	waitEvent("the reply to the sync send", func(e peerEvent) bool { return e.Event == "chat" && e.Text == "Go bridge got: "+syncIn.Text })
+	if a := waitGo("the peer's ack of the sync reply", conv.acks).(chatbridge.Ack); a.Sender != pyAddr {
+		t.Fatalf("ack of the sync reply = %+v", a)
+	}
+
 	// Go -> Python: a proactive message, resolved through the stub where the peer registered.
 	session := uuid4.New()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -62,6 +62,7 @@ socket.socket.connect_ex = guarded_connect_ex
 # Imported after the guard so nothing slips past it at import time.
 import uagents.agent  # noqa: E402
 from uagents import Agent, Context, Protocol  # noqa: E402
+from uagents.communication import send_sync_message  # noqa: E402
 from uagents.registration import AlmanacApiRegistrationPolicy  # noqa: E402
 from uagents.resolver import AlmanacApiResolver  # noqa: E402
 from uagents_core.contrib.protocols.chat import (  # noqa: E402
@@ -107,7 +108,7 @@ def main():
         report_events=False,
         log_level="WARNING",
     )
-    state = {"sent_id": None, "session": None}
+    state = {"sent_id": None, "session": None, "synced": False}
     proto = Protocol(spec=chat_protocol_spec)
 
     @agent.on_event("startup")
@@ -137,6 +138,20 @@ def main():
              in_session=str(ctx.session) == state["session"])
         await ctx.send(sender, ChatAcknowledgement(acknowledged_msg_id=msg.msg_id, timestamp=datetime.now(timezone.utc)))
         emit("acked", msg_id=str(msg.msg_id))
+        if not state["synced"] and msg.text() == "Go bridge got: " + args.text:
+            # The library's synchronous send: the answer comes back on the same connection,
+            # and the library verifies its signature before returning it.
+            state["synced"] = True
+            sync_msg = ChatMessage(content=[TextContent(text="sync " + args.text)])
+            resp = await send_sync_message(
+                args.bridge, sync_msg, response_type=ChatAcknowledgement, sender=agent._identity,
+                resolver=LoopbackAlmanacResolver(almanac_api_url=almanac),
+            )
+            if isinstance(resp, ChatAcknowledgement):
+                emit("sync", status="acknowledged", msg_id=str(sync_msg.msg_id), acknowledged=str(resp.acknowledged_msg_id))
+            else:
+                emit("sync", status=str(getattr(getattr(resp, "status", None), "value", resp)), msg_id=str(sync_msg.msg_id),
+                     text=str(getattr(resp, "detail", "")))
 
     agent.include(proto, publish_manifest=True)
     agent.run()

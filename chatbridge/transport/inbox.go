@@ -46,6 +46,11 @@ type Inbox struct {
 	// Deliver receives each accepted envelope. It must not block for long: the HTTP reply
 	// waits for it. An error (e.g. a full work queue) answers 503 so the sender retries.
 	Deliver func(ctx context.Context, env *envelope.Envelope) error
+	// Respond, when set, takes the place of Deliver for an envelope sent on a sync connection
+	// (header x-uagents-connection: sync, as uagents' send_sync_message sends): it returns the
+	// encoded response envelope the reference puts in the 200 body, or nil for {}. An error
+	// answers 503 as Deliver's does.
+	Respond func(ctx context.Context, env *envelope.Envelope) ([]byte, error)
 	// Path is the submit path; default "/submit".
 	Path string
 	// MaxBody caps the request body; default DefaultMaxBody. Larger bodies get 413.
@@ -53,6 +58,12 @@ type Inbox struct {
 	// Ready reports readiness for HEAD probes (false during shutdown); nil means ready.
 	Ready func() bool
 }
+
+// The header a uagents sender sets to wait for the reply on the same connection.
+const (
+	HeaderConnection = "X-Uagents-Connection"
+	ConnectionSync   = "sync"
+)
 
 // ErrRetryLater marks a refusal that is temporary (a full queue, shutdown): the envelope
 // should be offered again later rather than dropped.
@@ -139,6 +150,19 @@ func (in *Inbox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if in.Hosts == nil || !in.Hosts(env.Target) {
 		writeJSON(w, http.StatusBadRequest, BodyUnroutable)
+		return
+	}
+	if in.Respond != nil && r.Header.Get(HeaderConnection) == ConnectionSync {
+		reply, err := in.Respond(r.Context(), env)
+		if err != nil {
+			writeJSON(w, http.StatusServiceUnavailable, BodyBusy)
+			return
+		}
+		if reply != nil {
+			writeJSON(w, http.StatusOK, string(reply))
+			return
+		}
+		writeJSON(w, http.StatusOK, BodyOK)
 		return
 	}
 	if in.Deliver != nil {
