@@ -97,6 +97,15 @@ type Config struct {
 	Timeouts workflows.Timeouts
 	// Poll is how often watchers read a contract's status (default 500 ms).
 	Poll time.Duration
+	// ConcurrentQuotes bounds the quotes drafted at once (default DefaultConcurrentQuotes);
+	// later ones wait in line and their requesters are told their place.
+	ConcurrentQuotes int
+	// QuotesPerRequester bounds one requester's quotes in line (default
+	// DefaultQuotesPerRequester).
+	QuotesPerRequester int
+	// ApprovalsPerContract bounds one sender's approve commands per contract (default
+	// DefaultApprovalsPerContract); beyond it they are answered without reaching the workflow.
+	ApprovalsPerContract int
 	// ReplyWait bounds how long a command waits to see the workflow take its signal
 	// (default 15 s).
 	ReplyWait time.Duration
@@ -106,10 +115,11 @@ type Config struct {
 
 // Conversation implements chatbridge.Conversation and activities.Notifier.
 type Conversation struct {
-	cfg   Config
-	log   *slog.Logger
-	store *store
-	sent  *recent
+	cfg    Config
+	log    *slog.Logger
+	store  *store
+	sent   *recent
+	quotes *quoteLine
 
 	mu       sync.Mutex
 	out      Outbox
@@ -141,6 +151,15 @@ func New(cfg Config) (*Conversation, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.ConcurrentQuotes <= 0 {
+		cfg.ConcurrentQuotes = DefaultConcurrentQuotes
+	}
+	if cfg.QuotesPerRequester <= 0 {
+		cfg.QuotesPerRequester = DefaultQuotesPerRequester
+	}
+	if cfg.ApprovalsPerContract <= 0 {
+		cfg.ApprovalsPerContract = DefaultApprovalsPerContract
+	}
 	if cfg.PaymentLabel == "" {
 		cfg.PaymentLabel = "local checkout: no money moves"
 	}
@@ -149,6 +168,7 @@ func New(cfg Config) (*Conversation, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	c := &Conversation{cfg: cfg, log: log, store: &store{path: cfg.StateFile, now: cfg.Now}, sent: newRecent(4096),
+		quotes:   newQuoteLine(cfg.ConcurrentQuotes),
 		sessions: map[string]*sync.Mutex{}, watching: map[string]context.CancelFunc{}}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	return c, nil

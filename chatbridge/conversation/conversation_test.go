@@ -70,8 +70,30 @@ func newEnv(t *testing.T, withRepo bool) *env {
 		e.cfg.Author = &authoring.Author{Admission: &authoring.Admission{Allow: []string{"signoff-fixtures/*"}}, Verifier: w1.Contract.Verifier}
 		e.cfg.ExecutorNote = "this process runs the prepared executor"
 	}
+	e.tmp.quote = func(req workflows.QuoteRequest) workflows.QuoteReply {
+		r, err := e.conv.DraftQuote(context.Background(), req)
+		if err != nil {
+			r = workflows.QuoteReply{Outcome: workflows.QuoteFailed, Messages: []string{workflows.QuoteFailedText}}
+		}
+		id := workflows.QuoteWorkflowID(req.Requester, req.Session, req.MsgID)
+		if err := e.conv.Say(context.Background(), workflows.ChatSay{To: req.Requester, Session: req.Session, Key: id + "/reply", Texts: r.Messages}); err != nil {
+			t.Errorf("say the quote: %v", err)
+		}
+		return r
+	}
 	e.start(t)
 	return e
+}
+
+// task says a task message and returns the immediate answer and the quote pushed after it.
+func (e *env) task(t *testing.T, p person, text string) (string, string) {
+	t.Helper()
+	before := len(e.tmp.quoted)
+	ack, _ := e.say(t, p, text)
+	if len(e.tmp.quoted) == before {
+		return ack, ""
+	}
+	return ack, strings.Join(e.tmp.quoted[len(e.tmp.quoted)-1].Messages, "\n---\n")
 }
 
 func (e *env) start(t *testing.T) {
@@ -264,38 +286,58 @@ func TestPreparedRunConversation(t *testing.T) {
 func TestTaskConversation(t *testing.T) {
 	e := newEnv(t, true)
 	alice, bob := newPerson(t, sessionA), newPerson(t, sessionC)
-	reply, _ := e.say(t, alice, "Make the Watchlist page work well on mobile in signoff-fixtures/finance")
+	ack, reply := e.task(t, alice, "Make the Watchlist page work well on mobile in signoff-fixtures/finance")
+	mustContain(t, ack, "Surveying signoff-fixtures/finance", "The quote follows here.")
 	mustContain(t, reply, "Survey of signoff-fixtures/finance @", "/watchlist", "Quoted contract watchlist-", "Goal: Make the Watchlist page work well on mobile\n",
 		"Base check: skipped (this Signoff quotes chat tasks without it)", "This quote stands until ", "Note: this process runs the prepared executor", "Contract hash: ")
-	if len(e.tmp.starts) != 1 {
-		t.Fatalf("%d workflows started", len(e.tmp.starts))
+	// The quote reached the requester as pushed messages in the session.
+	e.out.waitPushed(t, "Quoted contract watchlist-")
+	starts := e.tmp.contractStarts()
+	if len(starts) != 1 {
+		t.Fatalf("%d workflows started", len(starts))
 	}
-	id := strings.TrimPrefix(e.tmp.starts[0].ID, "contract-")
+	id := strings.TrimPrefix(starts[0].ID, "contract-")
 	in := e.tmp.input(id)
 	if h, _ := contracts.Hash(in.Quote.Contract); h != in.Quote.Hash || in.Quote.Requester != alice.addr || in.Quote.Contract.Repo.URL != "fixture://finance" {
 		t.Fatalf("quote %+v", in.Quote)
 	}
 	mustContain(t, reply, "approve "+in.Quote.Hash)
 
-	reply, _ = e.say(t, bob, "make the Watchlist page work well on mobile")
-	if len(e.tmp.starts) != 2 || e.tmp.starts[1].ID == e.tmp.starts[0].ID {
-		t.Fatalf("the same words from another requester must give another contract: %+v", e.tmp.starts)
+	_, reply = e.task(t, bob, "make the Watchlist page work well on mobile")
+	if s := e.tmp.contractStarts(); len(s) != 2 || s[1].ID == s[0].ID {
+		t.Fatalf("the same words from another requester must give another contract: %+v", s)
 	}
 	mustContain(t, reply, "Quoted contract watchlist-")
-	reply, _ = e.say(t, alice, "Make the Watchlist page work well on mobile")
+	_, reply = e.task(t, alice, "Make the Watchlist page work well on mobile")
 	mustContain(t, reply, "already quoted to you", in.Quote.Hash)
 
 	reply, _ = e.say(t, alice, "make the Watchlist page work well on mobile repo acme/shop")
 	mustContain(t, reply, "acme/shop is not among the repositories", "signoff-fixtures/finance")
-	reply, _ = e.say(t, alice, "make everything better and nicer")
+	_, reply = e.task(t, alice, "make everything better and nicer")
 	mustContain(t, reply, "I cannot turn that into a contract")
-	if len(e.tmp.starts) != 3 {
-		t.Fatalf("refused tasks started workflows: %d starts", len(e.tmp.starts))
+	if n := len(e.tmp.contractStarts()); n != 3 {
+		t.Fatalf("refused tasks started workflows: %d starts", n)
 	}
 	reply, _ = e.say(t, alice, "thanks")
 	mustContain(t, reply, "did not understand")
 	reply, _ = e.say(t, alice, "help")
 	mustContain(t, reply, "approve <hash>", "run W1", "signoff-fixtures/finance")
+}
+
+// The same task message handed over twice (a resend, a restart) starts one quote.
+func TestTaskMessageQuotedOnce(t *testing.T) {
+	e := newEnv(t, true)
+	alice := newPerson(t, sessionA)
+	in := chatbridge.Inbound{Sender: alice.addr, Session: alice.session, MsgID: chatbridge.MessageID("once"), Text: "make the Watchlist page work well on mobile"}
+	for i, want := range []string{"The quote follows here.", "already being quoted"} {
+		replies, err := e.conv.OnText(context.Background(), in)
+		if err != nil || len(replies) != 1 || !strings.Contains(replies[0], want) {
+			t.Fatalf("delivery %d: %q %v", i+1, replies, err)
+		}
+	}
+	if n := len(e.tmp.quoted); n != 1 {
+		t.Fatalf("%d quotes drafted for one message", n)
+	}
 }
 
 // Pushes before Attach fail loudly instead of vanishing.

@@ -30,6 +30,9 @@ type fakeTemporal struct {
 	signals []fakeSignal
 	starts  []client.StartWorkflowOptions
 	queries int
+	// quote plays the quote workflow (its two activities, in order) when one is started.
+	quote  func(workflows.QuoteRequest) workflows.QuoteReply
+	quoted []workflows.QuoteReply
 }
 
 type fakeWF struct {
@@ -50,6 +53,17 @@ func (f *fakeTemporal) ExecuteWorkflow(_ context.Context, o client.StartWorkflow
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.starts = append(f.starts, o)
+	if wf == workflows.QuoteWorkflowName && len(args) == 1 {
+		if f.wfs[o.ID] != nil {
+			return nil, serviceerror.NewWorkflowExecutionAlreadyStarted("already started", "", "run-1")
+		}
+		f.wfs[o.ID] = &fakeWF{}
+		f.mu.Unlock() // the draft starts the contract workflow
+		r := f.quote(args[0].(workflows.QuoteRequest))
+		f.mu.Lock()
+		f.quoted = append(f.quoted, r)
+		return fakeRun{o.ID}, nil
+	}
 	if wf != workflows.ContractWorkflowName || len(args) != 1 {
 		return nil, fmt.Errorf("unexpected workflow %v", wf)
 	}
@@ -65,6 +79,19 @@ func (f *fakeTemporal) ExecuteWorkflow(_ context.Context, o client.StartWorkflow
 		Repo: c.Repo.Owner + "/" + c.Repo.Name, Requester: in.Quote.Requester, State: workflows.StateQuoted, MaxAttempts: c.MaxAttempts,
 		Attempts: []workflows.AttemptRecord{}, Refusals: []string{}}}
 	return fakeRun{o.ID}, nil
+}
+
+// contractStarts lists the contract workflows started.
+func (f *fakeTemporal) contractStarts() []client.StartWorkflowOptions {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []client.StartWorkflowOptions
+	for _, o := range f.starts {
+		if strings.HasPrefix(o.ID, "contract-") {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 func (f *fakeTemporal) SignalWorkflow(ctx context.Context, id, _ string, name string, arg interface{}) error {

@@ -1,7 +1,6 @@
 package conversation
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -9,10 +8,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/signoff/signoff/chatbridge"
-	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/contracts/authoring"
-	"github.com/signoff/signoff/workflows"
 )
 
 // repoPhraseRe finds an explicit "repo owner/name" (or "repository ...") in a task.
@@ -51,73 +47,6 @@ func tidyGoal(s string) string {
 		s = strings.TrimPrefix(s, prefix)
 	}
 	return strings.TrimSpace(strings.TrimPrefix(s, ":"))
-}
-
-// task drafts a contract from the message (survey, criteria, price, hash) and starts its
-// workflow in state quoted with the sender as requester.
-func (c *Conversation) task(ctx context.Context, in chatbridge.Inbound, text string) ([]string, error) {
-	if c.cfg.Author == nil || len(c.cfg.Repos) == 0 {
-		return nil, userErr("This Signoff instance does not quote new tasks. Say \"run W1\" for a prepared run, or \"help\".")
-	}
-	repo, goal, err := c.pickRepo(text)
-	if err != nil {
-		return nil, err
-	}
-	if repo.Prepare != nil {
-		if err := repo.Prepare(ctx); err != nil {
-			return nil, fmt.Errorf("prepare %s: %w", repo.Slug, err)
-		}
-	}
-	src, err := authoring.ResolveSource(ctx, repo.Path, "HEAD", repo.Slug)
-	if err != nil {
-		return nil, fmt.Errorf("resolve %s: %w", repo.Slug, err)
-	}
-	if repo.URL != "" {
-		src.URL = repo.URL
-	}
-	if c.cfg.Author.Checker != nil {
-		// The check builds the app and drives a browser: say so before the wait, not after.
-		key := "progress/" + in.MsgID + "/base-check"
-		if err := c.push(ctx, in.Sender, in.Session, key, fmt.Sprintf(
-			"Surveying %s and running the criteria on its base commit before quoting (a build and a browser run, about a minute)...", repo.Slug)); err != nil {
-			c.log.Warn("base check progress not sent", "err", err)
-		}
-	}
-	res, err := c.cfg.Author.Draft(ctx, authoring.Request{Requester: in.Sender, Source: src, Goal: goal})
-	if err != nil {
-		if authoring.IsRefusal(err) {
-			out := []string{}
-			if res != nil && res.Survey != nil {
-				out = append(out, "Survey of "+res.Survey.Summary())
-			}
-			return append(out, refusalText(err)), nil
-		}
-		return nil, fmt.Errorf("draft a contract for %s: %w", repo.Slug, err)
-	}
-	// One contract per requester: the same words from two people are two quotes.
-	contract := *res.Contract
-	contract.ContractID = requesterID(contract.ContractID, in.Sender)
-	if err := contracts.Validate(contract, contracts.LoadOptions{}); err != nil {
-		return nil, fmt.Errorf("drafted contract: %w", err)
-	}
-	q, err := contracts.NewQuote(contract, in.Sender)
-	if err != nil {
-		return nil, err
-	}
-	terms := quoteTerms{Discrimination: workflows.DiscriminationOf(res.Discrimination)}
-	if res.Quote != nil {
-		terms.ExpiresAt = res.Quote.ExpiresAt
-	}
-	rebound, err := c.startContract(ctx, in, q, "", repo.Slug, terms)
-	if err != nil {
-		return nil, err
-	}
-	out := []string{"Survey of " + res.Survey.Summary()}
-	quote := quoteText(contract, q.Hash, res.Quote, discriminationText(res.Discrimination), c.cfg.ExecutorNote)
-	if rebound {
-		quote = "This contract is already quoted to you; here it is again.\n\n" + quote
-	}
-	return append(out, quote), nil
 }
 
 // requesterID suffixes a drafted contract id with a short digest of the requester.

@@ -13,6 +13,10 @@ import (
 	"sync"
 	"time"
 
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
 	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/activities/ledger"
 	"github.com/signoff/signoff/activities/signing"
@@ -197,7 +201,8 @@ func mountChat(_ context.Context, s *Stack, o Options) error {
 	if err != nil {
 		return err
 	}
-	bridge, err := chatbridge.New(chatbridge.Config{Identity: id, Conversation: conv, Resolver: resolver, Logger: log})
+	bridge, err := chatbridge.New(chatbridge.Config{Identity: id, Conversation: conv, Resolver: resolver, Logger: log,
+		JournalFile: filepath.Join(s.Config.DataDir, "chat", "journal.jsonl")})
 	if err != nil {
 		conv.Close()
 		return err
@@ -215,6 +220,18 @@ func mountChat(_ context.Context, s *Stack, o Options) error {
 	if err := conv.Resume(); err != nil {
 		log.Warn("chat watchers not resumed", "err", err)
 	}
+	// The chat's durable work (quotes) runs on its own queue, in this process: it needs the
+	// conversation and the agent key. Stopped before the bridge closes (closers run in reverse).
+	cw := worker.New(s.Client, workflows.ChatQueue, worker.Options{})
+	cw.RegisterWorkflowWithOptions(workflows.QuoteWorkflow, workflow.RegisterOptions{Name: workflows.QuoteWorkflowName})
+	cw.RegisterActivityWithOptions(conv.DraftQuote, activity.RegisterOptions{Name: workflows.DraftQuoteActivity})
+	cw.RegisterActivityWithOptions(conv.Say, activity.RegisterOptions{Name: workflows.ChatSayActivity})
+	if err := cw.Start(); err != nil {
+		return fmt.Errorf("start the %s worker: %w", workflows.ChatQueue, err)
+	}
+	s.closers = append(s.closers, cw.Stop)
+	// Messages accepted before a restart but not handled are handed over now.
+	bridge.Resume()
 
 	base := loopbackURL(s.PublicURL, log)
 	if base == "" {

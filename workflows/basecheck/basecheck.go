@@ -8,12 +8,15 @@ package basecheck
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
 	"github.com/signoff/signoff/activities/localgit"
@@ -30,6 +33,17 @@ type Checker struct {
 	Register func(ctx context.Context, c contracts.Contract) error
 	// Started, when set, is told the workflow id once the check is running (progress output).
 	Started func(workflowID string)
+	// Key, when set, names the check after its caller (see WithKey) instead of at random.
+	Key string
+}
+
+// WithKey returns a copy of the checker whose check of a contract is named after key: a
+// caller that retries (a quote drafted again after a restart) joins the check it started,
+// running or finished, instead of starting another build and browser run.
+func (q *Checker) WithKey(key string) authoring.BaseChecker {
+	cp := *q
+	cp.Key = key
+	return &cp
 }
 
 var _ authoring.BaseChecker = (*Checker)(nil)
@@ -75,9 +89,19 @@ func (q *Checker) CheckBase(ctx context.Context, c contracts.Contract) (*authori
 		return nil, err
 	}
 	id := workflowID(c.ContractID)
-	run, err := q.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.ControlQueue},
-		workflows.DiscriminateWorkflowName, workflows.DiscriminateInput{Contract: c, ContractHash: hash})
-	if err != nil {
+	opts := client.StartWorkflowOptions{ID: id, TaskQueue: workflows.ControlQueue}
+	if q.Key != "" {
+		id = keyedWorkflowID(c.ContractID, hash, q.Key)
+		opts = client.StartWorkflowOptions{ID: id, TaskQueue: workflows.ControlQueue,
+			WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+			WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING}
+	}
+	run, err := q.Client.ExecuteWorkflow(ctx, opts, workflows.DiscriminateWorkflowName, workflows.DiscriminateInput{Contract: c, ContractHash: hash})
+	var done *serviceerror.WorkflowExecutionAlreadyStarted
+	switch {
+	case q.Key != "" && errors.As(err, &done):
+		run = q.Client.GetWorkflow(ctx, id, "") // finished before: its result stands
+	case err != nil:
 		return nil, fmt.Errorf("start the base check: %w", err)
 	}
 	if q.Started != nil {
@@ -133,6 +157,12 @@ func workflowID(contractID string) string {
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
 	return "discriminate-" + contractID + "-" + hex.EncodeToString(b)
+}
+
+// keyedWorkflowID names the check of one contract (by hash) for one caller key.
+func keyedWorkflowID(contractID, hash, key string) string {
+	sum := sha256.Sum256([]byte(key + "|" + hash))
+	return "discriminate-" + contractID + "-" + hex.EncodeToString(sum[:6])
 }
 
 func lastLines(s string, n int) string {
