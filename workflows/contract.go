@@ -158,6 +158,13 @@ func (w *contractRun) awaitApproval() bool {
 			return false
 		case got:
 			if why := w.refuseApproval(sig); why != "" {
+				if sig.Approver != w.in.Quote.Requester &&
+					workflow.GetVersion(w.root, versionStrangerRefusals, workflow.DefaultVersion, 1) >= 1 {
+					w.st.StrangerRefusals++
+					if w.st.StrangerRefusals > 1 {
+						continue // counted, not recorded again
+					}
+				}
 				w.st.Refusals = append(w.st.Refusals, why)
 				w.event("approval_refused", map[string]string{"hash": sig.Hash, "approver": sig.Approver,
 					"channel": sig.Channel, "message_id": sig.MessageID, "why": why})
@@ -169,6 +176,10 @@ func (w *contractRun) awaitApproval() bool {
 		}
 	}
 }
+
+// versionStrangerRefusals: refusals of approvers other than the requester are recorded once,
+// then only counted (StrangerRefusals).
+const versionStrangerRefusals = "stranger-refusals-counted"
 
 func (w *contractRun) refuseApproval(sig Approve) string {
 	switch {

@@ -466,6 +466,33 @@ func TestWrongHashAndApproverRefused(t *testing.T) {
 	}
 }
 
+// A stranger's refusals are recorded once and then only counted: 25 of them leave one entry
+// in the refusals and the timeline, and the requester's own wrong-hash refusal is still kept.
+func TestStrangerRefusalsRecordedOnce(t *testing.T) {
+	h := newHarness(t, pass)
+	for i := range 25 {
+		h.env.RegisterDelayedCallback(func() {
+			h.env.SignalWorkflow(workflows.SignalApprove, workflows.Approve{Hash: h.input.Quote.Hash, Approver: fmt.Sprintf("mallory-%d", i%3), MessageID: fmt.Sprintf("m%d", i)})
+		}, time.Second+time.Duration(i)*time.Millisecond)
+	}
+	h.env.RegisterDelayedCallback(func() {
+		h.env.SignalWorkflow(workflows.SignalApprove, workflows.Approve{Hash: strings.Repeat("b", 64), Approver: "alice", MessageID: "own"})
+	}, 2*time.Second)
+	st := h.run(t)
+	if st.State != workflows.StateExpired {
+		t.Fatalf("state %s", st.State)
+	}
+	refusedEvents := 0
+	for _, e := range st.Timeline {
+		if e.Type == "approval_refused" {
+			refusedEvents++
+		}
+	}
+	if len(st.Refusals) != 2 || st.StrangerRefusals != 25 || refusedEvents != 2 || !strings.Contains(st.Refusals[1], "hash") {
+		t.Fatalf("refusals %v, stranger refusals %d, timeline refusals %d", st.Refusals, st.StrangerRefusals, refusedEvents)
+	}
+}
+
 func TestQuoteExpiry(t *testing.T) {
 	h := newHarness(t)
 	st := h.run(t)

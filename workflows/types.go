@@ -164,8 +164,12 @@ type Status struct {
 	PR             contracts.PRRef         `json:"pr"`
 	MergeEligible  bool                    `json:"merge_eligible"`
 	Refusals       []string                `json:"refusals"`
-	Timeline       []contracts.Event       `json:"timeline"`
-	Final          bool                    `json:"final"`
+	// StrangerRefusals counts approvals refused because the approver was not the requester.
+	// Only the first is recorded in Refusals and the timeline; the rest are counted here, so
+	// a stranger cannot grow another's signed timeline without bound.
+	StrangerRefusals int               `json:"stranger_refusals,omitempty"`
+	Timeline         []contracts.Event `json:"timeline"`
+	Final            bool              `json:"final"`
 }
 
 // Proof is the proof query's answer: where the bundles are and what they say.

@@ -145,19 +145,29 @@ func (c *Conversation) approve(ctx context.Context, in chatbridge.Inbound, args 
 	if before.State != workflows.StateQuoted {
 		return []string{fmt.Sprintf("Contract %s is no longer open for approval: %s.", b.ContractID, stateWords(before))}, nil
 	}
+	if !c.approvals.take(in.Sender, b.ContractID, c.cfg.ApprovalsPerContract) {
+		return nil, userErr("You have sent %d approvals for %s already; no more are taken from you for it.", c.cfg.ApprovalsPerContract, b.ContractID)
+	}
+	if in.Sender != before.Requester && before.StrangerRefusals > 0 {
+		// The workflow has recorded a stranger's refusal once; more would only be counted.
+		return []string{fmt.Sprintf("Approval refused: only the requester of %s may approve it.", b.ContractID)}, nil
+	}
 	err = c.cfg.Temporal.SignalWorkflow(ctx, workflows.WorkflowID(b.ContractID), "", workflows.SignalApprove,
 		workflows.Approve{Hash: hash, Approver: in.Sender, Channel: channel(in.Session), MessageID: in.MsgID})
 	if err != nil {
 		return nil, fmt.Errorf("signal approval of %s: %w", b.ContractID, err)
 	}
 	st, err := c.waitStatus(ctx, b.ContractID, func(st workflows.Status) bool {
-		return len(st.Refusals) > len(before.Refusals) || st.State != workflows.StateQuoted
+		return len(st.Refusals) > len(before.Refusals) || st.StrangerRefusals > before.StrangerRefusals || st.State != workflows.StateQuoted
 	})
 	if err != nil {
 		return nil, err
 	}
 	if len(st.Refusals) > len(before.Refusals) {
 		return []string{"Approval refused by the workflow: " + st.Refusals[len(st.Refusals)-1]}, nil
+	}
+	if st.StrangerRefusals > before.StrangerRefusals {
+		return []string{fmt.Sprintf("Approval refused: only the requester of %s may approve it.", b.ContractID)}, nil
 	}
 	if st.State == workflows.StateQuoted {
 		return []string{fmt.Sprintf("Approval of %s sent; the workflow has not taken it yet. Say \"status %s\" in a moment.", b.ContractID, b.ContractID)}, nil

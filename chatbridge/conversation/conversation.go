@@ -120,6 +120,8 @@ type Conversation struct {
 	store  *store
 	sent   *recent
 	quotes *quoteLine
+	// approvals counts approve commands per sender and contract.
+	approvals approvalCounts
 
 	mu       sync.Mutex
 	out      Outbox

@@ -130,6 +130,27 @@ func (l *quoteLine) leave(key string) {
 	l.changed = make(chan struct{})
 }
 
+// approvalCounts bounds approve commands per (sender, contract) in this process.
+type approvalCounts struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+// take counts one approval by sender for contractID and reports whether it is within limit.
+func (a *approvalCounts) take(sender, contractID string, limit int) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.n == nil {
+		a.n = map[string]int{}
+	}
+	k := sender + "|" + contractID
+	if a.n[k] >= limit {
+		return false
+	}
+	a.n[k]++
+	return true
+}
+
 // task starts the quote workflow for a task message and answers at once: what will be
 // surveyed, and the requester's place in line when quotes are queued. The quote itself
 // follows as a pushed message when the workflow has it.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -235,8 +236,11 @@ func RunApprove(ctx context.Context, o *ApproveOptions) error {
 		if err != nil {
 			return err
 		}
-		if len(st.Refusals) > len(before.Refusals) {
-			why := st.Refusals[len(st.Refusals)-1]
+		if len(st.Refusals) > len(before.Refusals) || st.StrangerRefusals > before.StrangerRefusals {
+			why := "only the requester " + strconv.Quote(st.Requester) + " may approve" // counted, not recorded again
+			if len(st.Refusals) > len(before.Refusals) {
+				why = st.Refusals[len(st.Refusals)-1]
+			}
 			if o.JSON {
 				_ = o.IO.WriteJSON(map[string]any{"approved": false, "reason": why})
 			} else {
