@@ -107,6 +107,11 @@ func newContractRun(ctx workflow.Context, in ContractInput) (*contractRun, error
 func (w *contractRun) run() (Status, error) {
 	w.index()
 	if !w.awaitApproval() {
+		// Cancelled or expired before approval: the index says so, as the status does
+		// (histories recorded before this version left the index at quoted).
+		if workflow.GetVersion(w.root, versionIndexUnapprovedEnd, workflow.DefaultVersion, 1) >= 1 {
+			w.index()
+		}
 		return w.end(), nil
 	}
 	if !w.authorize() {
@@ -176,6 +181,9 @@ func (w *contractRun) awaitApproval() bool {
 		}
 	}
 }
+
+// versionIndexUnapprovedEnd: a contract that ends before approval updates the index.
+const versionIndexUnapprovedEnd = "index-unapproved-end"
 
 // versionStrangerRefusals: refusals of approvers other than the requester are recorded once,
 // then only counted (StrangerRefusals).

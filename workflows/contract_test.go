@@ -47,6 +47,7 @@ type fakes struct {
 	captures    int
 	cancels     int
 	authorized  bool
+	indexed     []string // states written to the index, in order
 	payState    string
 	feedbacks   [][]contracts.Reason
 	releases    int
@@ -119,8 +120,13 @@ func (f *fakes) PRHead(ctx context.Context, r activities.HeadRequest) (string, e
 	return commitFor(f.executions), nil
 }
 
-func (f *fakes) UpdateIndex(ctx context.Context, e activities.IndexEntry) error { return nil }
-func (f *fakes) Notify(ctx context.Context, n activities.Notice) error          { return nil }
+func (f *fakes) UpdateIndex(ctx context.Context, e activities.IndexEntry) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.indexed = append(f.indexed, e.State)
+	return nil
+}
+func (f *fakes) Notify(ctx context.Context, n activities.Notice) error { return nil }
 
 func (f *fakes) RequestLock(ctx context.Context, r activities.LockRequest) error {
 	// Grant at once, as an idle lock workflow would.
@@ -590,6 +596,10 @@ func TestCancelBeforeApproval(t *testing.T) {
 		t.Fatalf("state %s", st.State)
 	}
 	h.assertPayment(t, 0, 0)
+	// `contract list` reads the index: it must say cancelled, as the status does.
+	if n := len(h.indexed); n == 0 || h.indexed[n-1] != workflows.StateCancelled {
+		t.Fatalf("index states %v, want the last to be %s", h.indexed, workflows.StateCancelled)
+	}
 }
 
 func TestCancelAfterAuthorizationBeforeWork(t *testing.T) {

@@ -285,8 +285,11 @@ var (
 // parse reads a command; anything of three or more words that is not one is a task.
 func parse(text string) command {
 	words := strings.Fields(text)
-	first := strings.ToLower(strings.TrimRight(words[0], ".,!?:"))
-	args := words[1:]
+	for len(words) > 1 && fillers[strings.ToLower(strings.TrimRight(words[0], ".,!?:;"))] {
+		words = words[1:] // "please status W1"
+	}
+	first := strings.ToLower(strings.TrimRight(words[0], ".,!?:;"))
+	args := commandArgs(words[1:])
 	short := len(words) <= 3
 	switch {
 	case first == "help" || first == "?" || first == "hi" || first == "hello" || first == "hey" || first == "commands" || first == "/help":
@@ -314,6 +317,23 @@ func parse(text string) command {
 		return command{verb: verbTask}
 	}
 	return command{verb: verbUnknown}
+}
+
+// fillers are words a command may carry that change nothing ("status W1 please").
+var fillers = map[string]bool{"please": true, "pls": true, "plz": true, "thanks": true, "thx": true, "now": true}
+
+// commandArgs tidies a command's arguments: trailing punctuation goes ("Status w1."), and
+// so do polite fillers, wherever they are.
+func commandArgs(words []string) []string {
+	out := []string{}
+	for _, w := range words {
+		w = strings.TrimRight(w, ".,!?:;")
+		if w == "" || fillers[strings.ToLower(w)] {
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
 }
 
 func (c *Conversation) runNames() []string {

@@ -14,6 +14,7 @@ import (
 	"github.com/signoff/signoff/chatbridge/chatproto"
 	"github.com/signoff/signoff/chatbridge/identity"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/policy"
 	"github.com/signoff/signoff/web/proofpage"
 )
 
@@ -105,15 +106,15 @@ func (c *Conversation) indexEntry(id string) (activities.IndexEntry, bool) {
 func (c *Conversation) verdictText(n activities.Notice) string {
 	e, ok := c.indexEntry(n.ContractID)
 	if !ok || e.ProofDir == "" {
-		return n.Text
+		return plainVerdictNotice(n.Text)
 	}
 	a := proofpage.LoadAttempt(e.ProofDir)
 	if a == nil || a.Bundle == nil || a.Bundle.ContractID != n.ContractID {
-		return n.Text
+		return plainVerdictNotice(n.Text)
 	}
 	summary, err := proofpage.ChatSummary(a, c.proofURL(n.ContractID))
 	if err != nil {
-		return n.Text
+		return plainVerdictNotice(n.Text)
 	}
 	// The proof summary labels every local payment generically; say which local checkout
 	// this deployment actually runs.
@@ -121,6 +122,7 @@ func (c *Conversation) verdictText(n activities.Notice) string {
 		summary = strings.ReplaceAll(summary, "("+proofpage.LocalPaymentLabel+")", "("+c.cfg.PaymentLabel+")")
 	}
 	b := a.Bundle
+	summary = chatSummaryWords(summary, b)
 	var lines []string
 	lines = append(lines, summary)
 	// The summary names the first reason; the others follow, a few at most.
@@ -129,7 +131,7 @@ func (c *Conversation) verdictText(n activities.Notice) string {
 			lines = append(lines, fmt.Sprintf("(+%d more on the proof page)", len(b.Reasons)-5))
 			break
 		}
-		lines = append(lines, "Also: "+r.Message)
+		lines = append(lines, "Also: "+reasonWords(r))
 	}
 	max := 0
 	if a.Contract != nil {
@@ -149,6 +151,59 @@ func (c *Conversation) verdictText(n activities.Notice) string {
 		lines = append(lines, "The verification itself could not complete; this is not counted against the code.")
 	}
 	return strings.Join(lines, "\n")
+}
+
+// internalReason reports a reason that carries an activity's error (a capability that could
+// not run): its message is a Go error chain, for the proof page and the logs, not the chat.
+func internalReason(r contracts.Reason) bool {
+	return r.Rule == policy.RuleIntegrity && (r.Code == "capability_failed" || r.Code == "not_configured")
+}
+
+// reasonWords is a reason as the chat says it: its message, or for an internal failure which
+// step could not run.
+func reasonWords(r contracts.Reason) string {
+	if !internalReason(r) {
+		return r.Message
+	}
+	step, _, _ := strings.Cut(r.Message, ":")
+	step = strings.TrimSpace(step)
+	if step == "" || len(step) > 40 || strings.ContainsAny(step, " ()") {
+		step = "verification"
+	}
+	if r.Code == "not_configured" {
+		return fmt.Sprintf("the %s step is not configured on this Signoff (details on the proof page)", step)
+	}
+	return fmt.Sprintf("the %s step could not run on Signoff's side (details on the proof page)", step)
+}
+
+// chatSummaryWords fixes the proof summary for chat: no "(commit )" when no commit was
+// delivered, and no error chain in place of the first reason.
+func chatSummaryWords(summary string, b *contracts.Bundle) string {
+	summary = strings.Replace(summary, " (commit ).", ".", 1)
+	if len(b.Reasons) == 0 || !internalReason(b.Reasons[0]) {
+		return summary
+	}
+	msg := b.Reasons[0].Message
+	probe := msg[:min(len(msg), 40)]
+	i := strings.Index(summary, probe)
+	if i < 0 {
+		return summary
+	}
+	end := strings.Index(summary[i:], "; Payment ")
+	if end < 0 {
+		return summary
+	}
+	return summary[:i] + reasonWords(b.Reasons[0]) + summary[i+end:]
+}
+
+// plainVerdictNotice is the workflow's own verdict notice (used when the proof is not at
+// hand) without the error text a verification error carries.
+func plainVerdictNotice(text string) string {
+	const marker = ": verification error."
+	if i := strings.Index(text, marker); i >= 0 {
+		return text[:i+len(marker)] + " The verification could not complete on Signoff's side; this is not counted against the code. Say \"status\" for where it stands."
+	}
+	return text
 }
 
 // recent is a bounded set of keys already sent.

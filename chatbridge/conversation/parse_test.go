@@ -24,6 +24,26 @@ func TestParse(t *testing.T) {
 	}
 }
 
+// Status and the other short commands tolerate punctuation, case and polite words.
+func TestParseIsTolerant(t *testing.T) {
+	for text, want := range map[string]command{
+		"Status w1.":         {verb: verbStatus, args: []string{"w1"}},
+		"status W1 please":   {verb: verbStatus, args: []string{"W1"}},
+		"STATUS W1?":         {verb: verbStatus, args: []string{"W1"}},
+		"please status w2!":  {verb: verbStatus, args: []string{"w2"}},
+		"status, please":     {verb: verbStatus, args: []string{}},
+		"run W1.":            {verb: verbRun, args: []string{"W1"}},
+		"Cancel.":            {verb: verbCancel, args: []string{}},
+		"list please":        {verb: verbList, args: []string{}},
+		"status page errors": {verb: verbTask},
+	} {
+		got := parse(text)
+		if got.verb != want.verb || (want.args != nil && strings.Join(got.args, " ") != strings.Join(want.args, " ")) {
+			t.Errorf("parse(%q) = %+v, want %+v", text, got, want)
+		}
+	}
+}
+
 func TestRequesterIDStaysValid(t *testing.T) {
 	long := strings.Repeat("a", 51) + "-0123456789"
 	id := requesterID(long, "agent1qxyz")
