@@ -224,3 +224,26 @@ func TestWeightedOrderCoversAll(t *testing.T) {
 		t.Fatalf("heavy endpoint first only %d/200 times", firstB)
 	}
 }
+
+// A registry with a File still resolves, after a restart, the peers registered before it.
+func TestRegistryFileSurvivesRestart(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "almanac.json")
+	id, err := identity.Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	att, err := NewAttestation(id, identity.MainnetPrefix, []string{"http://127.0.0.1:9/submit"}, nil, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := (&Registry{File: file}).Register(att); err != nil {
+		t.Fatal(err)
+	}
+	got, err := (&Registry{File: file}).Resolve(context.Background(), id.Address())
+	if err != nil || len(got) != 1 || got[0] != "http://127.0.0.1:9/submit" {
+		t.Fatalf("after restart: %v %v", got, err)
+	}
+	if _, err := (&Registry{File: file, Now: func() time.Time { return time.Now().Add(49 * time.Hour) }}).Resolve(context.Background(), id.Address()); err == nil {
+		t.Fatal("an expired registration was loaded")
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -39,6 +41,10 @@ type Registry struct {
 	MaxSkew time.Duration
 	// Logger receives one line per refused request; nil discards.
 	Logger *slog.Logger
+	// File, when set, keeps the registrations across restarts (signed attestations were
+	// verified when accepted; the file holds the resulting records), so peers registered
+	// with a process that restarts stay resolvable until their registrations expire.
+	File string
 
 	mu        sync.Mutex
 	records   map[string]*Record
@@ -64,7 +70,39 @@ func (r *Registry) init() {
 		m.HandleFunc("POST /v1/almanac/agents/{address}/status", r.postStatus)
 		m.HandleFunc("POST /v1/almanac/manifests", r.postManifest)
 		r.mux = m
+		if r.File != "" {
+			if b, err := os.ReadFile(r.File); err == nil {
+				var recs map[string]*Record
+				if json.Unmarshal(b, &recs) == nil {
+					for a, rec := range recs {
+						if rec != nil && r.now().Before(rec.Expiry) {
+							r.records[a] = rec
+						}
+					}
+				}
+			}
+		}
 	})
+}
+
+// saveLocked writes the records to File (atomically); r.mu is held.
+func (r *Registry) saveLocked() {
+	if r.File == "" {
+		return
+	}
+	b, err := json.Marshal(r.records)
+	if err == nil {
+		err = os.MkdirAll(filepath.Dir(r.File), 0o700)
+	}
+	if err == nil {
+		tmp := r.File + ".tmp"
+		if err = os.WriteFile(tmp, b, 0o600); err == nil {
+			err = os.Rename(tmp, r.File)
+		}
+	}
+	if err != nil {
+		r.log().Warn("almanac registrations not saved", "err", err)
+	}
 }
 
 func (r *Registry) now() time.Time {
@@ -138,6 +176,7 @@ func (r *Registry) Register(a *Attestation) error {
 		rec.Active = old.Active
 	}
 	r.records[addr] = rec
+	r.saveLocked()
 	return nil
 }
 
@@ -162,6 +201,7 @@ func (r *Registry) SetStatus(s *StatusUpdate) error {
 		r.records[s.Address()] = rec
 	}
 	rec.Active = s.IsActive
+	r.saveLocked()
 	return nil
 }
 

@@ -72,6 +72,9 @@ type ChatOptions struct {
 	Timeouts workflows.Timeouts
 	// RateLimit caps task quotes per requester per hour (default 20).
 	RateLimit int
+	// ConcurrentQuotes bounds the task quotes prepared at once (default
+	// conversation.DefaultConcurrentQuotes).
+	ConcurrentQuotes int
 }
 
 // AgentSeedFile holds the generated agent seed under the keys folder.
@@ -184,7 +187,7 @@ func mountChat(_ context.Context, s *Stack, o Options) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	s.closers = append(s.closers, cancel)
 
-	registry := &almanac.Registry{Logger: log}
+	registry := &almanac.Registry{Logger: log, File: filepath.Join(s.Config.DataDir, "chat", "almanac.json")}
 	resolver := transport.FirstOf{registry}
 	if o.Chat.AlmanacAPI != "" {
 		resolver = append(resolver, &almanac.APIResolver{BaseURL: o.Chat.AlmanacAPI})
@@ -308,7 +311,8 @@ func conversationConfig(s *Stack, o Options, log *slog.Logger) conversation.Conf
 			Checker: checker, Verifier: verify.Ref(), CloneDir: filepath.Join(dataDir, "authoring", "clones")},
 		Trust: func() (workflows.Trust, error) { return workers.ReadTrust(dataDir) },
 		Index: s.Local.Index, ExecutorNote: o.Chat.ExecutorNote, Timeouts: o.Chat.Timeouts, Logger: log,
-		ProofURL: func(id string) string { return s.LoopbackURL + "/proofs/" + url.PathEscape(id) + "/" },
+		ConcurrentQuotes: o.Chat.ConcurrentQuotes,
+		ProofURL:         func(id string) string { return s.LoopbackURL + "/proofs/" + url.PathEscape(id) + "/" },
 	}
 	// The repositories tasks may name: those of the prepared runs (the finance fixture).
 	seen := map[string]bool{}

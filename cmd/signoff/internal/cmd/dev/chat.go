@@ -1,6 +1,7 @@
 package dev
 
 import (
+	"github.com/signoff/signoff/chatbridge/conversation"
 	"os"
 
 	"github.com/spf13/pflag"
@@ -28,6 +29,7 @@ type ChatFlags struct {
 	AgentverseURL string
 	Endpoint      string
 	BaseCheck     bool
+	Quotes        int
 }
 
 func (c *ChatFlags) addFlags(f *pflag.FlagSet) {
@@ -37,6 +39,7 @@ func (c *ChatFlags) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&c.AlmanacAPI, "almanac-api", "", "also resolve chat peers through this Almanac API (e.g. https://agentverse.ai/v1/almanac)")
 	f.StringVar(&c.AgentverseURL, "agentverse-url", "", "Agentverse base URL (default https://agentverse.ai; used when $"+EnvAgentverseKey+" is set)")
 	f.BoolVar(&c.BaseCheck, "chat-base-check", true, "run a chat task's criteria on the base commit through the queues before quoting it (a build and a browser run); false quotes in seconds, unchecked, and says so")
+	f.IntVar(&c.Quotes, "chat-concurrent-quotes", conversation.DefaultConcurrentQuotes, "chat task quotes prepared at once; later requesters wait in line and are told their place")
 	f.StringVar(&c.Endpoint, "agent-endpoint", "", "public URL of this process's /submit for Agentverse (default: the Agentverse mailbox)")
 }
 
@@ -55,7 +58,7 @@ func (c *ChatFlags) options(executor string, faults *activities.FaultPlan) devst
 	}
 	return devstack.ChatOptions{Disabled: c.Off, Seed: os.Getenv(seedEnv), Name: c.Name, AlmanacAPI: c.AlmanacAPI,
 		AgentverseAPIKey: os.Getenv(EnvAgentverseKey), AgentverseTeam: os.Getenv(EnvAgentverseTeam), AgentverseURL: c.AgentverseURL, Endpoint: c.Endpoint,
-		ExecutorNote: note, Faults: faults, BaseCheck: c.BaseCheck}
+		ExecutorNote: note, Faults: faults, BaseCheck: c.BaseCheck, ConcurrentQuotes: c.Quotes}
 }
 
 // printChat tells the person starting Signoff how to reach the agent.
