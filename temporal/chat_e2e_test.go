@@ -7,6 +7,7 @@ package temporal_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -22,6 +23,8 @@ import (
 	"time"
 
 	"github.com/signoff/signoff/fixtures/runs"
+	"github.com/signoff/signoff/temporal"
+	"github.com/signoff/signoff/workflows"
 )
 
 // chatLine is one line of `signoff chat --json`.
@@ -237,10 +240,16 @@ func TestChatConversationAgainstDev(t *testing.T) {
 	alice.expect(`approve <hash>: accept exactly that contract`, time.Minute)
 
 	// A task: survey and quote from the finance fixture, then cancelled before approval.
-	// The base check runs on the execute and verify queues before the quote is offered.
+	// The base check runs on the execute and verify queues before the quote is offered. It
+	// runs with every CPU kept busy by this test: the quote is a workflow, answered at once
+	// and pushed when ready, so load can delay it but not turn it into a failure (before, the
+	// chat handler's own time limit did).
+	stopHog := cpuHog(t)
+	asked := time.Now()
 	alice.say("make the Watchlist page work well on mobile")
-	alice.expect(`^Surveying signoff-fixtures/finance and running the criteria on its base commit`, time.Minute)
-	alice.expect(`^Survey of signoff-fixtures/finance @ d2f02615`, 4*time.Minute)
+	alice.expect(`^Surveying signoff-fixtures/finance and running the criteria on its base commit.*The quote follows here\.$`, time.Minute)
+	t.Logf("task acknowledged with its first answer in %s under a CPU hog", time.Since(asked).Round(time.Millisecond))
+	alice.expect(`^Survey of signoff-fixtures/finance @ d2f02615`, 8*time.Minute)
 	task := alice.expect(`(?s)^Quoted contract (watchlist-[0-9a-f-]+) .*Base check \(on the execute and verify queues\): 1 criterion fails on the base commit.*3 already hold.*`+
 		`This quote stands until \d{4}-\d\d-\d\d \d\d:\d\d UTC.*Contract hash: ([0-9a-f]{64})`, time.Minute)
 	var quoted struct {
@@ -257,6 +266,8 @@ func TestChatConversationAgainstDev(t *testing.T) {
 		quoted.Timeline[1].Data["failing_on_base"] == "" || quoted.QuoteExpiresAt.Before(time.Now().Add(23*time.Hour)) {
 		t.Fatalf("the workflow did not record the queue base check and the quote's expiry: %+v", quoted)
 	}
+	stopHog()
+	t.Logf("task quoted %s after it was asked, under a CPU hog", time.Since(asked).Round(time.Second))
 	alice.say("cancel")
 	alice.expect(`^Cancel requested for `+task[1]+`\. Nothing is captured; no payment was authorized\.`, time.Minute)
 	alice.expect(`^Contract `+task[1]+` is cancelled; no payment was authorized\.`, time.Minute)
@@ -330,6 +341,17 @@ func TestChatConversationAgainstDev(t *testing.T) {
 	}
 	if strings.Contains(dev.output(), avKey) {
 		t.Fatal("signoff dev printed the Agentverse API key")
+	}
+	if os.Getenv("SIGNOFF_RECORD_HISTORIES") != "" {
+		c, err := temporal.Dial(context.Background(), temporal.DialConfig{Address: "127.0.0.1:" + port, Namespace: temporal.DefaultNamespace})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		// A task cancelled before approval (the index is told), and W1 with a stranger's
+		// refused approval (recorded once, then counted).
+		recordHistory(t, c, workflows.WorkflowID(task[1]), "c2-chat-task-cancelled")
+		recordHistory(t, c, workflows.WorkflowID(w1.Contract.ContractID), "c3-w1-chat-stranger-refused")
 	}
 }
 

@@ -92,7 +92,7 @@ func QuoteWorkflow(ctx workflow.Context, in QuoteRequest) (QuoteReply, error) {
 	}
 	sctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           ChatQueue,
-		StartToCloseTimeout: 2 * time.Minute,
+		StartToCloseTimeout: 45 * time.Second, // a push lost with its worker is retried soon
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
 			MaximumInterval: time.Minute, MaximumAttempts: 10},
 	})

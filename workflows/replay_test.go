@@ -63,17 +63,19 @@ func recorded(t *testing.T) []string {
 // quiet keeps the SDK's panic report for the deliberately changed workflow off the output.
 var quiet = sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
 
-// replayer registers the workflows the recorded histories ran: the contract workflow and
-// the base check, as they are now or each with one change that must go behind GetVersion.
+// replayer registers the workflows the recorded histories ran: the contract workflow, the
+// base check and the chat quote, as they are now or each with one change that must go behind GetVersion.
 func replayer(changed bool) worker.WorkflowReplayer {
 	r := worker.NewWorkflowReplayer()
 	if changed {
 		r.RegisterWorkflowWithOptions(changedWorkflow, workflow.RegisterOptions{Name: workflows.ContractWorkflowName})
 		r.RegisterWorkflowWithOptions(changedDiscriminate, workflow.RegisterOptions{Name: workflows.DiscriminateWorkflowName})
+		r.RegisterWorkflowWithOptions(changedQuote, workflow.RegisterOptions{Name: workflows.QuoteWorkflowName})
 		return r
 	}
 	r.RegisterWorkflowWithOptions(workflows.ContractWorkflow, workflow.RegisterOptions{Name: workflows.ContractWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.DiscriminateWorkflow, workflow.RegisterOptions{Name: workflows.DiscriminateWorkflowName})
+	r.RegisterWorkflowWithOptions(workflows.QuoteWorkflow, workflow.RegisterOptions{Name: workflows.QuoteWorkflowName})
 	return r
 }
 
@@ -102,6 +104,14 @@ func changedDiscriminate(ctx workflow.Context, in workflows.DiscriminateInput) (
 		return workflows.DiscriminateResult{}, err
 	}
 	return workflows.DiscriminateWorkflow(ctx, in)
+}
+
+// changedQuote is the chat quote workflow with the same extra timer.
+func changedQuote(ctx workflow.Context, in workflows.QuoteRequest) (workflows.QuoteReply, error) {
+	if err := workflow.Sleep(ctx, time.Second); err != nil {
+		return workflows.QuoteReply{}, err
+	}
+	return workflows.QuoteWorkflow(ctx, in)
 }
 
 // TestReplayCatchesAChangedWorkflow proves the replay test can fail.

@@ -50,7 +50,10 @@ func (c *Conversation) startContract(ctx context.Context, in chatbridge.Inbound,
 	case errors.As(err, &started):
 		st, qerr := c.queryStatus(ctx, id)
 		if qerr != nil {
-			return false, userErr("Contract %s already exists but its status cannot be read right now; try \"status %s\" shortly.", id, id)
+			// Typically a workflow started just before a restart, whose first task has not
+			// run yet: a quote being drafted retries; a chat command says so.
+			return false, &statusUnreadableError{UserError: &chatbridge.UserError{Msg: fmt.Sprintf(
+				"Contract %s already exists but its status cannot be read right now; try \"status %s\" shortly.", id, id)}, err: qerr}
 		}
 		switch {
 		case st.Final && run != "":
@@ -76,6 +79,15 @@ func (c *Conversation) startContract(ctx context.Context, in chatbridge.Inbound,
 	c.watch(b)
 	return rebound, nil
 }
+
+// statusUnreadableError is a contract that exists but whose status query failed. It reads as
+// its UserError in chat; the quote activity retries it instead.
+type statusUnreadableError struct {
+	*chatbridge.UserError
+	err error
+}
+
+func (e *statusUnreadableError) Unwrap() []error { return []error{e.UserError, e.err} }
 
 // run binds the conversation to a prepared run's contract.
 func (c *Conversation) run(ctx context.Context, in chatbridge.Inbound, name string) ([]string, error) {

@@ -308,6 +308,10 @@ func (c *Conversation) draft(ctx context.Context, in chatbridge.Inbound, text, k
 		terms.ExpiresAt = res.Quote.ExpiresAt
 	}
 	rebound, err := c.startContract(ctx, in, q, "", repo.Slug, terms)
+	var unreadable *statusUnreadableError
+	if errors.As(err, &unreadable) {
+		return workflows.QuoteReply{}, fmt.Errorf("contract %s started but not readable yet: %w", contract.ContractID, unreadable.err)
+	}
 	if err != nil {
 		return workflows.QuoteReply{}, err
 	}
