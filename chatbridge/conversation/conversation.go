@@ -1,5 +1,6 @@
 // Package conversation is what Signoff says in chat: it turns chat messages into contract
-// workflows and pushes their progress back. A task message becomes a quoted contract,
+// workflows and pushes their progress back. A task message starts a quote workflow (its
+// DraftQuote and Say activities are methods here) that drafts a quoted contract and pushes it,
 // "run W1" binds a prepared run, "approve <hash>" signals the approval (the workflow itself
 // refuses anyone but the requester), "pay" completes the local checkout, "cancel", "retry",
 // "abandon" and "status <id>" do what they say. It reaches workflows only through the

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/signoff/signoff/activities"
+	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/policy"
 	"github.com/signoff/signoff/workflows"
 )
 
@@ -87,5 +89,28 @@ func TestSteps(t *testing.T) {
 	st = workflows.Status{ContractID: "c1", State: workflows.StateExpired, Final: true}
 	if got := steps(st, "local"); len(got) != 1 || got[0].key != "expired" {
 		t.Fatalf("steps %+v", got)
+	}
+}
+
+// A verification error reads as words a user can act on: no empty commit, no error chain.
+func TestVerdictWordsHideInternalErrors(t *testing.T) {
+	chain := "preview: activity error (type: StartPreview, scheduledEventID: 31, startedEventID: 32, identity: 123@host): build: exit status 1: npm ERR! enoent"
+	b := &contracts.Bundle{Reasons: []contracts.Reason{{Rule: policy.RuleIntegrity, Code: "capability_failed", Message: chain}}}
+	summary := "c1: verification error on attempt 1 of 3 (commit ). " + chain + "; Payment authorized. Proof: http://x/"
+	got := chatSummaryWords(summary, b)
+	for _, bad := range []string{"(commit )", "activity error", "exit status", "scheduledEventID"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("summary still says %q: %s", bad, got)
+		}
+	}
+	if !strings.Contains(got, "the preview step could not run on Signoff's side") || !strings.Contains(got, "; Payment authorized.") {
+		t.Errorf("summary %q", got)
+	}
+	if got := chatSummaryWords("c1: satisfied on attempt 1 (commit abc123). ok", &contracts.Bundle{}); got != "c1: satisfied on attempt 1 (commit abc123). ok" {
+		t.Errorf("a named commit was changed: %s", got)
+	}
+	n := plainVerdictNotice("Attempt 2: verification error. verify: " + chain)
+	if strings.Contains(n, "activity error") || !strings.HasPrefix(n, "Attempt 2: verification error. The verification could not complete") {
+		t.Errorf("notice %q", n)
 	}
 }
