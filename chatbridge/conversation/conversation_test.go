@@ -324,6 +324,45 @@ func TestTaskConversation(t *testing.T) {
 	mustContain(t, reply, "approve <hash>", "run W1", "signoff-fixtures/finance")
 }
 
+// A stranger's approvals reach the workflow once; after that they are answered here, and a
+// sender's approvals per contract are capped, the requester's too.
+func TestApprovalsAreBounded(t *testing.T) {
+	e := newEnv(t, false)
+	alice, mallory := newPerson(t, sessionA), newPerson(t, sessionB)
+	reply, _ := e.say(t, alice, "run W1")
+	hash := regexpHash(t, reply)
+	reply, _ = e.say(t, mallory, "approve "+hash)
+	mustContain(t, reply, "Approval refused by the workflow: approval by", "only the requester")
+	for range 3 {
+		reply, _ = e.say(t, mallory, "approve "+hash)
+		mustContain(t, reply, "Approval refused: only the requester of ")
+	}
+	if n := len(e.tmp.signalsNamed(workflows.SignalApprove)); n != 1 {
+		t.Fatalf("a stranger's approvals reached the workflow %d times", n)
+	}
+	e.say(t, mallory, "approve "+hash)
+	reply, _ = e.say(t, mallory, "approve "+hash)
+	mustContain(t, reply, "no more are taken from you")
+	wrong := strings.Repeat("b", 64)
+	for range conversation.DefaultApprovalsPerContract {
+		e.say(t, alice, "approve "+wrong)
+	}
+	reply, _ = e.say(t, alice, "approve "+hash)
+	mustContain(t, reply, "no more are taken from you")
+	if n := len(e.tmp.signalsNamed(workflows.SignalApprove)); n != 1+conversation.DefaultApprovalsPerContract {
+		t.Fatalf("approve signals: %d", n)
+	}
+}
+
+func regexpHash(t *testing.T, s string) string {
+	t.Helper()
+	i := strings.Index(s, "Contract hash: ")
+	if i < 0 || len(s) < i+15+64 {
+		t.Fatalf("no contract hash in %q", s)
+	}
+	return s[i+15 : i+15+64]
+}
+
 // The same task message handed over twice (a resend, a restart) starts one quote.
 func TestTaskMessageQuotedOnce(t *testing.T) {
 	e := newEnv(t, true)

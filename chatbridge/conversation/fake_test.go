@@ -106,6 +106,11 @@ func (f *fakeTemporal) SignalWorkflow(ctx context.Context, id, _ string, name st
 	case workflows.SignalApprove:
 		a := arg.(workflows.Approve)
 		switch {
+		case a.Approver != w.st.Requester && w.st.StrangerRefusals > 0: // as the workflow: recorded once, then counted
+			w.st.StrangerRefusals++
+		case a.Approver != w.st.Requester:
+			w.st.StrangerRefusals++
+			w.st.Refusals = append(w.st.Refusals, fmt.Sprintf("approval by %q refused: only the requester %q may approve", a.Approver, w.st.Requester))
 		case a.Hash != w.st.ContractHash:
 			w.st.Refusals = append(w.st.Refusals, "approval of hash "+a.Hash[:12]+" refused: the quoted contract's hash is "+w.st.ContractHash[:12])
 		case a.Approver != w.st.Requester:
