@@ -212,9 +212,10 @@ func (c *Conversation) DraftQuote(ctx context.Context, req workflows.QuoteReques
 	place := c.quotes.join(key, req.Requester)
 	defer c.quotes.leave(key)
 	if place > 0 && rejoined {
-		// Back in line after a restart: the place said before no longer holds.
-		if err := c.push(ctx, req.Requester, req.Session, "quote/"+key+"/requeued", fmt.Sprintf(
-			"Still working on your request after a restart: it is number %d in line for a quote.", place)); err != nil {
+		// Back in line (after a restart, or a failed attempt): the place said before no
+		// longer holds.
+		if err := c.push(ctx, req.Requester, req.Session, fmt.Sprintf("quote/%s/requeued/%d", key, place), fmt.Sprintf(
+			"Still working on your request: it is now number %d in line for a quote.", place)); err != nil {
 			c.log.Warn("queue position not sent", "err", err)
 		}
 	}
