@@ -23,9 +23,9 @@
 //     fire as fast as the page runs them and the clock stops while fetches are pending (up to
 //     stall_ms of real time; a long poll then no longer holds it). The first read comes once
 //     no DOM mutation or layout change happened for quiet_ms of page time (or from
-//     busy_fallback_ms on, for a page that never goes quiet); more reads follow whenever the
-//     DOM or layout changed, at least every periodic_read_ms, and one when the page clock
-//     reaches max_runtime_ms. A criterion passes only if it holds at every read; Observed
+//     busy_fallback_ms on, for a page that never goes quiet); then a read every
+//     observe_step_ms of page time, and one when the page clock reaches max_runtime_ms (past
+//     its share of the real budget, a viewport jumps the clock to that final read). A criterion passes only if it holds at every read; Observed
 //     holds the first failing read's values, else the last's, and evidence lists every read.
 //     Late content is measured, never missed; a list that renders after a loading state of a
 //     second or two is read once it is there. With a delay_route the page is read once, in
