@@ -423,12 +423,13 @@
     return false;
   };
 
-  // A scope holds its text visibly when it is visible itself and fits the viewport's width:
-  // a card is read without scrolling sideways; a table row stretched past the edge (inside a
-  // scroll container, say) is not a card however it is labelled.
+  // A scope holds its text visibly when it is visible itself and does not reach past the
+  // viewport inside a horizontal scroll container: a table row stretched past the edge there is
+  // not a card however it is labelled. (A scope that overflows the page itself is the overflow
+  // check's to judge, not this one's.)
   const fits = (el) => {
     const b = el.getBoundingClientRect();
-    return b.left >= -tol && b.right <= iw + tol;
+    return (b.left >= -tol && b.right <= iw + tol) || !chain(el, false).scrollX;
   };
 
   const texts = (r) => {
