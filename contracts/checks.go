@@ -17,7 +17,8 @@ import (
 // page time (the browser's virtual clock), and passes only if it holds at every read. Shadow
 // trees, open and closed, count everywhere. Visible means painted on screen: not inside a
 // content-visibility: hidden subtree, not in a transparent colour, horizontally inside the
-// viewport; visible_text `within` an element also needs that element to fit the viewport's width.
+// viewport; visible_text `within` an element inside a horizontal scroll container also needs that
+// element to fit the viewport's width.
 const AssertionSemanticsVersion = "signoff.assertions/3"
 
 // Check is one comparison the verdict is recomputed from: the observed value under Key,

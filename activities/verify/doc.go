@@ -42,8 +42,8 @@
 //     text in a colour that is not transparent, not clipped away by overflow hidden/clip, clip
 //     or clip-path (1px visually-hidden text is not visible), horizontally inside the viewport,
 //     and not above the document or below a page that cannot scroll down. visible_text
-//     `within` a selector also needs the matching element to fit the viewport's width: a table
-//     row labelled as a card, stretched past the edge in a scroll container, is not a card.
+//     `within` a selector inside a horizontal scroll container also needs the matching element
+//     to fit the viewport's width: a table row labelled as a card there is not a card.
 //   - no_horizontal_overflow: scroll_width is how far the viewport scrolls sideways (the
 //     document's scrollWidth; innerWidth when html/body overflow stops horizontal scrolling,
 //     with the raw value under document_scroll_width), and clipped_elements counts the
