@@ -207,7 +207,7 @@ func TestDiscriminationOnFinanceFixture(t *testing.T) {
 		Keep:     true,
 	}
 	defer checker.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 70*time.Minute)
 	defer cancel()
 	author := &authoring.Author{Admission: &authoring.Admission{Allow: []string{"signoff-fixtures/*"}}, Checker: checker, Verifier: verify.Ref()}
 	draft := func(goal string) *authoring.Result {
