@@ -33,8 +33,6 @@ type pageRead struct {
 type pageClock interface {
 	// advance lets ms of page time pass.
 	advance(ctx context.Context, ms int, deadline time.Time) error
-	// stalled reports whether pending fetches ever held the clock past stall_ms.
-	stalled() bool
 	// release is called once the page is read.
 	release()
 }
@@ -48,7 +46,6 @@ type virtualClock struct {
 	expired chan struct{}
 	stall   time.Duration
 	policy  string
-	stalls  bool
 	log     interface{ Debug(string, ...any) }
 }
 
@@ -98,7 +95,7 @@ func (c *virtualClock) advance(ctx context.Context, ms int, deadline time.Time) 
 			}
 			// A fetch that never completes (a long poll, a stream) would stop the clock
 			// for good: from here on it runs whatever is pending.
-			c.policy, c.stalls = vtAdvance, true
+			c.policy = vtAdvance
 			if c.log != nil {
 				c.log.Debug("virtual clock stalled on pending fetches; letting it run", "step_ms", ms)
 			}
@@ -112,8 +109,6 @@ func (c *virtualClock) advance(ctx context.Context, ms int, deadline time.Time) 
 		}
 	}
 }
-
-func (c *virtualClock) stalled() bool { return c.stalls }
 
 // release stops the page's clock where the last read left it: the screenshot and the trace
 // then show the state that was read, and a page with busy timers does not spin on a clock
@@ -132,16 +127,14 @@ func (realClock) advance(ctx context.Context, ms int, deadline time.Time) error 
 	}
 	return sleepCtx(ctx, time.Duration(ms)*time.Millisecond)
 }
-func (realClock) stalled() bool { return false }
-func (realClock) release()      {}
+func (realClock) release() {}
 
 // maxPageElements bounds the document a criterion is measured on.
 const maxPageElements = 100_000
 
 // observation is what observe saw at one viewport.
 type observation struct {
-	reads   []pageRead
-	stalled bool
+	reads []pageRead
 }
 
 // observe watches the page and reads the assertion whenever what it shows may have changed,
@@ -309,7 +302,6 @@ func (r *run) observe(ctx context.Context, bctx playwright.BrowserContext, page 
 		}
 		switch {
 		case settled && (held || final):
-			obs.stalled = clk.stalled()
 			return obs, nil
 		case !settled && final:
 			return nil, explain(errDeadline)
@@ -317,7 +309,6 @@ func (r *run) observe(ctx context.Context, bctx playwright.BrowserContext, page 
 			// A page that changes at every step: the reads so far are the evidence, and
 			// the last of them stands as the final one.
 			obs.reads[len(obs.reads)-1].why = ReadFinal
-			obs.stalled = clk.stalled()
 			return obs, nil
 		}
 		step := observeStep
