@@ -154,11 +154,12 @@ func BenchmarkSettleCost(b *testing.B) {
 	lv := leaves(cards.Assert, "")
 	var reads []probeRead
 	for _, l := range lv {
-		switch l.a.Kind {
-		case contracts.KindElementAbsent:
-			reads = append(reads, probeRead{Kind: "count", Selector: l.a.Selector, State: l.a.State})
-		case contracts.KindVisibleText:
-			reads = append(reads, probeRead{Kind: "texts", Texts: l.a.Texts, Within: l.a.Within})
+		pr, _, err := readFor(l.a)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if pr != nil {
+			reads = append(reads, *pr)
 		}
 	}
 	once := func(held bool) (time.Duration, int) {

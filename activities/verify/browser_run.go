@@ -182,6 +182,28 @@ type probeRead struct {
 	Within   string   `json:"within,omitempty"`
 }
 
+// readFor is the probe read an assertion is judged on (nil: the probe is not involved), and
+// whether it is geometry (which needs something rendered).
+func readFor(a contracts.Assertion) (*probeRead, bool, error) {
+	switch a.Kind {
+	case contracts.KindNoHorizontalOverflow:
+		return &probeRead{Kind: "overflow"}, true, nil
+	case contracts.KindInViewport:
+		return &probeRead{Kind: "box", Selector: a.Selector}, true, nil
+	case contracts.KindVisibleText:
+		return &probeRead{Kind: "texts", Texts: a.Texts, Within: a.Within}, false, nil
+	case contracts.KindElementPresent, contracts.KindElementAbsent:
+		state := a.State
+		if state == "" {
+			state = contracts.StateVisible
+		}
+		return &probeRead{Kind: "count", Selector: a.Selector, State: state}, false, nil
+	case contracts.KindLoads, contracts.KindNoConsoleErrors, contracts.KindNoPageErrors, contracts.KindMeasure:
+		return nil, false, nil
+	}
+	return nil, false, fmt.Errorf("assertion kind %q cannot run in a browser", a.Kind)
+}
+
 // errSink collects console and page errors from listener goroutines.
 type errSink struct {
 	mu            sync.Mutex
@@ -357,24 +379,11 @@ func (r *run) drive(ctx context.Context, c contracts.Criterion, vp contracts.Vie
 	geometry := false
 	for i, l := range lv {
 		readOf[i] = -1
-		var pr *probeRead
-		switch l.a.Kind {
-		case contracts.KindNoHorizontalOverflow:
-			pr, geometry = &probeRead{Kind: "overflow"}, true
-		case contracts.KindInViewport:
-			pr, geometry = &probeRead{Kind: "box", Selector: l.a.Selector}, true
-		case contracts.KindVisibleText:
-			pr = &probeRead{Kind: "texts", Texts: l.a.Texts, Within: l.a.Within}
-		case contracts.KindElementPresent, contracts.KindElementAbsent:
-			state := l.a.State
-			if state == "" {
-				state = contracts.StateVisible
-			}
-			pr = &probeRead{Kind: "count", Selector: l.a.Selector, State: state}
-		case contracts.KindLoads, contracts.KindNoConsoleErrors, contracts.KindNoPageErrors, contracts.KindMeasure:
-		default:
-			return fmt.Errorf("assertion kind %q cannot run in a browser", l.a.Kind)
+		pr, geo, err := readFor(l.a)
+		if err != nil {
+			return err
 		}
+		geometry = geometry || geo
 		if pr != nil {
 			readOf[i] = len(reads)
 			reads = append(reads, *pr)
