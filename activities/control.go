@@ -53,7 +53,8 @@ type Notifier interface {
 }
 
 // Control holds the control queue's clients: the only queue that may hold the payment key,
-// the GitHub write token and the agent seed.
+// the GitHub write token and the agent seed. Every exported method is an activity under its
+// own name (workers.RegisterControl registers the struct), so helpers stay unexported.
 type Control struct {
 	Payments  Payments
 	Deliverer Deliverer
@@ -64,33 +65,10 @@ type Control struct {
 	BundleKey ed25519.PrivateKey
 	// Temporal reaches the per-repo lock workflow.
 	Temporal client.Client
-	// Hook, when set, is called at named points (tests use it as a barrier).
-	Hook func(point string)
 	// Comment renders the PR comment from the bundle, with the same template set as the
 	// proof page and the chat summary; nil leaves each deliverer its plain summary.
 	Comment func(b contracts.Bundle, c contracts.Contract) string
 }
-
-func (c *Control) hook(point string) {
-	if c.Hook != nil {
-		c.Hook(point)
-	}
-}
-
-// Activity names registered for Control's methods.
-const (
-	AuthorizePaymentName = "AuthorizePayment"
-	PaymentStatusName    = "PaymentStatus"
-	CapturePaymentName   = "CapturePayment"
-	CancelPaymentName    = "CancelPayment"
-	PublishName          = "Publish"
-	RecordAttemptName    = "RecordAttempt"
-	RecordSettlementName = "RecordSettlement"
-	PRHeadName           = "PRHead"
-	UpdateIndexName      = "UpdateIndex"
-	NotifyName           = "Notify"
-	RequestLockName      = "RequestLock"
-)
 
 // AuthorizePayment creates the checkout for the contract's fixed price.
 func (c *Control) AuthorizePayment(ctx context.Context, req AuthorizeRequest) (PaymentState, error) {
@@ -117,12 +95,7 @@ func (c *Control) CapturePayment(ctx context.Context, a PaymentAction) (PaymentS
 	if c.Payments == nil {
 		return PaymentState{}, NotConfigured("payment")
 	}
-	c.hook("CapturePayment:start")
-	st, err := c.Payments.Capture(ctx, a)
-	if err == nil {
-		c.hook("CapturePayment:applied")
-	}
-	return st, err
+	return c.Payments.Capture(ctx, a)
 }
 
 // CancelPayment cancels the authorization on every other ending.

@@ -22,29 +22,14 @@ type Previews interface {
 
 // Execute holds the execute queue's clients. It may hold a read-only clone token and nothing
 // else: no payment key, no write token, no agent seed, no signing key. The repository's own
-// code runs only here.
+// code runs only here. Every exported method is an activity under its own name.
 type Execute struct {
 	Executor Executor
 	Previews Previews
 	// Allows, when set, is the execute queue's repository allowlist: a preview runs the
 	// repository's own install and build scripts, so only allowed repositories are built.
 	Allows func(owner, name string) bool
-	// Hook, when set, is called at named points (tests use it as a barrier).
-	Hook func(point string)
 }
-
-func (e *Execute) hook(point string) {
-	if e.Hook != nil {
-		e.Hook(point)
-	}
-}
-
-// Activity names registered for Execute's methods.
-const (
-	RunExecutorName  = "RunExecutor"
-	StartPreviewName = "StartPreview"
-	StopPreviewName  = "StopPreview"
-)
 
 // RunExecutor runs the executor for one attempt.
 func (e *Execute) RunExecutor(ctx context.Context, req ExecRequest) (ExecResult, error) {
@@ -53,7 +38,6 @@ func (e *Execute) RunExecutor(ctx context.Context, req ExecRequest) (ExecResult,
 	}
 	stop := heartbeatEvery(ctx, "executor running")
 	defer stop()
-	e.hook("RunExecutor:start")
 	res, err := e.Executor.Run(ctx, req)
 	if err != nil {
 		return ExecResult{}, fmt.Errorf("executor, attempt %d: %w", req.Attempt, err)
@@ -67,11 +51,10 @@ func (e *Execute) StartPreview(ctx context.Context, req PreviewRequest) (Preview
 		return PreviewResult{}, NotConfigured("preview")
 	}
 	if e.Allows != nil && !e.Allows(req.Repo.Owner, req.Repo.Name) {
-		return PreviewResult{}, Refused(fmt.Errorf("%s/%s is not on the execute queue's repository allowlist", req.Repo.Owner, req.Repo.Name))
+		return PreviewResult{}, Refused(fmt.Errorf("%s is not on the execute queue's repository allowlist", req.Repo.Key()))
 	}
 	stop := heartbeatEvery(ctx, "building preview")
 	defer stop()
-	e.hook("StartPreview:start")
 	res, err := e.Previews.Start(ctx, req)
 	if err != nil {
 		return PreviewResult{}, fmt.Errorf("preview of %s: %w", req.CommitSHA, err)

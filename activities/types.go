@@ -22,6 +22,9 @@ type ExecRequest struct {
 	// Feedback is empty on attempt 1; on a repair it names each failed criterion with its
 	// observed and expected values.
 	Feedback []contracts.Reason `json:"feedback,omitempty"`
+	// FailedElements names the elements behind the failed checks in Feedback (what was cut
+	// off or reached past the screen's edge), from the previous attempt's evidence.
+	FailedElements []contracts.FailedElement `json:"failed_elements,omitempty"`
 	// ParentSHA is the commit the attempt builds on: the base, or the previous attempt.
 	ParentSHA string `json:"parent_sha"`
 }

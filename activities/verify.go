@@ -19,17 +19,12 @@ type Gate interface {
 }
 
 // Verify holds the verify queue's clients: the verifier signing key and read-only browser or
-// error-tracker keys; never a write credential.
+// error-tracker keys; never a write credential. Every exported method is an activity under
+// its own name.
 type Verify struct {
 	Verifier Verifier
 	Gate     Gate
 }
-
-// Activity names registered for Verify's methods.
-const (
-	VerifyName      = "Verify"
-	RuntimeGateName = "RuntimeGate"
-)
 
 // Verify runs every criterion against the preview.
 func (v *Verify) Verify(ctx context.Context, req VerifyRequest) (VerifyResult, error) {

@@ -5,12 +5,12 @@ import (
 	"testing"
 	"time"
 
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/workers"
 )
 
 // slowGate answers after the ingestion lag an error tracker needs, like the Sentry gate.
@@ -29,7 +29,8 @@ func gateWorkflow(ctx workflow.Context) (contracts.GateResult, error) {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute,
 		HeartbeatTimeout: 300 * time.Millisecond})
 	var out contracts.GateResult
-	err := workflow.ExecuteActivity(ctx, activities.RuntimeGateName, activities.GateRequest{ContractID: "c-gate", Attempt: 1}).Get(ctx, &out)
+	var v *activities.Verify
+	err := workflow.ExecuteActivity(ctx, v.RuntimeGate, activities.GateRequest{ContractID: "c-gate", Attempt: 1}).Get(ctx, &out)
 	return out, err
 }
 
@@ -39,7 +40,7 @@ func TestRuntimeGateHeartbeatsThroughTheLag(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	v := &activities.Verify{Gate: slowGate{lag: 1500 * time.Millisecond}}
-	env.RegisterActivityWithOptions(v.RuntimeGate, activity.RegisterOptions{Name: activities.RuntimeGateName})
+	workers.RegisterVerify(env, v)
 	env.RegisterWorkflow(gateWorkflow)
 	env.ExecuteWorkflow(gateWorkflow)
 	var out contracts.GateResult

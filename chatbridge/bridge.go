@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/http/httptrace"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,7 +19,6 @@ import (
 	"github.com/signoff/signoff/chatbridge/chatproto"
 	"github.com/signoff/signoff/chatbridge/envelope"
 	"github.com/signoff/signoff/chatbridge/identity"
-	"github.com/signoff/signoff/chatbridge/internal/uuid4"
 	"github.com/signoff/signoff/chatbridge/transport"
 )
 
@@ -95,8 +96,27 @@ type Config struct {
 	// JournalFile keeps the dedupe keys and the accepted-but-unhandled messages across
 	// restarts (see Resume); "" keeps them in memory only.
 	JournalFile string
-	Logger      *slog.Logger
-	Now         func() time.Time
+	// OnAcknowledged, when set, is called once per accepted ChatMessage when its
+	// acknowledgement is out (delivered, given up on, or written in a sync response), before
+	// the Conversation sees the message. Tests and benchmarks read the bridge's own
+	// receive-to-ack latency from it; it must return quickly.
+	OnAcknowledged func(AckTiming)
+	Logger         *slog.Logger
+	Now            func() time.Time
+}
+
+// AckTiming is when the bridge received a ChatMessage and acknowledged it, by the process's
+// monotonic clock (not Config.Now).
+type AckTiming struct {
+	Sender, Session, MsgID string
+	// Received is when the request reached the submit handler.
+	Received time.Time
+	// Wire is when the acknowledgement was written to the peer's connection (for a sync
+	// connection: when the response carrying it was written); zero if it never was.
+	Wire time.Time
+	// Done is when delivery finished: the peer answered, or the retries gave up (Err).
+	Done time.Time
+	Err  error
 }
 
 // Bridge is the chat endpoint. It is an http.Handler for the submit path.
@@ -191,7 +211,7 @@ func New(cfg Config) (*Bridge, error) {
 	return b, nil
 }
 
-const ackWorkers = 4
+const ackWorkers = 32
 
 // Resume hands the Conversation the messages that were accepted before a restart but whose
 // handling had not finished. Call it once the Conversation is ready to send.
@@ -210,7 +230,7 @@ func (b *Bridge) Resume() {
 			continue
 		}
 		b.log.Info("resuming a message accepted before the restart", "sender", env.Sender, "msg_id", msg.MsgID)
-		key := chatKey(env, msg.MsgID)
+		key := dedupeKey(env, msg.MsgID)
 		if err := b.enqueue(b.jobs, func(ctx context.Context) { b.handleChat(ctx, env, msg, key, nil) }); err != nil {
 			b.log.Warn("resumed message not queued", "err", err)
 		}
@@ -222,7 +242,28 @@ func (b *Bridge) Address() string { return b.cfg.Identity.Address() }
 
 // ServeHTTP serves the submit path (POST envelopes, HEAD readiness) with the reference's
 // statuses and bodies.
-func (b *Bridge) ServeHTTP(w http.ResponseWriter, r *http.Request) { b.inbox.ServeHTTP(w, r) }
+func (b *Bridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	req := &request{received: time.Now()}
+	b.inbox.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestKey{}, req)))
+	if req.written != nil {
+		req.written() // the response (a sync acknowledgement) is out
+	}
+}
+
+// request is what the bridge notes about one /submit request.
+type request struct {
+	received time.Time
+	written  func() // run once the response has been written
+}
+
+type requestKey struct{}
+
+func requestOf(ctx context.Context) *request {
+	if r, ok := ctx.Value(requestKey{}).(*request); ok {
+		return r
+	}
+	return &request{received: time.Now()} // Deliver: from the mailbox, not /submit
+}
 
 // Deliver processes an envelope that arrived another way (the Agentverse mailbox): the same
 // checks as /submit (signature unless from a user... address, target), then dispatch.
@@ -237,41 +278,6 @@ func (b *Bridge) Deliver(ctx context.Context, env *envelope.Envelope) error {
 	}
 	return b.accept(ctx, env, nil)
 }
-
-// Send pushes a text (e.g. progress) to an agent in a session, outside any request, and returns
-// the message id the peer will acknowledge.
-func (b *Bridge) Send(ctx context.Context, to, session, text string) (string, error) {
-	return b.SendContent(ctx, to, session, chatproto.TextContent{Text: text})
-}
-
-// SendContent pushes a ChatMessage with arbitrary content (e.g. EndSessionContent).
-func (b *Bridge) SendContent(ctx context.Context, to, session string, content ...chatproto.Content) (string, error) {
-	msg := chatproto.ChatMessage{MsgID: uuid4.New(), Content: content}
-	return msg.MsgID, b.SendMessage(ctx, to, session, msg)
-}
-
-// SendMessage sends msg as is; a zero Timestamp is set to now. Give a stable MsgID (see
-// MessageID) when the caller may retry, e.g. from a Temporal activity, so a peer that dedupes
-// by msg_id shows the message once.
-func (b *Bridge) SendMessage(ctx context.Context, to, session string, msg chatproto.ChatMessage) error {
-	if b.closing.Load() {
-		return ErrClosed
-	}
-	if _, err := uuid4.ParseModel(msg.MsgID); err != nil {
-		return fmt.Errorf("chatbridge: msg_id %q: %w", msg.MsgID, err)
-	}
-	if msg.Timestamp.IsZero() {
-		msg.Timestamp = b.cfg.Now()
-	}
-	if _, err := b.sender.Send(ctx, to, session, msg, chatproto.ProtocolDigest); err != nil {
-		return fmt.Errorf("chatbridge: send to %s: %w", to, err)
-	}
-	return nil
-}
-
-// MessageID derives a stable version-4 UUID from a key (e.g. workflow id + step), for
-// idempotent sends.
-func MessageID(key string) string { return uuid4.FromKey(key) }
 
 // Close stops accepting messages (readiness turns not-ready, /submit answers 503) and waits
 // for queued work until ctx ends, after which in-flight handlers are cancelled.
@@ -328,9 +334,10 @@ type syncReply struct{ msg chatproto.Message }
 // (cheap), drops expired and replayed envelopes (the sender still gets the reference's 200 {}),
 // journals what it keeps, and queues everything that talks to the network or the Conversation.
 // With sync non-nil the acknowledgement (or error) is left there for the HTTP response.
-func (b *Bridge) accept(_ context.Context, env *envelope.Envelope, sync *syncReply) error {
+func (b *Bridge) accept(ctx context.Context, env *envelope.Envelope, sync *syncReply) error {
 	log := b.log.With("sender", env.Sender, "session", env.Session, "schema", env.SchemaDigest)
 	now := b.cfg.Now()
+	req := requestOf(ctx)
 	fail := func(text string) error {
 		if sync != nil {
 			sync.msg = chatproto.ErrorMessage{Error: text}
@@ -372,7 +379,7 @@ func (b *Bridge) accept(_ context.Context, env *envelope.Envelope, sync *syncRep
 		if err != nil {
 			return err
 		}
-		key := chatKey(env, msg.MsgID)
+		key := dedupeKey(env, msg.MsgID)
 		fresh, err := b.seen.accept(key, raw, now)
 		if err != nil {
 			log.Error("journal write failed", "err", err)
@@ -385,15 +392,31 @@ func (b *Bridge) accept(_ context.Context, env *envelope.Envelope, sync *syncRep
 			}
 			return nil
 		}
+		// The acknowledgement goes out before anything else happens to the message: handleChat
+		// waits for acked before the Conversation (and so Temporal) sees it, so neither slow
+		// handlers nor the work a message starts can delay a peer's ack.
 		acked := make(chan struct{})
+		timing := AckTiming{Sender: env.Sender, Session: env.Session, MsgID: msg.MsgID, Received: req.received}
 		if sync != nil {
 			sync.msg = ack
-			close(acked)
+			req.written = func() {
+				timing.Wire = time.Now()
+				timing.Done = timing.Wire
+				b.acknowledged(log, timing)
+				close(acked)
+			}
 		} else if err := b.enqueue(b.acks, func(ctx context.Context) {
 			defer close(acked)
-			if _, err := b.sender.Send(ctx, env.Sender, env.Session, ack, chatproto.ProtocolDigest); err != nil {
-				log.Warn("acknowledgement not delivered", "err", err)
+			var wire atomic.Int64
+			tctx := httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) {
+				wire.CompareAndSwap(0, time.Now().UnixNano())
+			}})
+			_, timing.Err = b.sender.Send(tctx, env.Sender, env.Session, ack, chatproto.ProtocolDigest)
+			timing.Done = time.Now()
+			if w := wire.Load(); w != 0 {
+				timing.Wire = time.Unix(0, w)
 			}
+			b.acknowledged(log, timing)
 		}); err != nil {
 			b.seen.forget(key)
 			return err
@@ -401,6 +424,7 @@ func (b *Bridge) accept(_ context.Context, env *envelope.Envelope, sync *syncRep
 		err = b.enqueue(b.jobs, func(ctx context.Context) { b.handleChat(ctx, env, msg, key, acked) })
 		if err != nil {
 			b.seen.forget(key) // let the sender's retry through
+			req.written = nil  // the answer is 503, not the acknowledgement
 		}
 		return err
 	case chatproto.ChatAcknowledgementDigest:
@@ -434,8 +458,26 @@ func (b *Bridge) accept(_ context.Context, env *envelope.Envelope, sync *syncRep
 // QueryExpiredText is the reference's ErrorMessage for a sync envelope past its expiry.
 const QueryExpiredText = "Query envelope expired"
 
-// chatKey is a chat message's dedupe key: sender, session and message id.
-func chatKey(env *envelope.Envelope, msgID string) string {
+// dedupeKey is the persistent dedupe key of a chat message: (sender, session, nonce) when the
+// envelope carries a nonce, else (sender, session, msg_id).
+//
+// Why the nonce first: it is the envelope field meant to make one envelope unique, and it is
+// inside the signed digest, so a captured envelope replayed as is (the attack dedupe is for)
+// carries the same nonce, while nobody but the sender can make an envelope with a new one. A
+// sender that sets nonces promises one per envelope; the msg_id, by contrast, is only part of
+// the payload's model. uagents 0.26 sets no nonce on agent envelopes; for those, and any
+// sender that leaves it out, the payload's msg_id is the only signed field naming the
+// message, so it is the key, as before (a key recorded by an older journal is the same).
+// The sender and session scope both: a nonce or msg_id means something only to its sender,
+// and a peer cannot block another's messages by reusing their ids.
+//
+// The Conversation's own work stays keyed by msg_id (a quote workflow's id is sender,
+// session and msg_id), so an honest sender re-sending one message in a new envelope, with a
+// new nonce, does not get it quoted twice.
+func dedupeKey(env *envelope.Envelope, msgID string) string {
+	if env.Nonce != nil {
+		return "chatn|" + env.Sender + "|" + env.Session + "|" + strconv.FormatInt(*env.Nonce, 10)
+	}
 	return "chat|" + env.Sender + "|" + env.Session + "|" + msgID
 }
 
@@ -456,70 +498,4 @@ func (b *Bridge) respond(ctx context.Context, env *envelope.Envelope) ([]byte, e
 		return nil, err
 	}
 	return reply.Encode()
-}
-
-func (b *Bridge) handleChat(ctx context.Context, env *envelope.Envelope, msg *chatproto.ChatMessage, key string, acked <-chan struct{}) {
-	log := b.log.With("sender", env.Sender, "session", env.Session, "msg_id", msg.MsgID)
-	in := Inbound{
-		Sender: env.Sender, Session: env.Session, MsgID: msg.MsgID, Timestamp: msg.Timestamp,
-		Text: msg.Text(), StartSession: msg.Has(chatproto.TypeStartSession), EndSession: msg.Has(chatproto.TypeEndSession),
-	}
-	for _, c := range msg.Content {
-		switch c := c.(type) {
-		case chatproto.MetadataContent:
-			if in.Metadata == nil {
-				in.Metadata = map[string]string{}
-			}
-			for k, v := range c.Metadata {
-				in.Metadata[k] = v
-			}
-		case chatproto.ResourceContent:
-			in.Resources = append(in.Resources, c.Resources...)
-		}
-	}
-	hctx, cancel := context.WithTimeout(ctx, b.cfg.HandlerTimeout)
-	replies, err := b.cfg.Conversation.OnText(hctx, in)
-	cancel()
-	if err != nil {
-		var ue *UserError
-		if errors.As(err, &ue) {
-			replies = []string{ue.Msg}
-		} else {
-			log.Error("conversation failed", "err", err)
-			replies = []string{GenericFailure}
-		}
-	}
-	if ctx.Err() != nil {
-		return // shutting down: not handled, so the next start hands it over again
-	}
-	// Handled once its replies are out (or undeliverable): a restart before that hands the
-	// message over again.
-	defer b.seen.handled(key)
-	if acked != nil {
-		select { // the acknowledgement goes first
-		case <-acked:
-		case <-ctx.Done():
-			return
-		}
-	}
-	for i, text := range replies {
-		// Stable ids: a message handed over again after a restart repeats the same replies,
-		// which a peer deduping by msg_id shows once.
-		reply := chatproto.ChatMessage{Timestamp: b.cfg.Now(), MsgID: MessageID(fmt.Sprintf("reply/%s/%d", key, i)),
-			Content: []chatproto.Content{chatproto.TextContent{Text: text}}}
-		if _, err := b.sender.Send(ctx, env.Sender, env.Session, reply, chatproto.ProtocolDigest); err != nil {
-			log.Warn("reply not delivered", "err", err)
-			return
-		}
-	}
-}
-
-// sendError answers a message the bridge cannot handle. One attempt only: such senders are
-// often throwaway or unreachable, and retries would let them tie up the workers.
-func (b *Bridge) sendError(ctx context.Context, env *envelope.Envelope, text string) {
-	once := *b.sender
-	once.Retry = transport.Retry{Attempts: 1}
-	if _, err := once.Send(ctx, env.Sender, env.Session, chatproto.ErrorMessage{Error: text}, chatproto.ProtocolDigest); err != nil {
-		b.log.Warn("error message not delivered", "sender", env.Sender, "err", err)
-	}
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -23,20 +22,27 @@ const waitFor = 10 * time.Second
 
 // fakeConversation records calls and answers "got: <text>", or fails on request.
 type fakeConversation struct {
-	mu    sync.Mutex
-	calls []Inbound
-	acks  chan Ack
-	gate  chan struct{} // when non-nil, OnText waits for it
-	err   error
+	mu      sync.Mutex
+	calls   []Inbound
+	acks    chan Ack
+	entered chan struct{} // one send per OnText call, before it waits on gate
+	gate    chan struct{} // when non-nil, OnText waits for it
+	err     error
 }
 
-func newFake() *fakeConversation { return &fakeConversation{acks: make(chan Ack, 16)} }
+func newFake() *fakeConversation {
+	return &fakeConversation{acks: make(chan Ack, 16), entered: make(chan struct{}, 64)}
+}
 
 func (f *fakeConversation) OnText(ctx context.Context, in Inbound) ([]string, error) {
 	f.mu.Lock()
 	f.calls = append(f.calls, in)
 	gate, err := f.gate, f.err
 	f.mu.Unlock()
+	select {
+	case f.entered <- struct{}{}:
+	default:
+	}
 	if gate != nil {
 		select {
 		case <-gate:
@@ -475,73 +481,6 @@ func TestCloseStopsAccepting(t *testing.T) {
 	}
 }
 
-func TestJournalExpiryBoundAndRestart(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "journal")
-	t0 := time.Unix(1000, 0)
-	j, err := openJournal(path, time.Minute, 3, t0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fresh := func(j *journal, k string, at time.Time) bool {
-		t.Helper()
-		ok, err := j.accept(k, []byte(`{"k":"`+k+`"}`), at)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ok
-	}
-	if !fresh(j, "a", t0) || fresh(j, "a", t0.Add(time.Second)) {
-		t.Fatal("duplicate within TTL not detected")
-	}
-	j.handled("a")
-	if !fresh(j, "a", t0.Add(2*time.Minute)) {
-		t.Fatal("expired key still remembered")
-	}
-	j.handled("a")
-	for _, k := range []string{"b", "c", "d", "e"} {
-		fresh(j, k, t0.Add(2*time.Minute))
-		j.handled(k)
-	}
-	if len(j.entries) > 3 {
-		t.Fatalf("journal grew beyond its bound: %d", len(j.entries))
-	}
-	// Across a restart: the keys stay duplicates, and what was accepted but not handled is
-	// handed over again, once.
-	fresh(j, "open", t0.Add(2*time.Minute))
-	if err := j.close(); err != nil {
-		t.Fatal(err)
-	}
-	j2, err := openJournal(path, time.Minute, 100, t0.Add(2*time.Minute+time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fresh(j2, "e", t0.Add(2*time.Minute+time.Second)) || fresh(j2, "open", t0.Add(2*time.Minute+time.Second)) {
-		t.Fatal("a key accepted before the restart is new again after it")
-	}
-	if p := j2.pending(); len(p) != 1 || string(p[0]) != `{"k":"open"}` {
-		t.Fatalf("pending after restart: %q", p)
-	}
-	j2.handled("open")
-	j2.close()
-	j3, err := openJournal(path, time.Minute, 100, t0.Add(2*time.Minute+2*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer j3.close()
-	if p := j3.pending(); len(p) != 0 {
-		t.Fatalf("a handled message is pending again: %q", p)
-	}
-	// Past the TTL the file forgets, and accepting the key again is allowed.
-	j4, err := openJournal(path, time.Minute, 100, t0.Add(10*time.Minute))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer j4.close()
-	if len(j4.entries) != 0 {
-		t.Fatalf("expired entries survived reopening: %d", len(j4.entries))
-	}
-}
-
 // postEnv posts an encoded envelope to a bridge, optionally on a sync connection.
 func postEnv(t *testing.T, url string, env *envelope.Envelope, sync bool) (int, string) {
 	t.Helper()
@@ -561,204 +500,6 @@ func postEnv(t *testing.T, url string, env *envelope.Envelope, sync bool) (int, 
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(body)
-}
-
-// TestAckComesAtOnceWhileHandlersAreBusy: with the only handler held by a slow message, later
-// messages are still acknowledged straight away, and each message's replies follow its ack.
-func TestAckComesAtOnceWhileHandlersAreBusy(t *testing.T) {
-	f := newFixture(t, func(c *Config, _ *peer) { c.Workers = 1 })
-	gate := make(chan struct{})
-	f.conv.set(gate, nil)
-	session := uuid4.New()
-	var ids []string
-	for _, text := range []string{"slow", "behind it", "and another"} {
-		m := chatMsg(text)
-		ids = append(ids, m.MsgID)
-		if _, err := f.peer.sender.Send(context.Background(), f.bridge.Address(), session, m, chatproto.ProtocolDigest); err != nil {
-			t.Fatal(err)
-		}
-	}
-	acked := map[string]bool{}
-	for range ids {
-		acked[decodeAck(t, f.peer.next(t)).AcknowledgedMsgID] = true
-	}
-	for _, id := range ids {
-		if !acked[id] {
-			t.Fatalf("message %s not acknowledged while the handler was busy: %v", id, acked)
-		}
-	}
-	if n := f.conv.callCount(); n != 1 {
-		t.Fatalf("handler calls while gated: %d", n)
-	}
-	close(gate)
-	for range 2 * len(ids) {
-		if e := f.peer.next(t); e.SchemaDigest != chatproto.ChatMessageDigest {
-			t.Fatalf("after the acks only replies should come, got %s", e.SchemaDigest)
-		}
-	}
-}
-
-// TestReplayAcrossRestartChangesNothing: an envelope captured before a restart and posted
-// after it, within its expiry and after it, gets the reference's 200 {} and reaches nothing;
-// so does a fresh envelope re-signed around the same message, and a message whose own
-// timestamp is older than the dedupe window.
-func TestReplayAcrossRestartChangesNothing(t *testing.T) {
-	journalPath := filepath.Join(t.TempDir(), "journal")
-	var clock struct {
-		sync.Mutex
-		now time.Time
-	}
-	clock.now = time.Now()
-	now := func() time.Time { clock.Lock(); defer clock.Unlock(); return clock.now }
-	withJournal := func(c *Config, _ *peer) { c.JournalFile, c.Now = journalPath, now }
-	f := newFixture(t, withJournal)
-	f.peer.sender.Now = now
-	session := uuid4.New()
-	msg := chatMsg("cancel")
-	captured, err := f.peer.sender.Seal(f.bridge.Address(), session, msg, chatproto.ProtocolDigest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if code, body := postEnv(t, f.srv.URL+"/submit", captured, false); code != http.StatusOK || body != transport.BodyOK {
-		t.Fatalf("first delivery: %d %s", code, body)
-	}
-	decodeAck(t, f.peer.next(t))
-	decodeChat(t, f.peer.next(t))
-	decodeChat(t, f.peer.next(t))
-	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
-	defer cancel()
-	if err := f.bridge.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
-
-	// The restarted bridge: same key, same journal, a new Conversation.
-	g := newFixture(t, func(c *Config, p *peer) {
-		withJournal(c, p)
-		c.Resolver = transport.Static{f.peer.id.Address(): {f.peer.url()}}
-	})
-	p, _ := captured.DecodePayload()
-	resigned, _ := envelope.New(f.peer.id.Address(), g.bridge.Address(), session, chatproto.ChatMessageDigest, p)
-	_ = resigned.Sign(f.peer.id)
-	old := chatMsg("cancel")
-	old.Timestamp = now().Add(-25 * time.Hour)
-	stale, _ := f.peer.sender.Seal(g.bridge.Address(), session, old, chatproto.ProtocolDigest)
-	for name, env := range map[string]*envelope.Envelope{"within its expiry": captured, "re-signed": resigned, "stale": stale} {
-		if code, body := postEnv(t, g.srv.URL+"/submit", env, false); code != http.StatusOK || body != transport.BodyOK {
-			t.Fatalf("replay %s: %d %s", name, code, body)
-		}
-	}
-	fresh := chatMsg("a new message whose envelope expired")
-	expired, _ := f.peer.sender.Seal(g.bridge.Address(), session, fresh, chatproto.ProtocolDigest)
-	clock.Lock()
-	clock.now = clock.now.Add(31 * time.Second) // past both envelopes' expires (30 s)
-	clock.Unlock()
-	for name, env := range map[string]*envelope.Envelope{"after its expiry": captured, "never seen but expired": expired} {
-		if code, body := postEnv(t, g.srv.URL+"/submit", env, false); code != http.StatusOK || body != transport.BodyOK {
-			t.Fatalf("replay %s: %d %s", name, code, body)
-		}
-	}
-	// Barrier: a live message in a fresh envelope is handled; by its replies every replay
-	// above has been dropped or would have shown.
-	live := chatMsg("live")
-	liveEnv, _ := f.peer.sender.Seal(g.bridge.Address(), session, live, chatproto.ProtocolDigest)
-	if code, _ := postEnv(t, g.srv.URL+"/submit", liveEnv, false); code != http.StatusOK {
-		t.Fatalf("live message: %d", code)
-	}
-	if a := decodeAck(t, f.peer.next(t)); a.AcknowledgedMsgID != live.MsgID {
-		t.Fatalf("acknowledged %s, want only the live %s", a.AcknowledgedMsgID, live.MsgID)
-	}
-	decodeChat(t, f.peer.next(t))
-	decodeChat(t, f.peer.next(t))
-	if n := g.conv.callCount(); n != 1 || g.conv.calls[0].Text != "live" {
-		t.Fatalf("restarted bridge handled %d messages: %+v", n, g.conv.calls)
-	}
-	select {
-	case e := <-f.peer.got:
-		t.Fatalf("a replay was answered: %s", e.SchemaDigest)
-	default:
-	}
-}
-
-// TestAcceptedMessageIsHandledAfterRestart: a message acknowledged but not yet handled when the
-// bridge stops is handed to the Conversation by the next bridge's Resume.
-func TestAcceptedMessageIsHandledAfterRestart(t *testing.T) {
-	journalPath := filepath.Join(t.TempDir(), "journal")
-	f := newFixture(t, func(c *Config, _ *peer) { c.JournalFile = journalPath })
-	f.conv.set(make(chan struct{}), nil) // never opened: the handler is cut off by Close
-	msg := chatMsg("run W1")
-	session := uuid4.New()
-	if _, err := f.peer.sender.Send(context.Background(), f.bridge.Address(), session, msg, chatproto.ProtocolDigest); err != nil {
-		t.Fatal(err)
-	}
-	decodeAck(t, f.peer.next(t))
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond) // hang-catcher for a gated handler
-	defer cancel()
-	_ = f.bridge.Close(ctx)
-
-	g := newFixture(t, func(c *Config, _ *peer) {
-		c.JournalFile = journalPath
-		c.Resolver = transport.Static{f.peer.id.Address(): {f.peer.url()}}
-	})
-	g.bridge.Resume()
-	for _, want := range []string{"got: run W1", "second reply"} {
-		if got := decodeChat(t, f.peer.next(t)).Text(); got != want {
-			t.Fatalf("after restart got %q, want %q", got, want)
-		}
-	}
-	if n := g.conv.callCount(); n != 1 || g.conv.calls[0].MsgID != msg.MsgID || g.conv.calls[0].Session != session {
-		t.Fatalf("resumed calls: %+v", g.conv.calls)
-	}
-}
-
-// TestSyncConnectionGetsTheSignedAck: on x-uagents-connection: sync the 200 body is a signed
-// envelope carrying the acknowledgement, as the reference answers with the handler's first
-// send; the replies follow as separate envelopes, and no second acknowledgement is sent.
-func TestSyncConnectionGetsTheSignedAck(t *testing.T) {
-	f := newFixture(t, nil)
-	msg := chatMsg("status W1")
-	session := uuid4.New()
-	env, _ := f.peer.sender.Seal(f.bridge.Address(), session, msg, chatproto.ProtocolDigest)
-	code, body := postEnv(t, f.srv.URL+"/submit", env, true)
-	if code != http.StatusOK {
-		t.Fatalf("sync post: %d %s", code, body)
-	}
-	reply, err := envelope.Decode([]byte(body))
-	if err != nil {
-		t.Fatalf("sync response is not an envelope: %v: %s", err, body)
-	}
-	if err := reply.Verify(); err != nil || reply.Sender != f.bridge.Address() || reply.Target != f.peer.id.Address() || reply.Session != session {
-		t.Fatalf("sync response envelope: %v %+v", err, reply)
-	}
-	if a := decodeAck(t, reply); a.AcknowledgedMsgID != msg.MsgID {
-		t.Fatalf("sync response acknowledges %s, want %s", a.AcknowledgedMsgID, msg.MsgID)
-	}
-	for _, want := range []string{"got: status W1", "second reply"} {
-		if got := decodeChat(t, f.peer.next(t)).Text(); got != want {
-			t.Fatalf("got %q, want %q", got, want)
-		}
-	}
-	// An expired sync envelope gets the reference's ErrorMessage and reaches nothing.
-	exp := time.Now().Add(-time.Minute).Unix()
-	late, _ := envelope.New(f.peer.id.Address(), f.bridge.Address(), session, chatproto.ChatMessageDigest, mustPayload(t, chatMsg("late")))
-	late.Expires = &exp
-	_ = late.Sign(f.peer.id)
-	code, body = postEnv(t, f.srv.URL+"/submit", late, true)
-	lateReply, err := envelope.Decode([]byte(body))
-	if code != http.StatusOK || err != nil {
-		t.Fatalf("expired sync post: %d %v %s", code, err, body)
-	}
-	p, _ := lateReply.DecodePayload()
-	if em, err := chatproto.DecodeErrorMessage(p); err != nil || em.Error != QueryExpiredText || lateReply.Verify() != nil {
-		t.Fatalf("expired sync answer: %+v %v", em, err)
-	}
-	if n := f.conv.callCount(); n != 1 {
-		t.Fatalf("conversation calls: %d", n)
-	}
-	select {
-	case e := <-f.peer.got:
-		t.Fatalf("unexpected envelope %s", e.SchemaDigest)
-	default:
-	}
 }
 
 func mustPayload(t *testing.T, m chatproto.ChatMessage) []byte {

@@ -142,7 +142,7 @@ func TestInteropWithPythonReference(t *testing.T) {
 	cmd := exec.Command(py, script, "--stub", stub.URL, "--bridge", b.Address(), "--port", strconv.Itoa(port), "--seed", "chatbridge interop python peer")
 	cmd.Dir = t.TempDir() // uagents writes its key-value store into the working directory
 	// The script's socket guard covers Python sockets; native clients (gRPC C-core, used by
-	// cosmpy for the ledger) and proxy-aware ones (requests) are sent to a loopback trap that
+	// cosmpy for the Fetch.ai chain) and proxy-aware ones (requests) are sent to a loopback trap that
 	// records any attempt instead of reaching the internet.
 	trap := newTrap(t)
 	cmd.Env = append(os.Environ(), "PYTHONUNBUFFERED=1",

@@ -19,7 +19,14 @@ import (
 // content-visibility: hidden subtree, not in a transparent colour, horizontally inside the
 // viewport; visible_text `within` an element inside a horizontal scroll container also needs that
 // element to fit the viewport's width.
-const AssertionSemanticsVersion = "signoff.assertions/3"
+//
+// 4: new kinds for what a goal asks rather than what exists: attribute, background
+// (luminance), url, request (made after the first click, fill or press), stacked and position;
+// a press action; no_horizontal_overflow `within` judges one part of the page.
+const AssertionSemanticsVersion = "signoff.assertions/4"
+
+// StackLeftTolerancePx is how far apart the left edges of stacked items may be.
+const StackLeftTolerancePx = 8.0
 
 // Check is one comparison the verdict is recomputed from: the observed value under Key,
 // compared by Op against a literal (Expected) or against another observed value (ExpectedKey).
@@ -51,6 +58,20 @@ const (
 	ObsBottom        = "bottom"
 	ObsValue         = "value"
 	ObsExpectedValue = "expected_value"
+	// ObsOverflowing counts visible elements inside a no_horizontal_overflow scope that reach
+	// past the viewport's left or right edge.
+	ObsOverflowing = "overflowing_elements"
+	// ObsRequests counts the requests a request assertion matches.
+	ObsRequests = "requests"
+	// ObsStackOverlaps counts stacked items whose top is above the previous one's bottom
+	// (document order); ObsLeftSpread is the widest gap between their left edges.
+	ObsStackOverlaps = "stack_overlaps"
+	ObsLeftSpread    = "left_spread"
+	// ObsFromEnd is the distance from an element's bottom to the end of the document.
+	ObsFromEnd = "from_end"
+	// ObsRefPrefix prefixes the observations of a position assertion's Before or After
+	// element ("ref.top").
+	ObsRefPrefix = "ref."
 )
 
 // TextVisibleKey is the observed key for the i-th text of a visible_text assertion.
@@ -104,6 +125,13 @@ func assertionChecks(a Assertion, p string) ([]Check, error) {
 			lit(ObsPageErrors, OpEQ, 0.0, "page errors = 0"),
 		}, nil
 	case KindNoHorizontalOverflow:
+		if a.Within != "" {
+			return []Check{
+				lit(ObsCount, OpGE, 1.0, a.Within+" displayed"),
+				lit(ObsOverflowing, OpEQ, 0.0, "elements inside "+a.Within+" past the viewport's edge = 0"),
+				lit(ObsClipped, OpEQ, 0.0, "visible elements inside "+a.Within+" cut off at the right edge = 0"),
+			}, nil
+		}
 		return []Check{
 			ref(ObsScrollWidth, OpLE, ObsInnerWidth, "scrollWidth <= innerWidth"),
 			lit(ObsClipped, OpEQ, 0.0, "visible elements cut off at the right edge = 0"),
@@ -152,6 +180,58 @@ func assertionChecks(a Assertion, p string) ([]Check, error) {
 				return nil, err
 			}
 			out = append(out, lit(JSONValueKey(i), jc.Operator, want, fmt.Sprintf("body%s %s %s", jc.Pointer, jc.Operator, string(jc.Expected))))
+		}
+		return out, nil
+	case KindAttribute:
+		want, err := decodeLiteral(a.Expected)
+		if err != nil {
+			return nil, err
+		}
+		return []Check{
+			lit(ObsCount, OpGE, 1.0, a.Selector+" present"),
+			lit(ObsValue, a.Operator, want, fmt.Sprintf("%s [%s] %s %s", a.Selector, a.Name, a.Operator, string(a.Expected))),
+		}, nil
+	case KindBackground:
+		want, err := decodeLiteral(a.Expected)
+		if err != nil {
+			return nil, err
+		}
+		return []Check{
+			lit(ObsCount, OpGE, 1.0, a.Selector+" displayed"),
+			lit(ObsValue, a.Operator, want, fmt.Sprintf("luminance painted in %s %s %s", a.Selector, a.Operator, string(a.Expected))),
+		}, nil
+	case KindURL:
+		want, err := decodeLiteral(a.Expected)
+		if err != nil {
+			return nil, err
+		}
+		return []Check{lit(ObsValue, a.Operator, want, fmt.Sprintf("page path %s %s", a.Operator, string(a.Expected)))}, nil
+	case KindRequest:
+		return []Check{lit(ObsRequests, OpGE, 1.0, fmt.Sprintf("%s %s requests after the first input >= 1", a.Method, a.Path))}, nil
+	case KindStacked:
+		return []Check{
+			lit(ObsCount, OpGE, 2.0, "displayed "+a.Selector+" >= 2"),
+			lit(ObsStackOverlaps, OpEQ, 0.0, a.Selector+" that start above the previous one's bottom = 0"),
+			lit(ObsLeftSpread, OpLE, StackLeftTolerancePx, fmt.Sprintf("spread of %s left edges <= %g px", a.Selector, StackLeftTolerancePx)),
+		}, nil
+	case KindPosition:
+		out := []Check{lit(ObsCount, OpGE, 1.0, a.Selector+" displayed")}
+		switch a.Place {
+		case PlaceFirstViewport:
+			out = append(out, ref(ObsTop, OpLT, ObsInnerHeight, a.Selector+" top < innerHeight (in the first screen)"))
+		case PlaceLastViewport:
+			out = append(out, ref(ObsFromEnd, OpLT, ObsInnerHeight, a.Selector+" bottom within innerHeight of the end (in the last screen)"))
+		case "":
+		default:
+			return nil, fmt.Errorf("unknown position place %q", a.Place)
+		}
+		if a.Before != "" {
+			out = append(out, lit(ObsRefPrefix+ObsCount, OpGE, 1.0, a.Before+" displayed"),
+				ref(ObsBottom, OpLE, ObsRefPrefix+ObsTop, fmt.Sprintf("%s ends above %s", a.Selector, a.Before)))
+		}
+		if a.After != "" {
+			out = append(out, lit(ObsRefPrefix+ObsCount, OpGE, 1.0, a.After+" displayed"),
+				ref(ObsTop, OpGE, ObsRefPrefix+ObsBottom, fmt.Sprintf("%s starts below %s", a.Selector, a.After)))
 		}
 		return out, nil
 	case KindAllOf:

@@ -138,6 +138,7 @@ const (
 	ActionFill       = "fill"
 	ActionWaitFor    = "wait_for"
 	ActionDelayRoute = "delay_route"
+	ActionPress      = "press"
 )
 
 // Action is a step taken before the assertion is read.
@@ -148,6 +149,9 @@ type Action struct {
 	Route     string `json:"route,omitempty"`
 	DelayMS   int    `json:"delay_ms,omitempty"`
 	TimeoutMS int    `json:"timeout_ms,omitempty"`
+	// Key is the key a press action presses (a Playwright key name such as "Enter" or
+	// "Escape"), on Selector when one is given, else on whatever has focus.
+	Key string `json:"key,omitempty"`
 }
 
 // Assertion kinds.
@@ -163,6 +167,18 @@ const (
 	KindMeasure              = "measure"
 	KindHTTP                 = "http"
 	KindAllOf                = "all_of"
+	KindAttribute            = "attribute"
+	KindBackground           = "background"
+	KindURL                  = "url"
+	KindRequest              = "request"
+	KindStacked              = "stacked"
+	KindPosition             = "position"
+)
+
+// Places a position assertion puts an element.
+const (
+	PlaceFirstViewport = "first_viewport"
+	PlaceLastViewport  = "last_viewport"
 )
 
 // Element states for element_present / element_absent.
@@ -187,15 +203,34 @@ type Assertion struct {
 	Kind string `json:"kind"`
 
 	// visible_text: every text visible, optionally inside elements matching Within.
+	// no_horizontal_overflow: with Within, only that part of the page is judged.
 	Texts  []string `json:"texts,omitempty"`
 	Within string   `json:"within,omitempty"`
 
-	// element_present / element_absent / in_viewport.
+	// element_present / element_absent / in_viewport, and the element the attribute,
+	// background, stacked and position kinds read.
 	Selector string `json:"selector,omitempty"`
 	State    string `json:"state,omitempty"`
 
+	// attribute: the first attached match's attribute Name, compared by Operator with
+	// Expected (a string; an absent attribute reads as "").
+	Name string `json:"name,omitempty"`
+
+	// position: where the first visible match is (Place), and optionally that it ends
+	// above the first visible match of Before or starts below that of After.
+	Place  string `json:"place,omitempty"`
+	Before string `json:"before,omitempty"`
+	After  string `json:"after,omitempty"`
+
+	// request: a request with Method whose path matches Path (a trailing * matches any
+	// rest) was made after the criterion's first click, fill or press.
+	Path string `json:"path,omitempty"`
+
 	// measure: Expression (a JS expression evaluated in the page) Operator Expected (a JSON
-	// literal) or ExpectedFrom (another expression).
+	// literal) or ExpectedFrom (another expression). url: the page's path and query after
+	// the actions, Operator Expected. background: the relative luminance (0 black to 1
+	// white) of the pixels painted in Selector's box, Operator Expected: read from a screenshot,
+	// never from CSS, so a dark background-color under a white image reads as white.
 	Expression   string          `json:"expression,omitempty"`
 	Operator     string          `json:"operator,omitempty"`
 	Expected     json.RawMessage `json:"expected,omitempty"`

@@ -103,7 +103,7 @@ const (
 	VerificationError = "verification_error"
 )
 
-// Reason explains a verdict in terms of a machine value: the rule (DESIGN section 3) that
+// Reason explains a verdict in terms of a machine value: the policy rule that
 // decided, and for failed criteria the observed and expected values.
 type Reason struct {
 	Rule      int    `json:"rule"`

@@ -95,7 +95,7 @@ func TestEveryTermChangesTheHash(t *testing.T) {
 		"/criteria/4/required_artifacts/2":         nil,
 		"/evidence_policy/required":                []any{"observed"},
 		"/verifier/digest":                         "1111111111111111111111111111111111111111111111111111111111111111",
-		"/verifier/version":                        "3",
+		"/verifier/version":                        "4",
 		"/max_attempts":                            2,
 		"/price/amount":                            4901,
 		"/price/currency":                          "eur",

@@ -12,7 +12,7 @@ import (
 // h1 is a satisfied case of the H1 contract, whose http criteria check JSON members.
 func h1(t *testing.T) scenario {
 	t.Helper()
-	c := loadContract(t, "../temporal/testdata/runs/H1/contract.json")
+	c := loadContract(t, "../e2e/testdata/runs/H1/contract.json")
 	hash, _ := contracts.Hash(c)
 	ev, err := policytest.Evidence(c, implSHA, policytest.Options{Attempt: 1})
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 	"github.com/signoff/signoff/contracts"
 )
 
-// Rules, in the order they are applied (DESIGN section 3).
+// Rules, in the order they are applied (README, "How a verdict is reached").
 const (
 	RuleIntegrity   = 1
 	RuleBuild       = 2
@@ -47,6 +47,38 @@ const (
 	CodeArtifactMissing   = "artifact_missing"
 	CodeRuntimeErrors     = "runtime_errors"
 )
+
+// Reason codes the workflow records without calling Decide: they cannot be re-derived from
+// the evidence, so an offline verifier accepts them only with the verdict they always carry.
+const (
+	CodeEmptyDiff        = "empty_diff"        // rule build, not_satisfied: the attempt changed nothing
+	CodeCapabilityFailed = "capability_failed" // rule integrity, verification_error: an activity failed
+	CodeNotConfigured    = "not_configured"    // rule integrity, verification_error: a capability is not set up
+)
+
+// Why an authorization is cancelled rather than captured (the payment_cancelled event's
+// reason, and the text the requester reads).
+const (
+	CancelCaptureRefused = "capture refused"
+	// CancelNoVerdict: the contract ended before any attempt was verified (the payment was
+	// never authorized, or the repository lock could not be taken).
+	CancelNoVerdict = "no verdict: nothing was verified"
+)
+
+// CancelReason is why the authorization of a contract that ended with verdict is cancelled.
+func CancelReason(verdict string) string {
+	if verdict == "" {
+		return CancelNoVerdict
+	}
+	return "verdict " + verdict
+}
+
+// CancelledByPrefix starts the cancel reason of a contract someone cancelled; the payment
+// adapter tells the provider the customer asked for it.
+const CancelledByPrefix = "cancelled by "
+
+// CancelledBy is the cancel reason of a contract someone cancelled.
+func CancelledBy(by string) string { return CancelledByPrefix + by }
 
 // Expectation is what the workflow knows without asking the verifier.
 type Expectation struct {
@@ -207,25 +239,25 @@ func checkIntegrity(j *judgement, c contracts.Contract, exp Expectation, ev *con
 		j.add(RuleIntegrity, CodeSignature, "", "the verifier signature does not verify with the verifier key: %v", err)
 	}
 	if h, err := contracts.Hash(c); err != nil || h != exp.ContractHash {
-		j.add(RuleIntegrity, CodeContractHash, "", "the contract being judged is not the approved one (hash %s, approved %s)", short(h), short(exp.ContractHash))
+		j.add(RuleIntegrity, CodeContractHash, "", "the contract being judged is not the approved one (hash %s, approved %s)", shortOrNone(h), shortOrNone(exp.ContractHash))
 	}
 	if ev.ContractHash != exp.ContractHash {
-		j.add(RuleIntegrity, CodeContractHash, "", "the evidence is for contract hash %s, not the approved %s", short(ev.ContractHash), short(exp.ContractHash))
+		j.add(RuleIntegrity, CodeContractHash, "", "the evidence is for contract hash %s, not the approved %s", shortOrNone(ev.ContractHash), shortOrNone(exp.ContractHash))
 	}
 	if ev.ContractID != c.ContractID {
 		j.add(RuleIntegrity, CodeContractID, "", "the evidence is for contract %q, not %q", ev.ContractID, c.ContractID)
 	}
 	if ev.Verifier.Digest != c.Verifier.Digest || ev.Verifier.Digest != exp.VerifierDigest {
-		j.add(RuleIntegrity, CodeVerifierDigest, "", "verifier digest %s differs from the contract's %s: the contract was frozen against another verifier (probe or assertion semantics), so nothing was measured; quote it again to verify it under this one", short(ev.Verifier.Digest), short(c.Verifier.Digest))
+		j.add(RuleIntegrity, CodeVerifierDigest, "", "verifier digest %s differs from the contract's %s: the contract was frozen against another verifier (probe or assertion semantics), so nothing was measured; quote it again to verify it under this one", shortOrNone(ev.Verifier.Digest), shortOrNone(c.Verifier.Digest))
 	}
 	switch {
 	case ev.RuntimeSHA == "":
 		j.add(RuleIntegrity, CodeRuntimeSHAMissing, "", "the preview did not report the commit it runs (/__verification)")
 	case ev.RuntimeSHA != exp.ImplementationSHA:
-		j.add(RuleIntegrity, CodeRuntimeSHA, "", "the preview runs commit %s, not the implementation commit %s", short(ev.RuntimeSHA), short(exp.ImplementationSHA))
+		j.add(RuleIntegrity, CodeRuntimeSHA, "", "the preview runs commit %s, not the implementation commit %s", shortOrNone(ev.RuntimeSHA), shortOrNone(exp.ImplementationSHA))
 	}
 	if ev.ExpectedSHA != exp.ImplementationSHA {
-		j.add(RuleIntegrity, CodeExpectedSHA, "", "the verifier was told to expect %s, not the implementation commit %s", short(ev.ExpectedSHA), short(exp.ImplementationSHA))
+		j.add(RuleIntegrity, CodeExpectedSHA, "", "the verifier was told to expect %s, not the implementation commit %s", shortOrNone(ev.ExpectedSHA), shortOrNone(exp.ImplementationSHA))
 	}
 	for _, p := range exp.ArtifactProblems {
 		j.add(RuleIntegrity, CodeArtifactDigest, "", "artifact check: %s", p)
@@ -319,6 +351,11 @@ var displayNames = map[string]string{
 	contracts.ObsCount:         "matching elements",
 	contracts.ObsValue:         "value",
 	contracts.ObsExpectedValue: "expected value",
+	contracts.ObsOverflowing:   "elements past the screen's edge",
+	contracts.ObsRequests:      "matching requests",
+	contracts.ObsStackOverlaps: "items starting above the previous one's bottom",
+	contracts.ObsLeftSpread:    "spread of left edges (px)",
+	contracts.ObsFromEnd:       "distance from the page's end (px)",
 }
 
 func display(key string) string {
@@ -351,14 +388,12 @@ func failureMessage(name string, ch contracts.Check, obs, want any) string {
 	return fmt.Sprintf("%s%s: %s: observed %s, expected %s %s", name, vp, ch.Label, contracts.FormatValue(obs), ch.Op, contracts.FormatValue(want))
 }
 
-func short(h string) string {
-	if len(h) > 12 {
-		return h[:12]
-	}
+// shortOrNone is contracts.ShortSHA, or "(none)" for a missing hash.
+func shortOrNone(h string) string {
 	if h == "" {
 		return "(none)"
 	}
-	return h
+	return contracts.ShortSHA(h)
 }
 
 func oneLine(err error) string {

@@ -11,9 +11,9 @@ import (
 )
 
 // ensureRetention applies the configured retention to a namespace that already
-// existed with another value (pre-registration never overwrites). The DESIGN
-// asks for days, not the server's 24 h default, and a changed flag must take
-// effect on the next start.
+// existed with another value (pre-registration never overwrites). Proofs point at
+// histories in the Web UI, so they are kept for days, not the server's 24 h default,
+// and a changed flag must take effect on the next start.
 func ensureRetention(ctx context.Context, dc DialConfig, days int) error {
 	opts, err := ClientOptions(dc)
 	if err != nil {

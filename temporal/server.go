@@ -3,8 +3,9 @@
 // an external cluster or Temporal Cloud. Choosing between the two is the caller's
 // job: with an external address, don't call Start; just Dial.
 //
-// All server-backed tests of the project live in this package, because each
-// package that links the server builds a ~170 MB test binary.
+// Its own tests cover only the server; temporal/temporaltest starts one for tests, and
+// the server-backed tests of the rest of the project live in e2e/ (each package that links
+// the server builds a ~170 MB test binary, so there are two, not one per package).
 package temporal
 
 import (

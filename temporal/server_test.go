@@ -20,6 +20,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/signoff/signoff/temporal"
+	"github.com/signoff/signoff/temporal/temporaltest"
 )
 
 func greetWorkflow(ctx workflow.Context, name string) (string, error) {
@@ -49,7 +50,7 @@ func retentionOf(t *testing.T, srv *temporal.Server) time.Duration {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	desc, err := nc.Describe(testCtx(t), srv.Namespace())
+	desc, err := nc.Describe(temporaltest.Context(t), srv.Namespace())
 	if err != nil {
 		t.Fatalf("describe namespace %s: %v", srv.Namespace(), err)
 	}
@@ -60,12 +61,12 @@ func retentionOf(t *testing.T, srv *temporal.Server) time.Duration {
 // changed retention must reach the existing namespace.
 func TestRestartKeepsHistory(t *testing.T) {
 	dir := t.TempDir()
-	cfg := testConfig(t, dir)
+	cfg := temporaltest.Config(t, dir)
 	cfg.Namespace = "signoff-test"
 	cfg.RetentionDays = 7
 
 	t0 := time.Now()
-	srv := startTestServerWith(t, cfg)
+	srv := temporaltest.StartServerWith(t, cfg)
 	startFresh := time.Since(t0)
 	if srv.UIURL() != "" {
 		t.Fatalf("UIURL = %q with UIPort 0", srv.UIURL())
@@ -74,18 +75,18 @@ func TestRestartKeepsHistory(t *testing.T) {
 		t.Fatalf("retention after first start = %v, want %v", got, want)
 	}
 
-	c, err := temporal.Dial(testCtx(t), srv.DialConfig())
+	c, err := temporal.Dial(temporaltest.Context(t), srv.DialConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
-	stopWorker := startTestWorker(t, c, "greet", registerGreet)
+	stopWorker := temporaltest.StartWorker(t, c, "greet", registerGreet)
 	t1 := time.Now()
-	run, err := c.ExecuteWorkflow(testCtx(t), client.StartWorkflowOptions{ID: "restart-1", TaskQueue: "greet"}, greetWorkflow, "ada")
+	run, err := c.ExecuteWorkflow(temporaltest.Context(t), client.StartWorkflowOptions{ID: "restart-1", TaskQueue: "greet"}, greetWorkflow, "ada")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got string
-	if err := run.Get(testCtx(t), &got); err != nil {
+	if err := run.Get(temporaltest.Context(t), &got); err != nil {
 		t.Fatal(err)
 	}
 	firstRun := time.Since(t1)
@@ -105,13 +106,13 @@ func TestRestartKeepsHistory(t *testing.T) {
 
 	cfg.RetentionDays = 3
 	t3 := time.Now()
-	srv2 := startTestServerWith(t, cfg)
+	srv2 := temporaltest.StartServerWith(t, cfg)
 	startExisting := time.Since(t3)
 	if srv2.FrontendAddress() == srv.FrontendAddress() {
 		t.Logf("note: restart got the same frontend port %s", srv2.FrontendAddress())
 	}
-	c2 := dialTest(t, srv2)
-	desc, err := c2.DescribeWorkflowExecution(testCtx(t), "restart-1", runID)
+	c2 := temporaltest.Dial(t, srv2)
+	desc, err := c2.DescribeWorkflowExecution(temporaltest.Context(t), "restart-1", runID)
 	if err != nil {
 		t.Fatalf("describe workflow after restart: %v", err)
 	}
@@ -120,7 +121,7 @@ func TestRestartKeepsHistory(t *testing.T) {
 	}
 	// The result comes from the stored history, not from visibility.
 	var again string
-	if err := c2.GetWorkflow(testCtx(t), "restart-1", runID).Get(testCtx(t), &again); err != nil || again != "hello, ada" {
+	if err := c2.GetWorkflow(temporaltest.Context(t), "restart-1", runID).Get(temporaltest.Context(t), &again); err != nil || again != "hello, ada" {
 		t.Fatalf("result after restart = %q, %v", again, err)
 	}
 	if got, want := retentionOf(t, srv2), 3*24*time.Hour; got != want {
@@ -139,10 +140,10 @@ func TestRestartKeepsHistory(t *testing.T) {
 }
 
 func TestSecondStartOnSameDirIsLocked(t *testing.T) {
-	cfg := testConfig(t, t.TempDir())
-	srv := startTestServerWith(t, cfg)
+	cfg := temporaltest.Config(t, t.TempDir())
+	srv := temporaltest.StartServerWith(t, cfg)
 
-	second, err := temporal.Start(testCtx(t), cfg) // AnyPort: different ports
+	second, err := temporal.Start(temporaltest.Context(t), cfg) // AnyPort: different ports
 	if err == nil {
 		_ = second.Stop()
 		t.Fatal("second Start on the same data dir succeeded")
@@ -181,9 +182,9 @@ func TestPortInUseIsAnErrorNotAnExit(t *testing.T) {
 		{"UI", temporal.AnyPort, port, "--ui-port"},
 	}
 	for _, tc := range cases {
-		cfg := testConfig(t, dir)
+		cfg := temporaltest.Config(t, dir)
 		cfg.FrontendPort, cfg.UIPort = tc.frontend, tc.ui
-		srv, err := temporal.Start(testCtx(t), cfg)
+		srv, err := temporal.Start(temporaltest.Context(t), cfg)
 		if err == nil {
 			_ = srv.Stop()
 			t.Fatalf("%s: Start succeeded on a taken port", tc.what)
@@ -202,16 +203,16 @@ func TestPortInUseIsAnErrorNotAnExit(t *testing.T) {
 		t.Fatalf("database after failed starts: %v", err)
 	}
 	busy.Close()
-	cfg := testConfig(t, dir)
+	cfg := temporaltest.Config(t, dir)
 	cfg.FrontendPort = port
-	srv := startTestServerWith(t, cfg)
+	srv := temporaltest.StartServerWith(t, cfg)
 	if want := fmt.Sprintf("127.0.0.1:%d", port); srv.FrontendAddress() != want {
 		t.Fatalf("frontend = %s, want %s", srv.FrontendAddress(), want)
 	}
 }
 
 func TestWebUIListsWorkflows(t *testing.T) {
-	srv := startTestServer(t, func(c *temporal.Config) { c.UIPort = temporal.AnyPort })
+	srv := temporaltest.StartServer(t, func(c *temporal.Config) { c.UIPort = temporal.AnyPort })
 	if srv.UIURL() == "" {
 		t.Fatal("UIURL empty with the UI on")
 	}
@@ -228,9 +229,9 @@ func TestWebUIListsWorkflows(t *testing.T) {
 		t.Fatalf("GET / body is not the UI page: %.200s", body)
 	}
 
-	c := dialTest(t, srv)
+	c := temporaltest.Dial(t, srv)
 	// No worker: the workflow stays running, which is all the list needs.
-	run, err := c.ExecuteWorkflow(testCtx(t), client.StartWorkflowOptions{ID: "ui-list-1", TaskQueue: "nobody"}, greetWorkflow, "x")
+	run, err := c.ExecuteWorkflow(temporaltest.Context(t), client.StartWorkflowOptions{ID: "ui-list-1", TaskQueue: "nobody"}, greetWorkflow, "x")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +264,7 @@ func TestWebUIListsWorkflows(t *testing.T) {
 		}
 		// Visibility is written asynchronously; poll the condition.
 		select {
-		case <-testCtx(t).Done():
+		case <-temporaltest.Context(t).Done():
 			t.Fatal("context ended")
 		case <-time.After(50 * time.Millisecond):
 		}
@@ -272,7 +273,7 @@ func TestWebUIListsWorkflows(t *testing.T) {
 
 func httpGet(t *testing.T, url string) (*http.Response, string) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(testCtx(t), http.MethodGet, url, nil)
+	req, err := http.NewRequestWithContext(temporaltest.Context(t), http.MethodGet, url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

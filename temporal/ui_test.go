@@ -10,12 +10,13 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/signoff/signoff/temporal"
+	"github.com/signoff/signoff/temporal/temporaltest"
 )
 
 // uiRequest sends one request to the UI with the given Host (empty: the URL's).
 func uiRequest(t *testing.T, method, rawURL, host string, header http.Header) int {
 	t.Helper()
-	req, err := http.NewRequestWithContext(testCtx(t), method, rawURL, strings.NewReader(`{"input":null}`))
+	req, err := http.NewRequestWithContext(temporaltest.Context(t), method, rawURL, strings.NewReader(`{"input":null}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +40,7 @@ var noFollow = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) 
 // and every state-changing request, even one carrying an Authorization header (which makes
 // the ui-server skip its CSRF check); the workflow it aimed at receives no signal.
 func TestWebUIDefaultIsReadOnlyAndChecksHost(t *testing.T) {
-	srv := startTestServer(t, func(c *temporal.Config) { c.UIPort = temporal.AnyPort })
+	srv := temporaltest.StartServer(t, func(c *temporal.Config) { c.UIPort = temporal.AnyPort })
 	if srv.UIOpenURL() != srv.UIURL() {
 		t.Fatalf("a read-only UI hands out a token URL: %s", srv.UIOpenURL())
 	}
@@ -51,8 +52,8 @@ func TestWebUIDefaultIsReadOnlyAndChecksHost(t *testing.T) {
 		t.Fatalf("GET with Host localhost: %d, want 200", code)
 	}
 
-	c := dialTest(t, srv)
-	run, err := c.ExecuteWorkflow(testCtx(t), client.StartWorkflowOptions{ID: "ui-signal-1", TaskQueue: "nobody"}, greetWorkflow, "x")
+	c := temporaltest.Dial(t, srv)
+	run, err := c.ExecuteWorkflow(temporaltest.Context(t), client.StartWorkflowOptions{ID: "ui-signal-1", TaskQueue: "nobody"}, greetWorkflow, "x")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +65,7 @@ func TestWebUIDefaultIsReadOnlyAndChecksHost(t *testing.T) {
 	if code := uiRequest(t, http.MethodPost, signal, "evil.example:"+u.Port(), hdr); code != http.StatusMisdirectedRequest {
 		t.Fatalf("POST signal with a foreign Host: %d, want 421", code)
 	}
-	it := c.GetWorkflowHistory(testCtx(t), "ui-signal-1", run.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	it := c.GetWorkflowHistory(temporaltest.Context(t), "ui-signal-1", run.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		ev, err := it.Next()
 		if err != nil {
@@ -79,13 +80,13 @@ func TestWebUIDefaultIsReadOnlyAndChecksHost(t *testing.T) {
 // With write actions opted in, a state-changing request needs the per-process token's
 // cookie; with it (after opening the token URL) the signal goes through.
 func TestWebUIWriteActionsNeedTheToken(t *testing.T) {
-	srv := startTestServer(t, func(c *temporal.Config) { c.UIPort, c.UIWriteActions = temporal.AnyPort, true })
+	srv := temporaltest.StartServer(t, func(c *temporal.Config) { c.UIPort, c.UIWriteActions = temporal.AnyPort, true })
 	open := srv.UIOpenURL()
 	if !strings.Contains(open, "signoff_token=") {
 		t.Fatalf("UIOpenURL %q carries no token", open)
 	}
-	c := dialTest(t, srv)
-	if _, err := c.ExecuteWorkflow(testCtx(t), client.StartWorkflowOptions{ID: "ui-signal-2", TaskQueue: "nobody"}, greetWorkflow, "x"); err != nil {
+	c := temporaltest.Dial(t, srv)
+	if _, err := c.ExecuteWorkflow(temporaltest.Context(t), client.StartWorkflowOptions{ID: "ui-signal-2", TaskQueue: "nobody"}, greetWorkflow, "x"); err != nil {
 		t.Fatal(err)
 	}
 	signal := srv.UIURL() + "/api/v1/namespaces/" + srv.Namespace() + "/workflows/ui-signal-2/signal/approve"
@@ -93,7 +94,7 @@ func TestWebUIWriteActionsNeedTheToken(t *testing.T) {
 	if code := uiRequest(t, http.MethodPost, signal, "", hdr); code != http.StatusForbidden {
 		t.Fatalf("POST signal without the token: %d, want 403", code)
 	}
-	req, _ := http.NewRequestWithContext(testCtx(t), http.MethodGet, open, nil)
+	req, _ := http.NewRequestWithContext(temporaltest.Context(t), http.MethodGet, open, nil)
 	res, err := noFollow.Do(req)
 	if err != nil {
 		t.Fatal(err)

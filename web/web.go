@@ -1,5 +1,5 @@
 // Package web is Signoff's HTTP face: a loopback listener for people on this machine (the
-// contract index, the local checkout page, proof pages) and a public listener for machines
+// contract index, the link to the local checkout, proof pages) and a public listener for machines
 // (payment webhooks, the chat endpoint). Every handler reaches workflows only by signal.
 package web
 
@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -18,20 +17,16 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/signoff/signoff/activities"
-	"github.com/signoff/signoff/activities/ledger"
-	"github.com/signoff/signoff/activities/payment/localstripe"
+	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/contractclient"
+	"github.com/signoff/signoff/internal/payment/localstripe"
 	"github.com/signoff/signoff/workflows"
 )
 
 //go:embed templates/*.html
 var templateFS embed.FS
 
-var pages = template.Must(template.New("").Funcs(template.FuncMap{"short": short}).ParseFS(templateFS, "templates/*.html"))
-
-// Signaler is the part of the Temporal client the web face uses.
-type Signaler interface {
-	SignalWorkflow(ctx context.Context, workflowID, runID, signalName string, arg any) error
-}
+var pages = template.Must(template.New("").Funcs(template.FuncMap{"short": contracts.ShortSHA}).ParseFS(templateFS, "templates/*.html"))
 
 // Index lists contracts.
 type Index interface {
@@ -40,15 +35,12 @@ type Index interface {
 
 // Loopback serves people on this machine.
 type Loopback struct {
-	Index  Index
-	Ledger *ledger.Ledger // nil when a payment provider is configured
-	// CheckoutBase, with no ledger, is the local Stripe test double: /checkout/<session>
-	// here redirects to its checkout page.
+	Index Index
+	// CheckoutBase is the local Stripe test double: /checkout/<session> here redirects to
+	// its checkout page. "" with real Stripe, whose checkout pages are Stripe's.
 	CheckoutBase string
-	Signal       Signaler
 	UIURL        string // Temporal Web UI, "" when off
 	Namespace    string
-	Log          *slog.Logger
 	// Extra handlers mounted by later parts (proof pages).
 	Extra map[string]http.Handler
 }
@@ -59,7 +51,6 @@ func (l *Loopback) Handler() http.Handler {
 	mux.HandleFunc("GET /{$}", l.index)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("GET /checkout/{session}", l.checkoutPage)
-	mux.HandleFunc("POST /checkout/{session}", l.checkoutPay)
 	for p, h := range l.Extra {
 		mux.Handle(p, h)
 	}
@@ -98,77 +89,14 @@ func (l *Loopback) index(w http.ResponseWriter, r *http.Request) {
 	render(w, "index.html", map[string]any{"Rows": rows, "UIURL": l.UIURL})
 }
 
-func (l *Loopback) checkoutEntry(session string) (*ledger.Entry, error) {
-	if l.Ledger == nil {
-		return nil, fmt.Errorf("the local ledger is not in use: payments go to the configured provider")
-	}
-	entries, err := l.Ledger.Entries()
-	if err != nil {
-		return nil, err
-	}
-	for i := range entries {
-		if entries[i].SessionID == session {
-			return &entries[i], nil
-		}
-	}
-	return nil, fmt.Errorf("no checkout %q", session)
-}
-
+// checkoutPage sends the payer on to the local Stripe test double's checkout page, which
+// authorizes (test card, no money) and tells the workflow by its signed webhook.
 func (l *Loopback) checkoutPage(w http.ResponseWriter, r *http.Request) {
-	if l.Ledger == nil && l.CheckoutBase != "" {
-		http.Redirect(w, r, strings.TrimRight(l.CheckoutBase, "/")+"/checkout/"+url.PathEscape(r.PathValue("session")), http.StatusSeeOther)
+	if l.CheckoutBase == "" {
+		http.Error(w, "no local checkout here: payments go to the configured provider; open the checkout link in the contract's status", http.StatusNotFound)
 		return
 	}
-	e, err := l.checkoutEntry(r.PathValue("session"))
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusNotFound)
-		return
-	}
-	render(w, "checkout.html", map[string]any{"E": e, "Label": ledger.Label, "Amount": formatAmount(e.Amount, e.Currency)})
-}
-
-// checkoutPay completes the local checkout: the ledger marks the authorization and the
-// workflow is told. Same-origin only: a form posted from another site is refused.
-func (l *Loopback) checkoutPay(w http.ResponseWriter, r *http.Request) {
-	if o := r.Header.Get("Origin"); o != "" && !sameHost(o, r.Host) {
-		http.Error(w, "cross-site request refused", http.StatusForbidden)
-		return
-	}
-	session := r.PathValue("session")
-	e, err := l.checkoutEntry(session)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusNotFound)
-		return
-	}
-	if err := AuthorizeLocal(r.Context(), l.Ledger, l.Signal, e.ContractID); err != nil {
-		http.Error(w, err.Error(), http.StatusConflict)
-		return
-	}
-	if l.Log != nil {
-		l.Log.Info("local checkout authorized ("+ledger.Label+")", "contract", e.ContractID, "session", session)
-	}
-	http.Redirect(w, r, "/checkout/"+url.PathEscape(session), http.StatusSeeOther)
-}
-
-// AuthorizeLocal completes a contract's local checkout: with a ledger, it marks the ledger's
-// checkout authorized and signals the workflow; with none (the product's default), it pays
-// the local Stripe test double's checkout (CompleteTestCheckout), whose webhook or the
-// workflow's poll then tells the workflow. s must then also read status (a Temporal client).
-func AuthorizeLocal(ctx context.Context, l *ledger.Ledger, s Signaler, contractID string) error {
-	if l == nil {
-		q, ok := s.(StatusQuerier)
-		if !ok {
-			return errors.New("the local Stripe test double's checkout needs a client that reads workflow status")
-		}
-		_, err := CompleteTestCheckout(ctx, q, contractID)
-		return err
-	}
-	ps, err := l.MarkAuthorized(contractID)
-	if err != nil {
-		return err
-	}
-	return s.SignalWorkflow(ctx, workflows.WorkflowID(contractID), "", workflows.SignalPaymentAuthorized,
-		workflows.PaymentAuthorized{SessionID: ps.CheckoutSessionID, PaymentIntentID: ps.PaymentIntentID, Source: "local-checkout"})
+	http.Redirect(w, r, strings.TrimRight(l.CheckoutBase, "/")+"/checkout/"+url.PathEscape(r.PathValue("session")), http.StatusSeeOther)
 }
 
 // StatusQuerier is the part of the Temporal client that reads a contract's status.
@@ -184,10 +112,8 @@ type StatusQuerier interface {
 func CompleteTestCheckout(ctx context.Context, q StatusQuerier, contractID string) (localstripe.PaidSession, error) {
 	var st workflows.Status
 	for {
-		v, err := q.QueryWorkflow(ctx, workflows.WorkflowID(contractID), "", workflows.QueryStatus)
-		if err == nil {
-			err = v.Get(&st)
-		}
+		var err error
+		st, err = contractclient.Status(ctx, q, contractID)
 		if err != nil {
 			return localstripe.PaidSession{}, fmt.Errorf("read %s's status: %w", contractID, err)
 		}
@@ -209,25 +135,9 @@ func CompleteTestCheckout(ctx context.Context, q StatusQuerier, contractID strin
 	return localstripe.MarkPaid(ctx, st.Payment.CheckoutURL)
 }
 
-func sameHost(origin, host string) bool {
-	u, err := url.Parse(origin)
-	return err == nil && u.Host == host
-}
-
 func render(w http.ResponseWriter, name string, data any) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	if err := pages.ExecuteTemplate(w, name, data); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 	}
-}
-
-func formatAmount(minor int64, currency string) string {
-	return fmt.Sprintf("%d.%02d %s", minor/100, minor%100, strings.ToUpper(currency))
-}
-
-func short(s string) string {
-	if len(s) > 12 {
-		return s[:12]
-	}
-	return s
 }

@@ -9,27 +9,23 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/signoff/signoff/activities"
-	"github.com/signoff/signoff/activities/executor"
-	"github.com/signoff/signoff/activities/index"
-	"github.com/signoff/signoff/activities/ledger"
-	"github.com/signoff/signoff/activities/localgit"
-	"github.com/signoff/signoff/activities/proofstore"
-	"github.com/signoff/signoff/activities/signing"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/executor"
+	"github.com/signoff/signoff/internal/index"
+	"github.com/signoff/signoff/internal/localgit"
+	"github.com/signoff/signoff/internal/proofstore"
+	"github.com/signoff/signoff/internal/signing"
 	"github.com/signoff/signoff/web/proofpage"
 )
 
 // Local is the control plane kept under the data dir: the bare-remote deliverable, the proof
 // store and the index, plus the services chosen for this process (Services.Apply).
 type Local struct {
-	// Ledger is the older file ledger. The product no longer selects it (Payments is always
-	// set by OpenServices: the local Stripe test double or Stripe); it is used only when
-	// Payments is nil, by tests that build the control queue by hand.
-	Ledger    *ledger.Ledger
 	Deliverer *localgit.Deliverer
 	Proofs    proofstore.Store
 	Index     *index.Index
-	// Payments is the payment provider (Stripe, or the local Stripe test double).
+	// Payments is the payment provider (Stripe, or the local Stripe test double), set by
+	// Services.Apply; nil fails the payment activities as not configured.
 	Payments activities.Payments
 	// Publisher, when set, replaces the bare remote as the deliverable (GitHub). The bare
 	// remote stays where the execute queue pushes and control reads commits from.
@@ -41,7 +37,6 @@ func NewLocal(cfg Config) *Local {
 	p := cfg.Layout()
 	remotes := localgit.Remotes{Root: p.Remotes}
 	return &Local{
-		Ledger:    ledger.Open(p.Ledger, cfg.LoopbackURL),
 		Deliverer: &localgit.Deliverer{Remotes: remotes, Store: p.PRs},
 		Proofs:    proofstore.Store{Root: p.Proofs},
 		Index:     index.Open(p.Index),
@@ -59,10 +54,7 @@ func NewControl(cfg Config, c client.Client, l *Local, notifier activities.Notif
 		return nil, fmt.Errorf("control public key: %w", err)
 	}
 	ctl := &activities.Control{Payments: l.Payments, Deliverer: l.Deliverer, Proofs: l.Proofs, Index: l.Index,
-		Notifier: notifier, BundleKey: key, Temporal: c, Hook: cfg.Hooks}
-	if ctl.Payments == nil && l.Ledger != nil { // never a typed nil in the interface
-		ctl.Payments = l.Ledger
-	}
+		Notifier: notifier, BundleKey: key, Temporal: c}
 	if l.Publisher != nil {
 		ctl.Deliverer = l.Publisher
 	}

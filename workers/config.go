@@ -18,19 +18,17 @@ type Config struct {
 	RunsDir string
 	// Allow lists owner/name patterns contracts may touch.
 	Allow []string
-	// LoopbackURL is the loopback listener's base URL (checkout page, proof pages).
+	// LoopbackURL is the loopback listener's base URL (where the payer returns after the
+	// checkout, proof pages).
 	LoopbackURL string
 	// Sandbox is the process's one sandbox for repository code and coding CLIs, made when
 	// first needed; nil makes a default, sandboxed one for each caller.
 	Sandbox *LazySandbox
-	// Hooks, when set, is called at named points inside activities. Tests use it as a
-	// barrier to kill a worker at an exact moment; production leaves it nil.
-	Hooks func(point string)
 }
 
 // Layout names the files and folders under the data dir.
 type Layout struct {
-	Ledger, Index, Proofs, Remotes, Jobs, PRs, Keys, Temporal string
+	Index, Proofs, Remotes, Jobs, PRs, Keys, Temporal string
 	// Stripe holds the local Stripe test double's state; GitHubPRs the GitHub deliverer's
 	// PR records; ExecutorLogs the command executor's output logs, by digest.
 	Stripe, GitHubPRs, ExecutorLogs string
@@ -51,7 +49,7 @@ func (c Config) Layout() Layout {
 // Paths returns the data dir layout.
 func Paths(dataDir string) Layout {
 	j := func(p ...string) string { return filepath.Join(append([]string{dataDir}, p...)...) }
-	return Layout{Ledger: j("ledger.json"), Index: j("index.json"), Proofs: j("proofs"), Remotes: j("remotes"),
+	return Layout{Index: j("index.json"), Proofs: j("proofs"), Remotes: j("remotes"),
 		Jobs: j("jobs"), PRs: j("prs"), Keys: j("keys"), Temporal: j("temporal"),
 		Stripe: j("stripe"), GitHubPRs: j("prs-github"), ExecutorLogs: j("executor-logs"), Rates: j("authoring", "rates.json")}
 }

@@ -16,11 +16,11 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"github.com/signoff/signoff/activities"
-	"github.com/signoff/signoff/activities/executor"
-	"github.com/signoff/signoff/activities/localgit"
-	"github.com/signoff/signoff/activities/sentrygate"
-	"github.com/signoff/signoff/activities/unprivileged"
+	"github.com/signoff/signoff/internal/executor"
+	"github.com/signoff/signoff/internal/localgit"
 	"github.com/signoff/signoff/internal/sandbox"
+	"github.com/signoff/signoff/internal/sentrygate"
+	"github.com/signoff/signoff/internal/unprivileged"
 )
 
 // Executor kinds (`--executor`).

@@ -5,8 +5,8 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/signoff/signoff/activities/index"
-	"github.com/signoff/signoff/activities/localgit"
+	"github.com/signoff/signoff/internal/index"
+	"github.com/signoff/signoff/internal/localgit"
 	"github.com/signoff/signoff/workflows"
 )
 

@@ -7,8 +7,8 @@ import (
 	"io/fs"
 	"path/filepath"
 
-	"github.com/signoff/signoff/activities/signing"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/signing"
 )
 
 // PublishedKeys are the public keys a deployment's workers wrote into its data dir

@@ -8,14 +8,14 @@ import (
 	"path/filepath"
 
 	"github.com/signoff/signoff/activities"
-	"github.com/signoff/signoff/activities/executor"
-	"github.com/signoff/signoff/activities/localgit"
-	"github.com/signoff/signoff/activities/preview"
-	"github.com/signoff/signoff/activities/proofstore"
-	"github.com/signoff/signoff/activities/signing"
-	"github.com/signoff/signoff/activities/staticpreview"
-	"github.com/signoff/signoff/activities/verify"
+	"github.com/signoff/signoff/internal/executor"
+	"github.com/signoff/signoff/internal/localgit"
+	"github.com/signoff/signoff/internal/preview"
+	"github.com/signoff/signoff/internal/proofstore"
 	"github.com/signoff/signoff/internal/sandbox"
+	"github.com/signoff/signoff/internal/signing"
+	"github.com/signoff/signoff/internal/staticpreview"
+	"github.com/signoff/signoff/internal/verify"
 )
 
 // Preview kinds.
@@ -52,7 +52,8 @@ type ExecuteOptions struct {
 	// InstallNetwork is what an install step may reach: sandbox.NetEgress (the package
 	// registry; never the host's loopback) or sandbox.NetNone.
 	InstallNetwork sandbox.Network
-	Faults         *activities.FaultPlan
+	// WrapPreviews, when set, decorates the previews (prepared runs: runs.WithFaults).
+	WrapPreviews func(activities.Previews) activities.Previews
 }
 
 // NewExecute builds the execute queue's activities. A restarted worker first sweeps preview
@@ -60,10 +61,10 @@ type ExecuteOptions struct {
 func NewExecute(cfg Config, o ExecuteOptions) (*activities.Execute, error) {
 	p := cfg.Layout()
 	remotes := localgit.Remotes{Root: p.Remotes}
-	e := &activities.Execute{Executor: o.Executor, Hook: cfg.Hooks, Allows: executor.Allowlist(cfg.Allow).Allows}
+	e := &activities.Execute{Executor: o.Executor, Allows: executor.Allowlist(cfg.Allow).Allows}
 	switch o.Preview {
 	case PreviewStatic:
-		e.Previews = &staticpreview.Previews{Remotes: remotes, JobsDir: filepath.Join(p.Jobs, "static"), Faults: o.Faults}
+		e.Previews = &staticpreview.Previews{Remotes: remotes, JobsDir: filepath.Join(p.Jobs, "static")}
 	case PreviewNext, "":
 		root, err := PreviewJobsRoot(cfg.DataDir)
 		if err != nil {
@@ -92,16 +93,19 @@ func NewExecute(cfg Config, o ExecuteOptions) (*activities.Execute, error) {
 		if err != nil {
 			return nil, fmt.Errorf("preview: %w", err)
 		}
-		e.Previews = &preview.Previews{Launcher: l, Remotes: remotes, Faults: o.Faults}
+		e.Previews = &preview.Previews{Launcher: l, Remotes: remotes}
 	default:
 		return nil, fmt.Errorf("unknown preview kind %q (want %s or %s)", o.Preview, PreviewNext, PreviewStatic)
+	}
+	if o.WrapPreviews != nil {
+		e.Previews = o.WrapPreviews(e.Previews)
 	}
 	return e, nil
 }
 
 // PreviewJobsRoot is where previews are built: under the system temp folder, which every
-// user can traverse, because the data dir (keys, ledger) must stay closed to the preview user
-// and its parents may be too (a home folder). One folder per data dir.
+// user can traverse, because the data dir (keys, payment state) must stay closed to the
+// preview user and its parents may be too (a home folder). One folder per data dir.
 func PreviewJobsRoot(dataDir string) (string, error) { return sandboxRoot(dataDir, "signoff-previews") }
 
 // sandboxRoot is a folder of base under the system temp folder, one per data dir: the

@@ -15,11 +15,12 @@ import (
 
 	"go.temporal.io/api/serviceerror"
 
-	"github.com/signoff/signoff/activities/executor"
-	"github.com/signoff/signoff/activities/github"
-	"github.com/signoff/signoff/activities/localgit"
-	"github.com/signoff/signoff/activities/payment"
-	"github.com/signoff/signoff/activities/payment/localstripe"
+	"github.com/signoff/signoff/internal/contractclient"
+	"github.com/signoff/signoff/internal/executor"
+	"github.com/signoff/signoff/internal/github"
+	"github.com/signoff/signoff/internal/localgit"
+	"github.com/signoff/signoff/internal/payment"
+	"github.com/signoff/signoff/internal/payment/localstripe"
 	"github.com/signoff/signoff/workflows"
 )
 
@@ -211,10 +212,9 @@ func tokenSafeURL(raw string) error {
 	return fmt.Errorf("%q: a secret key travels only over https (or http to loopback)", raw)
 }
 
-// Apply makes the services the control plane's: l.Payments (and no ledger), and
-// l.Publisher with GitHub.
+// Apply makes the services the control plane's: l.Payments, and l.Publisher with GitHub.
 func (s *Services) Apply(l *Local) {
-	l.Payments, l.Ledger = s.Payments, nil
+	l.Payments = s.Payments
 	if s.GitHub != nil {
 		l.Publisher = s.GitHub
 	}
@@ -333,7 +333,7 @@ func signalContract(ctx context.Context, sig Signaler, log *slog.Logger, contrac
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	err := sig.SignalWorkflow(ctx, workflows.WorkflowID(contractID), "", name, arg)
+	err := contractclient.Signal(ctx, sig, contractID, name, arg)
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
 		log.Info("webhook for a contract with no running workflow; acknowledged", "contract", contractID, "signal", name)

@@ -21,14 +21,14 @@ import (
 	"go.temporal.io/api/serviceerror"
 
 	"github.com/signoff/signoff/activities"
-	"github.com/signoff/signoff/activities/executor"
-	"github.com/signoff/signoff/activities/github"
-	"github.com/signoff/signoff/activities/localgit"
-	"github.com/signoff/signoff/activities/payment"
-	"github.com/signoff/signoff/activities/payment/localstripe"
-	"github.com/signoff/signoff/activities/sentrygate"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/executor"
+	"github.com/signoff/signoff/internal/github"
+	"github.com/signoff/signoff/internal/localgit"
+	"github.com/signoff/signoff/internal/payment"
+	"github.com/signoff/signoff/internal/payment/localstripe"
 	"github.com/signoff/signoff/internal/sandbox"
+	"github.com/signoff/signoff/internal/sentrygate"
 	"github.com/signoff/signoff/workers"
 	"github.com/signoff/signoff/workflows"
 )
@@ -444,7 +444,7 @@ func TestOpenServicesFromTheEnvironment(t *testing.T) {
 	}
 	l := workers.NewLocal(cfg)
 	local.Apply(l)
-	if l.Ledger != nil || l.Payments != local.Payments || l.Publisher != nil {
+	if l.Payments != local.Payments || l.Publisher != nil {
 		t.Fatalf("applied: %+v", l)
 	}
 

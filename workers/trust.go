@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/signoff/signoff/activities/signing"
+	"github.com/signoff/signoff/internal/signing"
 	"github.com/signoff/signoff/workflows"
 )
 

@@ -7,6 +7,7 @@ import (
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
@@ -18,39 +19,24 @@ import (
 var Queues = map[string]string{"control": workflows.ControlQueue, "execute": workflows.ExecuteQueue, "verify": workflows.VerifyQueue}
 
 // RegisterControl registers the workflows and the control activities. Workflow tasks run on
-// the control queue.
+// the control queue. Every exported method of Control is an activity under its own name, so
+// an activity added to the struct is registered everywhere this is called: the product and
+// the tests alike.
 func RegisterControl(r worker.Registry, c *activities.Control) {
 	r.RegisterWorkflowWithOptions(workflows.ContractWorkflow, workflow.RegisterOptions{Name: workflows.ContractWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.RepoLockWorkflow, workflow.RegisterOptions{Name: workflows.RepoLockWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.DiscriminateWorkflow, workflow.RegisterOptions{Name: workflows.DiscriminateWorkflowName})
-	for name, fn := range map[string]any{
-		activities.AuthorizePaymentName: c.AuthorizePayment,
-		activities.PaymentStatusName:    c.PaymentStatus,
-		activities.CapturePaymentName:   c.CapturePayment,
-		activities.CancelPaymentName:    c.CancelPayment,
-		activities.PublishName:          c.Publish,
-		activities.RecordAttemptName:    c.RecordAttempt,
-		activities.RecordSettlementName: c.RecordSettlement,
-		activities.PRHeadName:           c.PRHead,
-		activities.UpdateIndexName:      c.UpdateIndex,
-		activities.NotifyName:           c.Notify,
-		activities.RequestLockName:      c.RequestLock,
-	} {
-		r.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
-	}
+	r.RegisterActivity(c)
 }
 
-// RegisterExecute registers the execute activities.
+// RegisterExecute registers the execute activities: every exported method of Execute.
 func RegisterExecute(r worker.Registry, e *activities.Execute) {
-	r.RegisterActivityWithOptions(e.RunExecutor, activity.RegisterOptions{Name: activities.RunExecutorName})
-	r.RegisterActivityWithOptions(e.StartPreview, activity.RegisterOptions{Name: activities.StartPreviewName})
-	r.RegisterActivityWithOptions(e.StopPreview, activity.RegisterOptions{Name: activities.StopPreviewName})
+	r.RegisterActivity(e)
 }
 
-// RegisterVerify registers the verify activities.
+// RegisterVerify registers the verify activities: every exported method of Verify.
 func RegisterVerify(r worker.Registry, v *activities.Verify) {
-	r.RegisterActivityWithOptions(v.Verify, activity.RegisterOptions{Name: activities.VerifyName})
-	r.RegisterActivityWithOptions(v.RuntimeGate, activity.RegisterOptions{Name: activities.RuntimeGateName})
+	r.RegisterActivity(v)
 }
 
 // Set is the activity structs of the queues one process runs; nil means not this process.
@@ -58,6 +44,8 @@ type Set struct {
 	Control *activities.Control
 	Execute *activities.Execute
 	Verify  *activities.Verify
+	// Interceptors are installed on every worker of the set (tests: BarrierFromEnv).
+	Interceptors []interceptor.WorkerInterceptor
 }
 
 // Start runs a Temporal worker for each non-nil queue of the set and returns a stop function
@@ -70,7 +58,7 @@ func Start(c client.Client, s Set) (stop func(), err error) {
 		}
 	}
 	add := func(queue string, register func(worker.Registry)) error {
-		w := worker.New(c, queue, worker.Options{})
+		w := worker.New(c, queue, worker.Options{Interceptors: s.Interceptors})
 		register(w)
 		if err := w.Start(); err != nil {
 			return fmt.Errorf("start %s worker: %w", queue, err)
@@ -111,4 +99,19 @@ func Run(ctx context.Context, c client.Client, s Set) error {
 	<-ctx.Done()
 	stop()
 	return nil
+}
+
+// ChatActivities are the quote workflow's activities; the chat's conversation implements them.
+// They keep the names the recorded quote histories carry (Say runs as ChatSay), so they are
+// registered by name, not by struct: the conversation has other exported methods.
+type ChatActivities interface {
+	DraftQuote(ctx context.Context, req workflows.QuoteRequest) (workflows.QuoteReply, error)
+	Say(ctx context.Context, s workflows.ChatSay) error
+}
+
+// RegisterChat registers the quote workflow and its activities, on the chat queue.
+func RegisterChat(r worker.Registry, a ChatActivities) {
+	r.RegisterWorkflowWithOptions(workflows.QuoteWorkflow, workflow.RegisterOptions{Name: workflows.QuoteWorkflowName})
+	r.RegisterActivityWithOptions(a.DraftQuote, activity.RegisterOptions{Name: workflows.DraftQuoteActivity})
+	r.RegisterActivityWithOptions(a.Say, activity.RegisterOptions{Name: workflows.ChatSayActivity})
 }

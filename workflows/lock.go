@@ -1,8 +1,13 @@
 package workflows
 
 import (
+	"time"
+
 	"go.temporal.io/sdk/workflow"
 )
+
+// lockLease bounds how long a holder keeps the lock without releasing it.
+const lockLease = 7 * 24 * time.Hour
 
 // RepoLockWorkflow grants one repository to one contract workflow at a time (the mutex
 // workflow pattern). Requests arrive by signal-with-start; the holder releases by signal; a

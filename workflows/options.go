@@ -9,6 +9,15 @@ import (
 	"github.com/signoff/signoff/activities"
 )
 
+// The queues' activity structs, nil: workflow code names an activity by method value
+// (control.Publish), which the SDK reads as the method's name; the worker runs that method
+// of the struct it registered. A renamed or removed activity then fails to compile here.
+var (
+	control *activities.Control
+	execute *activities.Execute
+	verify  *activities.Verify
+)
+
 // nonRetryable are error types retrying cannot change.
 var nonRetryable = []string{activities.ErrTypeNotConfigured, activities.ErrTypePaymentState, activities.ErrTypeRefused}
 

@@ -12,9 +12,11 @@ import (
 	"testing"
 	"time"
 
+	historypb "go.temporal.io/api/history/v1"
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
+	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/signoff/signoff/workflows"
 )
@@ -121,4 +123,26 @@ func TestReplayCatchesAChangedWorkflow(t *testing.T) {
 			t.Errorf("%s replayed against a changed workflow", filepath.Base(f))
 		}
 	}
+}
+
+// TestReplayCoversTheApproveUpdate: at least one recorded history took its approval through
+// the approve update (and so through the update handler on replay), not only the signal.
+func TestReplayCoversTheApproveUpdate(t *testing.T) {
+	for _, f := range recorded(t) {
+		var h historypb.History
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := protojson.Unmarshal(b, &h); err != nil {
+			t.Fatalf("%s: %v", filepath.Base(f), err)
+		}
+		for _, ev := range h.GetEvents() {
+			if a := ev.GetWorkflowExecutionUpdateAcceptedEventAttributes(); a != nil &&
+				a.GetAcceptedRequest().GetInput().GetName() == workflows.UpdateApprove {
+				return
+			}
+		}
+	}
+	t.Fatalf("no recorded history accepted the %s update", workflows.UpdateApprove)
 }

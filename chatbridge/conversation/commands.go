@@ -7,14 +7,13 @@ import (
 	"strings"
 	"time"
 
-	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/sdk/client"
 
 	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/chatbridge"
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/fixtures/runs"
+	"github.com/signoff/signoff/internal/contractclient"
 	"github.com/signoff/signoff/workflows"
 )
 
@@ -38,12 +37,7 @@ func (c *Conversation) startContract(ctx context.Context, in chatbridge.Inbound,
 		return false, userErr("This Signoff instance has not published its verifier's key yet (is the verify worker running?). Try again in a moment.")
 	}
 	id := q.Contract.ContractID
-	_, err = c.cfg.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID: workflows.WorkflowID(id), TaskQueue: workflows.ControlQueue,
-		WorkflowIDReusePolicy:                    enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		WorkflowIDConflictPolicy:                 enums.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
-		WorkflowExecutionErrorWhenAlreadyStarted: true,
-	}, workflows.ContractWorkflowName, workflows.ContractInput{Quote: q, Channel: channel(in.Session), Trust: trust, Timeouts: c.cfg.Timeouts,
+	_, err = c.contracts.Start(ctx, workflows.ContractInput{Quote: q, Channel: channel(in.Session), Trust: trust, Timeouts: c.cfg.Timeouts,
 		QuoteExpiresAt: terms.ExpiresAt, Discrimination: terms.Discrimination})
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	switch {
@@ -65,14 +59,14 @@ func (c *Conversation) startContract(ctx context.Context, in chatbridge.Inbound,
 		case st.Requester != in.Sender:
 			return false, userErr("Contract %s is in progress for another requester (%s). Say \"status %s\" to follow it.", id, stateWords(st), id)
 		case st.ContractHash != q.Hash:
-			return false, userErr("Contract %s is open with different terms (hash %s); cancel it first to quote these.", id, short(st.ContractHash))
+			return false, userErr("Contract %s is open with different terms (hash %s); cancel it first to quote these.", id, contracts.ShortSHA(st.ContractHash))
 		}
 		rebound = true
 	case err != nil:
 		return false, fmt.Errorf("start workflow %s: %w", workflows.WorkflowID(id), err)
 	}
 	b := Binding{ContractID: id, Hash: q.Hash, Requester: in.Sender, Session: in.Session, Run: run, Repo: repo, Goal: q.Contract.Goal,
-		Price: formatPrice(q.Contract.Price)}
+		Price: q.Contract.Price.String()}
 	if err := c.store.bind(b); err != nil {
 		return rebound, fmt.Errorf("remember the session's contract: %w", err)
 	}
@@ -107,7 +101,7 @@ func (c *Conversation) run(ctx context.Context, in chatbridge.Inbound, name stri
 	if err != nil {
 		return nil, fmt.Errorf("quote run %s: %w", r.Name, err)
 	}
-	rebound, err := c.startContract(ctx, in, q, r.Name, r.Contract.Repo.Owner+"/"+r.Contract.Repo.Name, quoteTerms{})
+	rebound, err := c.startContract(ctx, in, q, r.Name, r.Contract.Repo.Key(), quoteTerms{})
 	if err != nil {
 		return nil, err
 	}
@@ -118,8 +112,8 @@ func (c *Conversation) run(ctx context.Context, in chatbridge.Inbound, name stri
 	return []string{head + "\n\n" + quoteText(r.Contract, q.Hash, nil, "", "")}, nil
 }
 
-// approve signals the approval of a hash, then reads the status to report what the workflow
-// made of it: taken, or refused with its reason.
+// approve sends the approval of a hash through the workflow's approve update and reports its
+// answer: taken, or refused with its reason.
 func (c *Conversation) approve(ctx context.Context, in chatbridge.Inbound, args []string) ([]string, error) {
 	hash := strings.ToLower(args[len(args)-1])
 	if !hashRe.MatchString(hash) {
@@ -164,25 +158,20 @@ func (c *Conversation) approve(ctx context.Context, in chatbridge.Inbound, args 
 		// The workflow has recorded a stranger's refusal once; more would only be counted.
 		return []string{fmt.Sprintf("Approval refused: only the requester of %s may approve it.", b.ContractID)}, nil
 	}
-	err = c.cfg.Temporal.SignalWorkflow(ctx, workflows.WorkflowID(b.ContractID), "", workflows.SignalApprove,
+	actx, cancel := context.WithTimeout(ctx, c.cfg.ReplyWait)
+	defer cancel()
+	_, err = c.contracts.Approve(actx, b.ContractID,
 		workflows.Approve{Hash: hash, Approver: in.Sender, Channel: channel(in.Session), MessageID: in.MsgID})
-	if err != nil {
-		return nil, fmt.Errorf("signal approval of %s: %w", b.ContractID, err)
-	}
-	st, err := c.waitStatus(ctx, b.ContractID, func(st workflows.Status) bool {
-		return len(st.Refusals) > len(before.Refusals) || st.StrangerRefusals > before.StrangerRefusals || st.State != workflows.StateQuoted
-	})
-	if err != nil {
-		return nil, err
-	}
-	if len(st.Refusals) > len(before.Refusals) {
-		return []string{"Approval refused by the workflow: " + st.Refusals[len(st.Refusals)-1]}, nil
-	}
-	if st.StrangerRefusals > before.StrangerRefusals {
-		return []string{fmt.Sprintf("Approval refused: only the requester of %s may approve it.", b.ContractID)}, nil
-	}
-	if st.State == workflows.StateQuoted {
+	var refused *workflows.ApprovalRefusal
+	switch {
+	case errors.Is(err, contractclient.ErrNotAnswered) && ctx.Err() == nil:
 		return []string{fmt.Sprintf("Approval of %s sent; the workflow has not taken it yet. Say \"status %s\" in a moment.", b.ContractID, b.ContractID)}, nil
+	case errors.As(err, &refused) && (refused.Code == workflows.RefusedWrongHash || refused.Code == workflows.RefusedNotRequester):
+		return []string{"Approval refused by the workflow: " + refused.Reason}, nil
+	case errors.As(err, &refused):
+		return []string{fmt.Sprintf("Contract %s is no longer open for approval: %s.", b.ContractID, refused.Reason)}, nil
+	case err != nil:
+		return nil, fmt.Errorf("approve %s: %w", b.ContractID, err)
 	}
 	if b.Requester == in.Sender && b.Session != in.Session {
 		// Approved from another session: progress follows the approver's latest session.
@@ -196,7 +185,7 @@ func (c *Conversation) approve(ctx context.Context, in chatbridge.Inbound, args 
 		next = "Next: authorize " + b.Price + "; the payment link follows."
 	}
 	return []string{fmt.Sprintf("Approved %s (hash %s), recorded with your address and message %s. %s",
-		b.ContractID, short(hash), in.MsgID, next)}, nil
+		b.ContractID, contracts.ShortSHA(hash), in.MsgID, next)}, nil
 }
 
 // pay completes the local checkout for the session's approved contract.
@@ -280,8 +269,7 @@ func (c *Conversation) cancelContract(ctx context.Context, in chatbridge.Inbound
 	if st.Final {
 		return []string{fmt.Sprintf("Contract %s has already ended: %s.", b.ContractID, stateWords(st))}, nil
 	}
-	if err := c.cfg.Temporal.SignalWorkflow(ctx, workflows.WorkflowID(b.ContractID), "", workflows.SignalCancel,
-		workflows.Cancel{By: in.Sender, Reason: "cancelled in chat"}); err != nil {
+	if err := c.contracts.Cancel(ctx, b.ContractID, workflows.Cancel{By: in.Sender, Reason: "cancelled in chat"}); err != nil {
 		return nil, fmt.Errorf("signal cancel of %s: %w", b.ContractID, err)
 	}
 	msg := fmt.Sprintf("Cancel requested for %s. Nothing is captured; ", b.ContractID)
@@ -306,8 +294,7 @@ func (c *Conversation) operator(ctx context.Context, in chatbridge.Inbound, verb
 	if verb == verbAbandon {
 		signal, reply = workflows.SignalAbandon, "Abandoned: the authorization will be cancelled and nothing captured."
 	}
-	if err := c.cfg.Temporal.SignalWorkflow(ctx, workflows.WorkflowID(b.ContractID), "", signal,
-		workflows.Operator{By: in.Sender, Reason: "from chat"}); err != nil {
+	if err := c.contracts.Signal(ctx, b.ContractID, signal, workflows.Operator{By: in.Sender, Reason: "from chat"}); err != nil {
 		return nil, fmt.Errorf("signal %s to %s: %w", signal, b.ContractID, err)
 	}
 	return []string{fmt.Sprintf("%s: %s", b.ContractID, reply)}, nil

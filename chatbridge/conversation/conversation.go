@@ -23,24 +23,20 @@ import (
 	"time"
 
 	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/converter"
 
 	"github.com/signoff/signoff/activities"
+	"github.com/signoff/signoff/authoring"
 	"github.com/signoff/signoff/chatbridge"
 	"github.com/signoff/signoff/chatbridge/chatproto"
-	"github.com/signoff/signoff/contracts/authoring"
 	"github.com/signoff/signoff/fixtures/runs"
+	"github.com/signoff/signoff/internal/contractclient"
 	"github.com/signoff/signoff/workflows"
 )
 
-// Temporal is the part of the Temporal client the conversation uses: start, signal, query.
-// client.Client implements it.
-type Temporal interface {
-	ExecuteWorkflow(ctx context.Context, options client.StartWorkflowOptions, workflow interface{}, args ...interface{}) (client.WorkflowRun, error)
-	SignalWorkflow(ctx context.Context, workflowID, runID, signalName string, arg interface{}) error
-	QueryWorkflow(ctx context.Context, workflowID, runID, queryType string, args ...interface{}) (converter.EncodedValue, error)
-}
+// Temporal is the part of the Temporal client the conversation uses: the contract client's
+// (start, signal, update, query), which also starts the quote workflows. client.Client
+// implements it.
+type Temporal = contractclient.Temporal
 
 // Outbox sends a chat message outside a request (progress). *chatbridge.Bridge implements it.
 type Outbox interface {
@@ -80,9 +76,9 @@ type Config struct {
 	Author *authoring.Author
 	// Trust is what the workflow checks evidence against (the verify worker's key and digest).
 	Trust func() (workflows.Trust, error)
-	// Checkout completes a contract's local checkout for "pay" (the local Stripe test double,
-	// or the local ledger); nil when payments go to a real provider, whose checkout a person
-	// completes in a browser.
+	// Checkout completes a contract's local checkout for "pay" (the local Stripe test
+	// double's); nil when payments go to a real provider, whose checkout a person completes
+	// in a browser.
 	Checkout func(ctx context.Context, contractID string) error
 	// PaymentLabel says where local payments go and that no money moves (default
 	// "local checkout: no money moves").
@@ -107,8 +103,8 @@ type Config struct {
 	// ApprovalsPerContract bounds one sender's approve commands per contract (default
 	// DefaultApprovalsPerContract); beyond it they are answered without reaching the workflow.
 	ApprovalsPerContract int
-	// ReplyWait bounds how long a command waits to see the workflow take its signal
-	// (default 15 s).
+	// ReplyWait bounds how long a command waits for the workflow: the approve update's
+	// answer, a payment's confirmation (default 15 s).
 	ReplyWait time.Duration
 	Logger    *slog.Logger
 	Now       func() time.Time
@@ -116,11 +112,12 @@ type Config struct {
 
 // Conversation implements chatbridge.Conversation and activities.Notifier.
 type Conversation struct {
-	cfg    Config
-	log    *slog.Logger
-	store  *store
-	sent   *recent
-	quotes *quoteLine
+	cfg       Config
+	contracts *contractclient.Client
+	log       *slog.Logger
+	store     *store
+	sent      *recent
+	quotes    *quoteLine
 	// approvals counts approve commands per sender and contract.
 	approvals approvalCounts
 
@@ -170,7 +167,7 @@ func New(cfg Config) (*Conversation, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	c := &Conversation{cfg: cfg, log: log, store: &store{path: cfg.StateFile, now: cfg.Now}, sent: newRecent(4096),
+	c := &Conversation{cfg: cfg, contracts: contractclient.New(cfg.Temporal), log: log, store: &store{path: cfg.StateFile, now: cfg.Now}, sent: newRecent(4096),
 		quotes:   newQuoteLine(cfg.ConcurrentQuotes),
 		sessions: map[string]*sync.Mutex{}, watching: map[string]context.CancelFunc{}}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
@@ -369,18 +366,7 @@ func sessionOf(ch string) (string, bool) {
 
 // queryStatus reads a contract's status through the status query.
 func (c *Conversation) queryStatus(ctx context.Context, contractID string) (workflows.Status, error) {
-	v, err := c.cfg.Temporal.QueryWorkflow(ctx, workflows.WorkflowID(contractID), "", workflows.QueryStatus)
-	if err != nil {
-		return workflows.Status{}, err
-	}
-	var st workflows.Status
-	if err := v.Get(&st); err != nil {
-		return workflows.Status{}, fmt.Errorf("decode status of %s: %w", contractID, err)
-	}
-	if st.ContractID == "" {
-		return st, fmt.Errorf("status of %s is empty", contractID)
-	}
-	return st, nil
+	return c.contracts.Status(ctx, contractID)
 }
 
 func isNotFound(err error) bool {

@@ -12,17 +12,18 @@ import (
 	"time"
 
 	"github.com/signoff/signoff/activities"
-	"github.com/signoff/signoff/activities/index"
-	"github.com/signoff/signoff/activities/ledger"
+	"github.com/signoff/signoff/authoring"
 	"github.com/signoff/signoff/chatbridge"
 	"github.com/signoff/signoff/chatbridge/conversation"
 	"github.com/signoff/signoff/chatbridge/identity"
 	"github.com/signoff/signoff/contracts"
-	"github.com/signoff/signoff/contracts/authoring"
 	"github.com/signoff/signoff/fixtures/finance"
 	"github.com/signoff/signoff/fixtures/fixturerepo"
 	"github.com/signoff/signoff/fixtures/runs"
-	"github.com/signoff/signoff/web"
+	"github.com/signoff/signoff/internal/contractclient"
+	"github.com/signoff/signoff/internal/index"
+	"github.com/signoff/signoff/internal/payment"
+	"github.com/signoff/signoff/internal/payment/localstripe"
 	"github.com/signoff/signoff/workflows"
 )
 
@@ -32,13 +33,13 @@ func runsDir() string {
 }
 
 type env struct {
-	conv   *conversation.Conversation
-	cfg    conversation.Config
-	tmp    *fakeTemporal
-	out    *outbox
-	ledger *ledger.Ledger
-	index  *index.Index
-	dir    string
+	conv     *conversation.Conversation
+	cfg      conversation.Config
+	tmp      *fakeTemporal
+	out      *outbox
+	payments *fakePayments
+	index    *index.Index
+	dir      string
 }
 
 const proofBase = "http://127.0.0.1:8480/proofs/"
@@ -46,8 +47,8 @@ const proofBase = "http://127.0.0.1:8480/proofs/"
 func newEnv(t *testing.T, withRepo bool) *env {
 	t.Helper()
 	dir := t.TempDir()
-	l := ledger.Open(filepath.Join(dir, "ledger.json"), "http://127.0.0.1:8480")
-	e := &env{tmp: newFakeTemporal(l), out: &outbox{}, ledger: l, index: index.Open(filepath.Join(dir, "index.json")), dir: dir}
+	p := &fakePayments{}
+	e := &env{tmp: newFakeTemporal(p), out: &outbox{}, payments: p, index: index.Open(filepath.Join(dir, "index.json")), dir: dir}
 	w1, err := runs.Load(runsDir(), "W1")
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +58,7 @@ func newEnv(t *testing.T, withRepo bool) *env {
 		Trust: func() (workflows.Trust, error) {
 			return workflows.Trust{VerifierPublicKey: make([]byte, 32), VerifierDigest: w1.Contract.Verifier.Digest}, nil
 		},
-		Checkout: func(ctx context.Context, id string) error { return web.AuthorizeLocal(ctx, l, e.tmp, id) }, PaymentLabel: ledger.Label,
+		Checkout: func(ctx context.Context, id string) error { return e.checkout(ctx, id) }, PaymentLabel: localstripe.Label,
 		Index: e.index, ProofURL: func(id string) string { return proofBase + id + "/" },
 		Poll: 10 * time.Millisecond, ReplyWait: 3 * time.Second,
 	}
@@ -83,6 +84,17 @@ func newEnv(t *testing.T, withRepo bool) *env {
 	}
 	e.start(t)
 	return e
+}
+
+// checkout is "pay" on the local Stripe test double: the payer completes the checkout, and
+// the double's webhook tells the workflow, which confirms it with the provider.
+func (e *env) checkout(ctx context.Context, contractID string) error {
+	ps, err := e.payments.pay(contractID)
+	if err != nil {
+		return err
+	}
+	return contractclient.Signal(ctx, e.tmp, contractID, workflows.SignalPaymentAuthorized,
+		workflows.PaymentAuthorized{SessionID: ps.CheckoutSessionID, PaymentIntentID: ps.PaymentIntentID, Source: "stripe-webhook"})
 }
 
 // task says a task message and returns the immediate answer and the quote pushed after it.
@@ -194,7 +206,7 @@ func TestPreparedRunConversation(t *testing.T) {
 
 	reply, approveMsg := e.say(t, alice, "approve "+q.Hash)
 	mustContain(t, reply, "Approved "+id, approveMsg, "authorize 49.00 USD")
-	sigs := e.tmp.signalsNamed(workflows.SignalApprove)
+	sigs := e.tmp.signalsNamed(workflows.UpdateApprove)
 	last := sigs[len(sigs)-1].Arg.(workflows.Approve)
 	if last.Approver != alice.addr || last.MessageID != approveMsg || last.Channel != "chat:"+sessionA || last.Hash != q.Hash {
 		t.Fatalf("approval signal %+v", last)
@@ -202,7 +214,7 @@ func TestPreparedRunConversation(t *testing.T) {
 
 	// The workflow's payment notice reaches the session, once, with the local checkout hint.
 	notice := activities.Notice{ContractID: id, Requester: alice.addr, Channel: "chat:" + sessionA, Kind: "payment",
-		Text: "Authorize 29.00 usd to start (captured only if the contract is satisfied): http://127.0.0.1:8480/checkout/x"}
+		Text: "Authorize 29.00 USD to start (captured only if the contract is satisfied): http://127.0.0.1:8480/checkout/x"}
 	for range 2 {
 		if err := e.conv.Notify(context.Background(), notice); err != nil {
 			t.Fatal(err)
@@ -212,7 +224,7 @@ func TestPreparedRunConversation(t *testing.T) {
 	if m.To != alice.addr || m.Session != sessionA {
 		t.Fatalf("payment notice went to %s/%s", m.To, m.Session)
 	}
-	if n := countContaining(e.out.all(), "Authorize 29.00 usd"); n != 1 {
+	if n := countContaining(e.out.all(), "Authorize 29.00 USD"); n != 1 {
 		t.Fatalf("payment notice pushed %d times", n)
 	}
 	// A notice for a contract started elsewhere (the CLI) is not chat's business.
@@ -226,15 +238,14 @@ func TestPreparedRunConversation(t *testing.T) {
 	mustContain(t, reply, "No contract in this conversation")
 
 	reply, _ = e.say(t, alice, "pay")
-	mustContain(t, reply, "Local checkout completed for "+id, "Payment authorized ("+ledger.Label+"): nothing is captured unless",
+	mustContain(t, reply, "Local checkout completed for "+id, "Payment authorized ("+localstripe.Label+"): nothing is captured unless",
 		"Attempt 1 of 3 starts: cloning signoff-fixtures/finance")
-	entries, _ := e.ledger.Entries()
-	if len(entries) != 1 || entries[0].State != activities.PaymentAuthorized {
-		t.Fatalf("ledger %+v", entries)
+	if ps := e.payments.all(); len(ps) != 1 || ps[0].ContractID != id || ps[0].State != activities.PaymentAuthorized {
+		t.Fatalf("payments %+v", ps)
 	}
 
 	reply, _ = e.say(t, mallory, "status W1")
-	mustContain(t, reply, id+": payment authorized", "Payment: authorized, not captured ("+ledger.Label+")")
+	mustContain(t, reply, id+": payment authorized", "Payment: authorized, not captured ("+localstripe.Label+")")
 	reply, _ = e.say(t, alice, "status w2")
 	mustContain(t, reply, "Prepared run W2", "has not been started", "run W2")
 	reply, _ = e.say(t, alice, "status no-such-contract")
@@ -337,7 +348,7 @@ func TestApprovalsAreBounded(t *testing.T) {
 		reply, _ = e.say(t, mallory, "approve "+hash)
 		mustContain(t, reply, "Approval refused: only the requester of ")
 	}
-	if n := len(e.tmp.signalsNamed(workflows.SignalApprove)); n != 1 {
+	if n := len(e.tmp.signalsNamed(workflows.UpdateApprove)); n != 1 {
 		t.Fatalf("a stranger's approvals reached the workflow %d times", n)
 	}
 	e.say(t, mallory, "approve "+hash)
@@ -349,7 +360,7 @@ func TestApprovalsAreBounded(t *testing.T) {
 	}
 	reply, _ = e.say(t, alice, "approve "+hash)
 	mustContain(t, reply, "no more are taken from you")
-	if n := len(e.tmp.signalsNamed(workflows.SignalApprove)); n != 1+conversation.DefaultApprovalsPerContract {
+	if n := len(e.tmp.signalsNamed(workflows.UpdateApprove)); n != 1+conversation.DefaultApprovalsPerContract {
 		t.Fatalf("approve signals: %d", n)
 	}
 }
@@ -440,7 +451,7 @@ func writeBundle(t *testing.T, root string, c contracts.Contract, hash string, a
 			{Rule: 6, Code: "criterion_failed", Criterion: "no-horizontal-overflow-mobile", Message: "criterion 3 (no-horizontal-overflow-mobile) at 390x844: scrollWidth = 927, innerWidth = 390 (want scrollWidth <= innerWidth)"},
 			{Rule: 6, Code: "criterion_failed", Criterion: "cards-mobile", Message: "criterion 4 (cards-mobile) at 390x844: matching elements: observed 0, expected >= 4"},
 		},
-		Payment: contracts.PaymentRef{Provider: ledger.Provider, State: activities.PaymentAuthorized, Local: true}, Artifacts: []contracts.Artifact{}}
+		Payment: contracts.PaymentRef{Provider: payment.ProviderLocal, State: activities.PaymentAuthorized, Local: true}, Artifacts: []contracts.Artifact{}}
 	for name, v := range map[string]any{"bundle.json": b, "contract.json": c} {
 		data, err := json.Marshal(v)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -13,23 +14,24 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/signoff/signoff/activities"
-	"github.com/signoff/signoff/activities/ledger"
 	"github.com/signoff/signoff/chatbridge/chatproto"
+	"github.com/signoff/signoff/internal/payment"
 	"github.com/signoff/signoff/workflows"
 )
 
-// fakeTemporal plays the contract workflow's signal and query surface: the approval rules
+// fakeTemporal plays the contract workflow's signal, update and query surface: the approval rules
 // (exact hash, requester only), the checkout opened on approval, the payment confirmed with
-// the ledger, cancel. It records what the conversation asked for.
+// the provider, cancel. It records what the conversation asked for.
 type fakeTemporal struct {
-	mu      sync.Mutex
-	ledger  *ledger.Ledger
-	wfs     map[string]*fakeWF
-	signals []fakeSignal
-	starts  []client.StartWorkflowOptions
-	queries int
+	mu       sync.Mutex
+	payments activities.Payments
+	wfs      map[string]*fakeWF
+	signals  []fakeSignal
+	starts   []client.StartWorkflowOptions
+	queries  int
 	// quote plays the quote workflow (its two activities, in order) when one is started.
 	quote  func(workflows.QuoteRequest) workflows.QuoteReply
 	quoted []workflows.QuoteReply
@@ -45,8 +47,8 @@ type fakeSignal struct {
 	Arg              any
 }
 
-func newFakeTemporal(l *ledger.Ledger) *fakeTemporal {
-	return &fakeTemporal{ledger: l, wfs: map[string]*fakeWF{}}
+func newFakeTemporal(p activities.Payments) *fakeTemporal {
+	return &fakeTemporal{payments: p, wfs: map[string]*fakeWF{}}
 }
 
 func (f *fakeTemporal) ExecuteWorkflow(_ context.Context, o client.StartWorkflowOptions, wf interface{}, args ...interface{}) (client.WorkflowRun, error) {
@@ -103,29 +105,8 @@ func (f *fakeTemporal) SignalWorkflow(ctx context.Context, id, _ string, name st
 		return serviceerror.NewNotFound("workflow not found")
 	}
 	switch name {
-	case workflows.SignalApprove:
-		a := arg.(workflows.Approve)
-		switch {
-		case a.Approver != w.st.Requester && w.st.StrangerRefusals > 0: // as the workflow: recorded once, then counted
-			w.st.StrangerRefusals++
-		case a.Approver != w.st.Requester:
-			w.st.StrangerRefusals++
-			w.st.Refusals = append(w.st.Refusals, fmt.Sprintf("approval by %q refused: only the requester %q may approve", a.Approver, w.st.Requester))
-		case a.Hash != w.st.ContractHash:
-			w.st.Refusals = append(w.st.Refusals, "approval of hash "+a.Hash[:12]+" refused: the quoted contract's hash is "+w.st.ContractHash[:12])
-		case a.Approver != w.st.Requester:
-			w.st.Refusals = append(w.st.Refusals, fmt.Sprintf("approval by %q refused: only the requester %q may approve", a.Approver, w.st.Requester))
-		default:
-			w.st.State = workflows.StateApproved
-			ps, err := f.ledger.Authorize(ctx, activities.AuthorizeRequest{ContractID: w.st.ContractID, ContractHash: w.st.ContractHash,
-				Goal: w.st.Goal, Price: w.in.Quote.Contract.Price})
-			if err != nil {
-				return err
-			}
-			w.st.Payment = ps
-		}
 	case workflows.SignalPaymentAuthorized:
-		ps, err := f.ledger.Status(ctx, w.st.ContractHash, w.st.Payment.CheckoutSessionID)
+		ps, err := f.payments.Status(ctx, w.st.ContractHash, w.st.Payment.CheckoutSessionID)
 		if err != nil {
 			return err
 		}
@@ -136,6 +117,69 @@ func (f *fakeTemporal) SignalWorkflow(ctx context.Context, id, _ string, name st
 	case workflows.SignalCancel:
 		w.st.State, w.st.Final = workflows.StateCancelled, true
 	}
+	return nil
+}
+
+// UpdateWorkflow plays the approve update: refused as the workflow refuses (a closed quote
+// by the validator, a stranger or a wrong hash by the handler), else approved with the
+// checkout opened. Each reaching the workflow is recorded under the update's name.
+func (f *fakeTemporal) UpdateWorkflow(ctx context.Context, o client.UpdateWorkflowOptions) (client.WorkflowUpdateHandle, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if o.UpdateName != workflows.UpdateApprove || len(o.Args) != 1 {
+		return nil, fmt.Errorf("unexpected update %s", o.UpdateName)
+	}
+	a := o.Args[0].(workflows.Approve)
+	w := f.wfs[o.WorkflowID]
+	if w == nil || w.st.Final {
+		return nil, serviceerror.NewNotFound("workflow not found")
+	}
+	if w.st.State != workflows.StateQuoted {
+		return nil, refusedErr(workflows.RefusedAlreadyApproved, "contract "+w.st.ContractID+" was approved already")
+	}
+	f.signals = append(f.signals, fakeSignal{o.WorkflowID, o.UpdateName, a})
+	switch {
+	case a.Approver != w.st.Requester && w.st.StrangerRefusals > 0: // as the workflow: recorded once, then counted
+		w.st.StrangerRefusals++
+		return fakeUpdate{err: refusedErr(workflows.RefusedNotRequester, "only the requester may approve")}, nil
+	case a.Approver != w.st.Requester:
+		w.st.StrangerRefusals++
+		why := fmt.Sprintf("approval by %q refused: only the requester %q may approve", a.Approver, w.st.Requester)
+		w.st.Refusals = append(w.st.Refusals, why)
+		return fakeUpdate{err: refusedErr(workflows.RefusedNotRequester, why)}, nil
+	case a.Hash != w.st.ContractHash:
+		why := "approval of hash " + a.Hash[:12] + " refused: the quoted contract's hash is " + w.st.ContractHash[:12]
+		w.st.Refusals = append(w.st.Refusals, why)
+		return fakeUpdate{err: refusedErr(workflows.RefusedWrongHash, why)}, nil
+	}
+	w.st.State = workflows.StateApproved
+	ps, err := f.payments.Authorize(ctx, activities.AuthorizeRequest{ContractID: w.st.ContractID, ContractHash: w.st.ContractHash,
+		Goal: w.st.Goal, Price: w.in.Quote.Contract.Price})
+	if err != nil {
+		return nil, err
+	}
+	w.st.Payment = ps
+	return fakeUpdate{res: workflows.ApproveResult{State: w.st.State}}, nil
+}
+
+func refusedErr(code, why string) error {
+	return temporal.NewApplicationErrorWithOptions(why, workflows.ApprovalRefusedError, temporal.ApplicationErrorOptions{
+		NonRetryable: true, Details: []any{workflows.ApprovalRefusal{Code: code, Reason: why}}})
+}
+
+type fakeUpdate struct {
+	res workflows.ApproveResult
+	err error
+}
+
+func (u fakeUpdate) WorkflowID() string { return "" }
+func (u fakeUpdate) RunID() string      { return "" }
+func (u fakeUpdate) UpdateID() string   { return "" }
+func (u fakeUpdate) Get(_ context.Context, v any) error {
+	if u.err != nil {
+		return u.err
+	}
+	*v.(*workflows.ApproveResult) = u.res
 	return nil
 }
 
@@ -193,6 +237,120 @@ func (f *fakeTemporal) signalsNamed(name string) []fakeSignal {
 		if s.Name == name {
 			out = append(out, s)
 		}
+	}
+	return out
+}
+
+// fakePayments is the payment provider, in memory, with the rules one enforces: one checkout
+// per contract hash, answered again when retried; authorized only once the payer completes
+// it (pay, as on the local Stripe test double's page); a payment read or moved only for the
+// contract it was made for; no capture after a cancel or cancel after a capture.
+type fakePayments struct {
+	mu sync.Mutex
+	by map[string]*fakePayment // by checkout session id
+}
+
+type fakePayment struct {
+	ContractID, ContractHash string
+	activities.PaymentState
+}
+
+var _ activities.Payments = (*fakePayments)(nil)
+
+func (p *fakePayments) Authorize(_ context.Context, req activities.AuthorizeRequest) (activities.PaymentState, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(req.ContractHash) < 16 {
+		return activities.PaymentState{}, activities.Refused(fmt.Errorf("contract hash %q is too short", req.ContractHash))
+	}
+	session := "cs_test_" + req.ContractHash[:16]
+	if p.by == nil {
+		p.by = map[string]*fakePayment{}
+	}
+	if e := p.by[session]; e != nil {
+		return e.PaymentState, nil
+	}
+	e := &fakePayment{ContractID: req.ContractID, ContractHash: req.ContractHash, PaymentState: activities.PaymentState{
+		Provider: payment.ProviderLocal, Local: true, CheckoutSessionID: session,
+		CheckoutURL: "http://127.0.0.1:8480/checkout/" + session, State: activities.PaymentPending}}
+	p.by[session] = e
+	return e.PaymentState, nil
+}
+
+// find is the payment for a session (or PaymentIntent) made for contractHash. Callers hold p.mu.
+func (p *fakePayments) find(contractHash, id string) (*fakePayment, error) {
+	for _, e := range p.by {
+		if e.ContractHash == contractHash && (e.CheckoutSessionID == id || (id != "" && e.PaymentIntentID == id)) {
+			return e, nil
+		}
+	}
+	return nil, activities.Refused(fmt.Errorf("no payment %q for contract %s", id, contractHash))
+}
+
+func (p *fakePayments) Status(_ context.Context, contractHash, session string) (activities.PaymentState, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	e, err := p.find(contractHash, session)
+	if err != nil {
+		return activities.PaymentState{}, err
+	}
+	return e.PaymentState, nil
+}
+
+func (p *fakePayments) Capture(_ context.Context, a activities.PaymentAction) (activities.PaymentState, error) {
+	return p.move(a, activities.PaymentCaptured, activities.PaymentAuthorized)
+}
+
+func (p *fakePayments) Cancel(_ context.Context, a activities.PaymentAction) (activities.PaymentState, error) {
+	return p.move(a, activities.PaymentCanceled, activities.PaymentAuthorized, activities.PaymentPending)
+}
+
+// move takes a payment to state `to` from one of `from`; repeating a move is a no-op.
+func (p *fakePayments) move(a activities.PaymentAction, to string, from ...string) (activities.PaymentState, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	e, err := p.find(a.ContractHash, a.SessionID)
+	if err != nil {
+		return activities.PaymentState{}, err
+	}
+	if e.State != to {
+		if !slices.Contains(from, e.State) {
+			return e.PaymentState, activities.PaymentStateError(fmt.Errorf("payment %s is %s, not %s", e.CheckoutSessionID, e.State, to))
+		}
+		e.State = to
+	}
+	return e.PaymentState, nil
+}
+
+// pay completes a contract's checkout, as the payer does on the checkout page: authorized,
+// nothing captured. Paying again changes nothing.
+func (p *fakePayments) pay(contractID string) (activities.PaymentState, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, e := range p.by {
+		if e.ContractID != contractID {
+			continue
+		}
+		switch e.State {
+		case activities.PaymentPending:
+			e.State, e.PaymentIntentID = activities.PaymentAuthorized, "pi_test_"+e.ContractHash[:16]
+			e.AuthorizedAt = time.Now().UTC().Format(time.RFC3339)
+		case activities.PaymentAuthorized:
+		default:
+			return e.PaymentState, fmt.Errorf("the checkout of %s is %s", contractID, e.State)
+		}
+		return e.PaymentState, nil
+	}
+	return activities.PaymentState{}, fmt.Errorf("no checkout for %s", contractID)
+}
+
+// all lists every payment made.
+func (p *fakePayments) all() []fakePayment {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []fakePayment
+	for _, e := range p.by {
+		out = append(out, *e)
 	}
 	return out
 }

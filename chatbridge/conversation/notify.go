@@ -68,14 +68,14 @@ func (c *Conversation) push(ctx context.Context, to, session, key, text string) 
 // bundle (criterion, observed values, proof link), the rest with what to do next.
 func (c *Conversation) noticeText(n activities.Notice) string {
 	switch n.Kind {
-	case "payment":
+	case contracts.NoticePayment:
 		if c.cfg.Checkout != nil {
 			return n.Text + "\nLocal mode (" + c.cfg.PaymentLabel + "): reply \"pay\" to complete the test checkout from here, or open the link on the Signoff machine."
 		}
 		return n.Text
-	case "verdict":
+	case contracts.NoticeVerdict:
 		return c.verdictText(n)
-	case "captured", "cancelled":
+	case contracts.NoticeCaptured, contracts.NoticeCancelled:
 		s := n.Text
 		if e, ok := c.indexEntry(n.ContractID); ok {
 			if e.PR != "" {
@@ -86,7 +86,7 @@ func (c *Conversation) noticeText(n activities.Notice) string {
 			}
 		}
 		return s
-	case "paused":
+	case contracts.NoticePaused:
 		return n.Text + "\nReply \"retry\" to verify the same commit again, or \"abandon\" to cancel the authorization."
 	}
 	return n.Text
@@ -156,7 +156,7 @@ func (c *Conversation) verdictText(n activities.Notice) string {
 // internalReason reports a reason that carries an activity's error (a capability that could
 // not run): its message is a Go error chain, for the proof page and the logs, not the chat.
 func internalReason(r contracts.Reason) bool {
-	return r.Rule == policy.RuleIntegrity && (r.Code == "capability_failed" || r.Code == "not_configured")
+	return r.Rule == policy.RuleIntegrity && (r.Code == policy.CodeCapabilityFailed || r.Code == policy.CodeNotConfigured)
 }
 
 // reasonWords is a reason as the chat says it: its message, or for an internal failure which
@@ -170,7 +170,7 @@ func reasonWords(r contracts.Reason) string {
 	if step == "" || len(step) > 40 || strings.ContainsAny(step, " ()") {
 		step = "verification"
 	}
-	if r.Code == "not_configured" {
+	if r.Code == policy.CodeNotConfigured {
 		return fmt.Sprintf("the %s step is not configured on this Signoff (details on the proof page)", step)
 	}
 	return fmt.Sprintf("the %s step could not run on Signoff's side (details on the proof page)", step)

@@ -12,15 +12,16 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 
+	"github.com/signoff/signoff/authoring"
+	"github.com/signoff/signoff/authoring/survey"
 	"github.com/signoff/signoff/chatbridge"
 	"github.com/signoff/signoff/contracts"
-	"github.com/signoff/signoff/contracts/authoring"
 	"github.com/signoff/signoff/workflows"
 )
 
 // KeyedChecker is a base checker that can name its check after a key, so a draft retried
 // after a restart finds the check it started instead of running another
-// (basecheck.Checker implements it).
+// (basecheck.Choice and basecheck.Queued implement it).
 type KeyedChecker interface {
 	WithKey(key string) authoring.BaseChecker
 }
@@ -271,7 +272,7 @@ func (c *Conversation) draft(ctx context.Context, in chatbridge.Inbound, text, k
 			return workflows.QuoteReply{}, fmt.Errorf("prepare %s: %w", repo.Slug, err)
 		}
 	}
-	src, err := authoring.ResolveSource(ctx, repo.Path, "HEAD", repo.Slug)
+	src, err := survey.ResolveSource(ctx, repo.Path, "HEAD", repo.Slug)
 	if err != nil {
 		return workflows.QuoteReply{}, fmt.Errorf("resolve %s: %w", repo.Slug, err)
 	}
@@ -294,9 +295,10 @@ func (c *Conversation) draft(ctx context.Context, in chatbridge.Inbound, text, k
 		}
 		return workflows.QuoteReply{}, fmt.Errorf("draft a contract for %s: %w", repo.Slug, err)
 	}
-	// One contract per requester: the same words from two people are two quotes.
+	// One contract per requester: the same words from two people are two quotes. The same
+	// words again from one requester find their contract (the terms' id, not the quote's).
 	contract := *res.Contract
-	contract.ContractID = requesterID(contract.ContractID, in.Sender)
+	contract.ContractID = requesterID(res.TermsID, in.Sender)
 	if err := contracts.Validate(contract, contracts.LoadOptions{}); err != nil {
 		return workflows.QuoteReply{}, fmt.Errorf("drafted contract: %w", err)
 	}
@@ -304,7 +306,7 @@ func (c *Conversation) draft(ctx context.Context, in chatbridge.Inbound, text, k
 	if err != nil {
 		return workflows.QuoteReply{}, err
 	}
-	terms := quoteTerms{Discrimination: workflows.DiscriminationOf(res.Discrimination)}
+	terms := quoteTerms{Discrimination: res.Discrimination.Record()}
 	if res.Quote != nil {
 		terms.ExpiresAt = res.Quote.ExpiresAt
 	}

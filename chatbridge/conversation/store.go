@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/signoff/signoff/activities/jsonfile"
+	"github.com/signoff/signoff/internal/jsonfile"
 )
 
 // Binding ties a contract to the chat conversation that asked for it: progress about the

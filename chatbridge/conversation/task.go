@@ -8,7 +8,9 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/signoff/signoff/contracts/authoring"
+	"github.com/signoff/signoff/authoring"
+	"github.com/signoff/signoff/authoring/pricing"
+	"github.com/signoff/signoff/authoring/refusal"
 )
 
 // repoPhraseRe finds an explicit "repo owner/name" (or "repository ...") in a task.
@@ -82,11 +84,11 @@ func discriminationText(d *authoring.Discrimination) string {
 
 // refusalText says why a task will not become a contract, and what would make it one.
 func refusalText(err error) string {
-	var r *authoring.RefusalError
+	var r *refusal.Error
 	var a *authoring.AdmissionError
-	var b *authoring.BudgetError
+	var b *pricing.BudgetError
 	var d *authoring.DiscriminationError
-	var i *authoring.InputError
+	var i *refusal.InputError
 	switch {
 	case errors.As(err, &r):
 		s := "I cannot turn that into a contract: " + r.Reason + "."

@@ -5,8 +5,8 @@ import (
 	"strings"
 
 	"github.com/signoff/signoff/activities"
+	"github.com/signoff/signoff/authoring/pricing"
 	"github.com/signoff/signoff/contracts"
-	"github.com/signoff/signoff/contracts/authoring"
 	"github.com/signoff/signoff/workflows"
 )
 
@@ -39,15 +39,15 @@ func helpText(runNames, repos []string) string {
 }
 
 // quoteText is the quote: terms, criteria, price, hash and how to approve.
-func quoteText(c contracts.Contract, hash string, q *authoring.Quote, discrimination, note string) string {
+func quoteText(c contracts.Contract, hash string, q *pricing.Quote, discrimination, note string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Quoted contract %s for %s/%s @ %s\n", c.ContractID, c.Repo.Owner, c.Repo.Name, short8(c.Repo.BaseCommitSHA))
+	fmt.Fprintf(&b, "Quoted contract %s for %s @ %s\n", c.ContractID, c.Repo.Key(), contracts.ShortSHA(c.Repo.BaseCommitSHA))
 	fmt.Fprintf(&b, "Goal: %s\n", c.Goal)
 	fmt.Fprintf(&b, "Criteria (%d), all checked in a real browser on the delivered commit:\n", len(c.Criteria))
 	for i, cr := range c.Criteria {
 		fmt.Fprintf(&b, "%d. %s (%s): %s\n", i+1, cr.ID, where(cr), cr.Description)
 	}
-	price := formatPrice(c.Price) + " fixed"
+	price := c.Price.String() + " fixed"
 	if q != nil && q.EstimatedMinutes > 0 {
 		price += fmt.Sprintf(" (about %d min of work)", q.EstimatedMinutes)
 	}
@@ -93,7 +93,7 @@ func statusText(st workflows.Status, proofURL, label string) string {
 			fmt.Fprintf(&b, " (verification %d)", a.Try)
 		}
 		if a.CommitSHA != "" {
-			fmt.Fprintf(&b, ", commit %s", short8(a.CommitSHA))
+			fmt.Fprintf(&b, ", commit %s", contracts.ShortSHA(a.CommitSHA))
 		}
 		fmt.Fprintf(&b, ": %s", verdictWords(a.Verdict))
 		if len(a.Reasons) > 0 {
@@ -193,7 +193,8 @@ func verdictWords(v string) string {
 	return v
 }
 
-// paymentWords describes a payment state; the local ledger always says it moves no money.
+// paymentWords describes a payment state; a local payment (the Stripe test double's) always
+// says it moves no money.
 func paymentWords(p activities.PaymentState, label string) string {
 	var s string
 	switch p.State {
@@ -218,27 +219,9 @@ func paymentWords(p activities.PaymentState, label string) string {
 	return s
 }
 
-func formatPrice(p contracts.Price) string {
-	return fmt.Sprintf("%d.%02d %s", p.Amount/100, p.Amount%100, strings.ToUpper(p.Currency))
-}
-
 func yesNo(b bool) string {
 	if b {
 		return "yes"
 	}
 	return "no"
-}
-
-func short(h string) string {
-	if len(h) > 12 {
-		return h[:12]
-	}
-	return h
-}
-
-func short8(h string) string {
-	if len(h) > 8 {
-		return h[:8]
-	}
-	return h
 }

@@ -89,7 +89,12 @@ func (c *Conversation) say(ctx context.Context, b Binding, key, text string) {
 
 type step struct{ key, text string }
 
-const stepAuthorized = "authorized"
+// Keys of the steps said, kept in the store across restarts.
+const (
+	stepAuthorized = "authorized"
+	stepExpired    = "expired"
+	stepCancelled  = "cancelled"
+)
 
 // authorizedText announces the authorization, and the first attempt when it is starting.
 func authorizedText(st workflows.Status, label string) string {
@@ -112,9 +117,9 @@ func steps(st workflows.Status, label string) []step {
 	}
 	switch {
 	case st.State == workflows.StateExpired:
-		out = append(out, step{"expired", fmt.Sprintf("The quote for %s expired without approval; nothing was authorized.", st.ContractID)})
+		out = append(out, step{stepExpired, fmt.Sprintf("The quote for %s expired without approval; nothing was authorized.", st.ContractID)})
 	case st.Final && st.State == workflows.StateCancelled && st.Payment.CheckoutSessionID == "":
-		out = append(out, step{"cancelled", fmt.Sprintf("Contract %s is cancelled; no payment was authorized.", st.ContractID)})
+		out = append(out, step{stepCancelled, fmt.Sprintf("Contract %s is cancelled; no payment was authorized.", st.ContractID)})
 	}
 	return out
 }

@@ -5,85 +5,26 @@ almanac.Registry). It registers itself there, publishes the chat manifest, sends
 ChatMessage to the Go bridge, checks the acknowledgement and the reply, and acknowledges every
 ChatMessage it receives. Results are printed as lines "PEER {json}" on stdout.
 
-A socket guard refuses any connection or name lookup that is not loopback, and reports it, so
-the test fails if the reference library tries to reach the internet. Native clients (gRPC) do
-not use Python sockets; the test points their proxy variables at a loopback trap instead.
+The loopback guard and the Almanac API resolver come from uagents_loopback.py, which the
+load test's peers share.
 """
 
 import argparse
-import json
-import socket
 import sys
 from datetime import datetime, timezone
 
-LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+# First: installs the loopback socket guard before uagents is imported.
+from uagents_loopback import LoopbackAlmanacResolver, emit  # noqa: I001
 
-
-def emit(event, **fields):
-    print("PEER " + json.dumps({"event": event, **fields}), flush=True)
-
-
-_getaddrinfo = socket.getaddrinfo
-_connect = socket.socket.connect
-_connect_ex = socket.socket.connect_ex
-
-
-def _host(h):
-    return h.decode() if isinstance(h, bytes) else h
-
-
-def guarded_getaddrinfo(host, *args, **kwargs):
-    if host is not None and _host(host) not in LOOPBACK:
-        emit("blocked", kind="getaddrinfo", host=_host(host))
-        raise OSError(f"interop guard: {_host(host)} is not loopback")
-    return _getaddrinfo(host, *args, **kwargs)
-
-
-def _check(addr):
-    if isinstance(addr, tuple) and addr and _host(addr[0]) not in LOOPBACK:
-        emit("blocked", kind="connect", host=str(addr[0]))
-        raise OSError(f"interop guard: {addr[0]} is not loopback")
-
-
-def guarded_connect(self, addr):
-    _check(addr)
-    return _connect(self, addr)
-
-
-def guarded_connect_ex(self, addr):
-    _check(addr)
-    return _connect_ex(self, addr)
-
-
-socket.getaddrinfo = guarded_getaddrinfo
-socket.socket.connect = guarded_connect
-socket.socket.connect_ex = guarded_connect_ex
-
-# Imported after the guard so nothing slips past it at import time.
-import uagents.agent  # noqa: E402
 from uagents import Agent, Context, Protocol  # noqa: E402
 from uagents.communication import send_sync_message  # noqa: E402
 from uagents.registration import AlmanacApiRegistrationPolicy  # noqa: E402
-from uagents.resolver import AlmanacApiResolver  # noqa: E402
 from uagents_core.contrib.protocols.chat import (  # noqa: E402
     ChatAcknowledgement,
     ChatMessage,
     TextContent,
     chat_protocol_spec,
 )
-
-
-# Agent() looks up the on-chain Almanac contract over gRPC (grpc-fetchhub.fetch.ai), which
-# bypasses Python sockets. The test peer needs no contract: registration and resolution go
-# through the Almanac API stub.
-uagents.agent.get_almanac_contract = lambda *args, **kwargs: None
-
-
-class LoopbackAlmanacResolver(AlmanacApiResolver):
-    """The Almanac API resolver without its on-chain (internet) fallback."""
-
-    async def resolve(self, destination):
-        return await self._api_resolve(destination)
 
 
 def main():

@@ -3,21 +3,14 @@
 package main
 
 import (
-	"fmt"
 	"os"
 
 	"github.com/signoff/signoff/cmd/signoff/internal/cmd/root"
+	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
 )
 
 func main() {
-	io := iostreams.System()
-	err := root.NewCmdRoot(io).Execute()
-	if err != nil {
-		var ee *iostreams.ExitError
-		if !asExit(err, &ee) || !ee.Silent {
-			fmt.Fprintln(io.ErrOut, "signoff:", err)
-		}
-	}
-	os.Exit(exitCode(err))
+	f := cmdutil.New(iostreams.System())
+	os.Exit(cmdutil.Execute(root.NewCmdRoot(f), f.IO))
 }

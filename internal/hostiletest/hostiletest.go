@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/signoff/signoff/activities/procstat"
+	"github.com/signoff/signoff/internal/procstat"
 )
 
 // Service listens on 127.0.0.1 as one of the host's services would (the Temporal frontend,

@@ -14,8 +14,8 @@ import (
 
 	"github.com/mxschmitt/playwright-go"
 
-	"github.com/signoff/signoff/activities/verify"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/verify"
 	"github.com/signoff/signoff/web"
 )
 

@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/signoff/signoff/activities/proofstore/prooftest"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/proofstore/prooftest"
 )
 
 // runs are a W1-like and a W2-like contract's proof folders under one store root.

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/signoff/signoff/activities/proofstore"
+	"github.com/signoff/signoff/internal/proofstore"
 )
 
 // TraceViewerPath is where the trace viewer sits under the handler's prefix. Contract folder

@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/signoff/signoff/activities/proofstore"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/proofstore"
 )
 
 // The first screen of a proof page: the verdict in one sentence, then per viewport the base
@@ -224,7 +224,7 @@ func sentenceRest(a, from *attemptView, maxAttempts int) string {
 		fmt.Fprintf(&b, ": it changed nothing, so attempt %d's results stand", from.Attempt)
 		shown, reasons = from, from.Reasons
 	}
-	if c := short(shown.B.ImplementationSHA); c != "" {
+	if c := contracts.ShortSHA(shown.B.ImplementationSHA); c != "" {
 		fmt.Fprintf(&b, " (commit %s)", c)
 	}
 	var parts []string
@@ -266,7 +266,7 @@ func pairViews(a *Attempt, av *attemptView, base *baseShots) []pairView {
 			}
 		}
 	}
-	commit := short(av.B.ImplementationSHA)
+	commit := contracts.ShortSHA(av.B.ImplementationSHA)
 	var out []pairView
 	for _, art := range arts {
 		if art.Kind != contracts.ArtifactScreenshot {

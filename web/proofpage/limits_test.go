@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/signoff/signoff/activities/proofstore"
-	"github.com/signoff/signoff/activities/proofstore/prooftest"
 	"github.com/signoff/signoff/contracts/contractstest"
+	"github.com/signoff/signoff/internal/proofstore"
+	"github.com/signoff/signoff/internal/proofstore/prooftest"
 )
 
 func get(t *testing.T, h http.Handler, path string) *httptest.ResponseRecorder {

@@ -16,8 +16,8 @@ import (
 	"strings"
 
 	"github.com/signoff/signoff/activities"
-	"github.com/signoff/signoff/activities/proofstore"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/proofstore"
 )
 
 // Page is one contract's proof: every verification folder under its contract folder.

@@ -8,17 +8,15 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
-	"github.com/signoff/signoff/activities/proofstore"
-	"github.com/signoff/signoff/activities/proofstore/prooftest"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/proofstore"
+	"github.com/signoff/signoff/internal/proofstore/prooftest"
 )
 
 func render(t *testing.T, root, slug string, o Options, links Links) string {
@@ -280,148 +278,6 @@ func TestMarkdownEscaping(t *testing.T) {
 	}
 }
 
-func TestHandler(t *testing.T) {
-	r := buildRuns(t, nil)
-	h, err := NewHandler(Config{Root: r.root, Options: keys()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A secret beside the store and a symlink pointing at it.
-	secret := filepath.Join(filepath.Dir(r.root), "secret.key")
-	_ = os.WriteFile(secret, []byte("s"), 0o600)
-	t.Cleanup(func() { os.Remove(secret) })
-	_ = os.Symlink(secret, filepath.Join(r.w1.Dirs[0], "leak.png"))
-	srv := httptest.NewServer(h)
-	defer srv.Close()
-	get := func(path string) (int, string, http.Header) {
-		req, _ := http.NewRequest(http.MethodGet, srv.URL+path, nil)
-		req.URL.Opaque = path // send the path as written, dot segments included
-		client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var b bytes.Buffer
-		_, _ = b.ReadFrom(resp.Body)
-		return resp.StatusCode, b.String(), resp.Header
-	}
-	w1 := r.w1.Contract.ContractID
-	shot := r.w1.Evidence[0].Artifacts[0].Name
-	for _, c := range []struct {
-		path string
-		code int
-		ct   string
-	}{
-		{"/proofs/", 200, "text/html; charset=utf-8"},
-		{"/proofs/" + w1 + "/", 200, "text/html; charset=utf-8"},
-		{"/proofs/" + w1, 301, ""},
-		{"/proofs/" + w1 + "/attempt-1/try-1/" + shot, 200, "image/png"},
-		{"/proofs/" + w1 + "/attempt-1/try-1/trace-loads-mobile.zip", 200, "application/zip"},
-		{"/proofs/" + w1 + "/attempt-1/try-1/bundle.json", 200, "application/json"},
-		{"/proofs/" + w1 + "/base/" + shot, 200, "image/png"},
-		{"/proofs/" + w1 + "/attempt-1/try-1/leak.png", 404, ""},
-		{"/proofs/" + w1 + "/attempt-1/try-1/../../../secret.key", 404, ""},
-		{"/proofs/" + w1 + "/attempt-1/try-1/.bundle.json.tmp", 404, ""},
-		{"/proofs/" + w1 + "/attempt-1/", 404, ""},
-		{"/proofs/" + w1 + "/jobs/x.png", 404, ""},
-		{"/proofs/nope/", 404, ""},
-		{"/proofs/..%2f/", 404, ""},
-		{"/proofs/_trace/index.html", 404, ""},
-	} {
-		code, _, hdr := get(c.path)
-		if code != c.code {
-			t.Errorf("GET %s: %d, want %d", c.path, code, c.code)
-		}
-		if c.ct != "" && hdr.Get("Content-Type") != c.ct {
-			t.Errorf("GET %s: content type %q, want %q", c.path, hdr.Get("Content-Type"), c.ct)
-		}
-	}
-	_, list, _ := get("/proofs/")
-	if !strings.Contains(list, `href="`+w1+`/"`) || !strings.Contains(list, `href="`+w2ID+`/"`) {
-		t.Errorf("proof list does not link both contracts")
-	}
-	resp, err := http.Post(srv.URL+"/proofs/", "text/plain", nil)
-	if err == nil {
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusMethodNotAllowed {
-			t.Errorf("POST: %d", resp.StatusCode)
-		}
-	}
-	// Limited to one contract, the other is not served.
-	h2, _ := NewHandler(Config{Root: r.root, Contracts: []string{w1}})
-	rec := httptest.NewRecorder()
-	h2.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/proofs/"+w2ID+"/", nil))
-	if rec.Code != 404 {
-		t.Errorf("a contract outside the allow-list is served: %d", rec.Code)
-	}
-}
-
-// TestStaticSite renders the static folder and checks that every link and image on every page
-// resolves to a file in it.
-func TestStaticSite(t *testing.T) {
-	r := buildRuns(t, nil)
-	out := filepath.Join(t.TempDir(), "site")
-	res, err := RenderSite(r.root, []string{r.w1.Contract.ContractID, w2ID}, out, keys())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Verified == nil || !*res.Verified {
-		t.Fatalf("static render of intact proofs not verified: %+v", res)
-	}
-	ref := regexp.MustCompile(`(?:src|href)="([^"#:]+)"`)
-	checked := 0
-	for _, page := range res.Pages {
-		html, err := os.ReadFile(page)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range ref.FindAllStringSubmatch(string(html), -1) {
-			target := filepath.Join(filepath.Dir(page), filepath.FromSlash(strings.ReplaceAll(m[1], "&#43;", "+")))
-			if _, err := os.Stat(target); err != nil {
-				t.Errorf("%s links %s, which the site does not hold", page, m[1])
-			}
-			checked++
-		}
-		if strings.Contains(string(html), "_trace/") {
-			t.Errorf("%s links the trace viewer, which a static folder cannot serve", page)
-		}
-	}
-	if checked < 30 {
-		t.Fatalf("only %d links checked", checked)
-	}
-	// The copied proof verifies on its own.
-	cr, err := proofstore.VerifyContractDir(filepath.Join(out, w2ID), keys().VerifierKey, keys().ControlKey)
-	if err != nil || !cr.OK {
-		t.Fatalf("the static site's copy does not verify: %v %+v", err, cr.Checks)
-	}
-	t.Logf("static site: %d pages, %d files copied, %d links resolved", len(res.Pages), res.Files, checked)
-}
-
-func TestResolve(t *testing.T) {
-	r := buildRuns(t, nil)
-	w1 := r.w1.Contract.ContractID
-	for _, c := range []struct {
-		dir   string
-		slugs []string
-	}{
-		{r.root, []string{w1, w2ID}},
-		{filepath.Join(r.root, w1), []string{w1}},
-		{r.w2.Dirs[1], []string{w2ID}},
-	} {
-		root, slugs, err := Resolve(c.dir)
-		if err != nil {
-			t.Fatalf("%s: %v", c.dir, err)
-		}
-		if root != r.root || strings.Join(slugs, ",") != strings.Join(c.slugs, ",") {
-			t.Errorf("%s: root %s slugs %v", c.dir, root, slugs)
-		}
-	}
-	if _, _, err := Resolve(t.TempDir()); err == nil {
-		t.Error("an empty folder resolved")
-	}
-}
-
 // TestNoForbiddenWords scans this package's templates and Go string literals: Signoff
 // authorizes, captures, or cancels an authorization; it holds no funds and returns none.
 func TestNoForbiddenWords(t *testing.T) {
@@ -552,78 +408,6 @@ func TestPageShowsNoWorkerPath(t *testing.T) {
 			if !strings.Contains(html, want) {
 				t.Errorf("%s: the page lacks %q", id, want)
 			}
-		}
-	}
-}
-
-// The outline is drawn from the measured box under the failing check's prefix, as a share of
-// the screenshot, and the failing check names it.
-func TestPageOutlinesTheMeasuredElement(t *testing.T) {
-	r := buildRuns(t, nil)
-	html := render(t, r.root, w2ID, keys(), Links{})
-	lead := html[strings.Index(html, `id="pictures"`):strings.Index(html, `<section aria-labelledby=`)]
-	box := `<span class="box" data-box="1" data-x="16" data-y="96" data-width="374" data-height="56" style="left:4.1026%;top:11.3744%;width:95.8974%;height:6.6351%">`
-	// The base check measured the same offender on the base commit: both pictures show it.
-	if strings.Count(lead, box) != 2 {
-		t.Errorf("the first screen does not outline the offender on the base and the implementation at its measured box:\n%s", lead)
-	}
-	if !strings.Contains(text(lead), `main > table[data-testid="watchlist-table"] at x 16, y 96, 374×56 px`) {
-		t.Error("the failing check does not name the outlined element and its box")
-	}
-	if n := strings.Count(html, `class="box"`); n != 8 {
-		t.Errorf("%d outlines on the page, want two per failing pair: three attempts and the first screen (8)", n)
-	}
-}
-
-func TestMeasuredBoxes(t *testing.T) {
-	box := func(x, y, w, h float64) map[string]any {
-		return map[string]any{"x": x, "y": y, "width": w, "height": h}
-	}
-	obs := map[string]any{
-		"390x844/scroll_width":      927.0,
-		"390x844/clipped_offenders": []any{map[string]any{"selector": "main > table", "right": 927.0, "x": 16.0, "y": 96.0, "width": 911.0, "height": 180.0}},
-		"390x844/0.boxes":           []any{box(1, 2, 3, 4), box(5, 6, 7, 8)},
-		"390x844/1.boxes":           []any{box(9, 9, 9, 9)},
-		"390x844/2.boxes":           []any{map[string]any{"x": 1.0, "y": 2.0, "width": 3.0}}, // no height: not a box list
-		"390x844/3.boxes":           []any{box(1, 1, -1, 1)},                                 // negative size: not a box
-		"1440x1000/0.boxes":         []any{box(0, 0, 10, 10)},
-		"390x844/legacy_offenders":  []any{map[string]any{"selector": "x", "right": 400.0}}, // no box yet
-	}
-	for _, c := range []struct {
-		key  string
-		want []measuredBox
-	}{
-		{"390x844/scroll_width", []measuredBox{{X: 16, Y: 96, W: 911, H: 180, Selector: "main > table", Key: "390x844/clipped_offenders"}}},
-		{"390x844/0.count", []measuredBox{{X: 1, Y: 2, W: 3, H: 4, Key: "390x844/0.boxes"}, {X: 5, Y: 6, W: 7, H: 8, Key: "390x844/0.boxes"}}},
-		{"390x844/1.text.0.visible", []measuredBox{{X: 9, Y: 9, W: 9, H: 9, Key: "390x844/1.boxes"}}},
-		{"390x844/2.count", nil},
-		{"390x844/3.count", nil},
-		{"1440x1000/0.count", []measuredBox{{X: 0, Y: 0, W: 10, H: 10, Key: "1440x1000/0.boxes"}}},
-		{"800x600/count", nil},
-	} {
-		got := boxesFor(obs, c.key)
-		if fmt.Sprint(got) != fmt.Sprint(c.want) {
-			t.Errorf("%s: boxes %v, want %v", c.key, got, c.want)
-		}
-	}
-}
-
-// A tall screenshot is shown through a window that moves down to the first outline, so the
-// element a check names is on the first screen however far down the page it sits.
-func TestPictureWindowFollowsTheOutline(t *testing.T) {
-	for _, c := range []struct {
-		y         float64
-		wantShift string
-	}{
-		{96, "0"},           // already in the window's upper part
-		{2000, "-407.3504"}, // (2000 - 0.2*468) / 468
-		{2990, "-541.0256"}, // clamped: the window ends with the screenshot (3000-468)/468
-	} {
-		p := &pictureView{W: 390, H: 3000}
-		p.Outlines = append(p.Outlines, p.outline(1, measuredBox{X: 16, Y: c.y, W: 100, H: 10}))
-		p.frame()
-		if p.WinH != "468" || p.Shift != c.wantShift {
-			t.Errorf("outline at y %v: window %s px tall shifted %s%%, want 468 and %s%%", c.y, p.WinH, p.Shift, c.wantShift)
 		}
 	}
 }

@@ -12,8 +12,8 @@ import (
 	"sort"
 
 	"github.com/signoff/signoff/activities"
-	"github.com/signoff/signoff/activities/proofstore"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/proofstore"
 )
 
 //go:embed templates/*.html templates/*.tmpl
@@ -36,7 +36,7 @@ var pages = template.Must(template.New("").Funcs(template.FuncMap{
 	},
 }).ParseFS(templateFS, "templates/*.html"))
 
-// StatusSource is the contract index (activities/index.Index): the current state of a
+// StatusSource is the contract index (internal/index.Index): the current state of a
 // contract, shown on the page as unsigned.
 type StatusSource interface {
 	Get(contractID string) (activities.IndexEntry, bool, error)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"text/template"
 
-	"github.com/signoff/signoff/activities/proofstore"
+	"github.com/signoff/signoff/internal/proofstore"
 
 	"github.com/signoff/signoff/contracts"
 )
@@ -17,7 +17,7 @@ var summaries = template.Must(template.New("").Funcs(template.FuncMap{
 	"md":    mdText,
 	"code":  mdCode,
 	"lower": strings.ToLower,
-	"short": short,
+	"short": contracts.ShortSHA,
 	"clip":  clip,
 }).ParseFS(templateFS, "templates/*.tmpl"))
 
@@ -213,6 +213,6 @@ func clip(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-// LocalPaymentLabel marks payments made against a local stand-in (the Stripe test double or
-// the ledger): nothing on the page may suggest money moved.
+// LocalPaymentLabel marks payments made against a local stand-in (the Stripe test double):
+// nothing on the page may suggest money moved.
 const LocalPaymentLabel = "local test mode: no money moves"

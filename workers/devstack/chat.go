@@ -13,14 +13,11 @@ import (
 	"sync"
 	"time"
 
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/worker"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/signoff/signoff/activities"
-	"github.com/signoff/signoff/activities/ledger"
-	"github.com/signoff/signoff/activities/signing"
-	"github.com/signoff/signoff/activities/verify"
+	"github.com/signoff/signoff/authoring"
+	"github.com/signoff/signoff/authoring/basecheck"
 	"github.com/signoff/signoff/chatbridge"
 	"github.com/signoff/signoff/chatbridge/agentverse"
 	"github.com/signoff/signoff/chatbridge/almanac"
@@ -28,12 +25,13 @@ import (
 	"github.com/signoff/signoff/chatbridge/conversation"
 	"github.com/signoff/signoff/chatbridge/identity"
 	"github.com/signoff/signoff/chatbridge/transport"
-	"github.com/signoff/signoff/contracts/authoring"
 	"github.com/signoff/signoff/fixtures/runs"
+	"github.com/signoff/signoff/internal/payment/localstripe"
+	"github.com/signoff/signoff/internal/signing"
+	"github.com/signoff/signoff/internal/verify"
 	"github.com/signoff/signoff/web"
 	"github.com/signoff/signoff/workers"
 	"github.com/signoff/signoff/workflows"
-	"github.com/signoff/signoff/workflows/basecheck"
 )
 
 // ChatOptions configure the chat bridge: Signoff as an Agent Chat Protocol agent on the public
@@ -67,7 +65,7 @@ type ChatOptions struct {
 	// executor, which changes code only for prepared runs).
 	ExecutorNote string
 	// Faults receives a prepared run's preview faults when chat starts it (W5).
-	Faults *activities.FaultPlan
+	Faults *runs.FaultPlan
 	// Timeouts go into every contract started from chat.
 	Timeouts workflows.Timeouts
 	// RateLimit caps task quotes per requester per hour (default 20).
@@ -107,34 +105,15 @@ type Info struct {
 	Protocol   string `json:"protocol"`
 }
 
-var chats sync.Map // *Stack -> *chatState
-
-type chatState struct {
-	router *notifyRouter
-	chat   *Chat
-}
-
-func stateFor(s *Stack) *chatState {
-	v, _ := chats.LoadOrStore(s, &chatState{router: &notifyRouter{}})
-	return v.(*chatState)
-}
-
 // Chat is the stack's chat bridge; nil when it is off.
-func (s *Stack) Chat() *Chat {
-	if v, ok := chats.Load(s); ok {
-		return v.(*chatState).chat
-	}
-	return nil
-}
+func (s *Stack) Chat() *Chat { return s.chat }
 
 // notifierFor is what the control worker notifies: o.Notifier and, once mountChat has run,
 // the chat conversation. The control worker is built before the bridge exists, so it gets
 // this indirection.
 func notifierFor(s *Stack, o Options) activities.Notifier {
-	r := stateFor(s).router
-	r.next = o.Notifier
-	s.closers = append(s.closers, func() { chats.Delete(s) })
-	return r
+	s.notices.next = o.Notifier
+	return &s.notices
 }
 
 // notifyRouter forwards notices to the chat (when mounted) and to the configured notifier.
@@ -211,10 +190,9 @@ func mountChat(_ context.Context, s *Stack, o Options) error {
 		return err
 	}
 	conv.Attach(bridge)
-	st := stateFor(s)
-	st.router.set(conv)
+	s.notices.set(conv)
 	s.closers = append(s.closers, func() {
-		st.router.set(nil)
+		s.notices.set(nil)
 		closeCtx, done := context.WithTimeout(context.Background(), 5*time.Second)
 		defer done()
 		_ = bridge.Close(closeCtx)
@@ -226,9 +204,7 @@ func mountChat(_ context.Context, s *Stack, o Options) error {
 	// The chat's durable work (quotes) runs on its own queue, in this process: it needs the
 	// conversation and the agent key. Stopped before the bridge closes (closers run in reverse).
 	cw := worker.New(s.Client, workflows.ChatQueue, worker.Options{})
-	cw.RegisterWorkflowWithOptions(workflows.QuoteWorkflow, workflow.RegisterOptions{Name: workflows.QuoteWorkflowName})
-	cw.RegisterActivityWithOptions(conv.DraftQuote, activity.RegisterOptions{Name: workflows.DraftQuoteActivity})
-	cw.RegisterActivityWithOptions(conv.Say, activity.RegisterOptions{Name: workflows.ChatSayActivity})
+	workers.RegisterChat(cw, conv)
 	if err := cw.Start(); err != nil {
 		return fmt.Errorf("start the %s worker: %w", workflows.ChatQueue, err)
 	}
@@ -277,7 +253,7 @@ func mountChat(_ context.Context, s *Stack, o Options) error {
 	if o.Chat.AgentverseAPIKey != "" {
 		chat.Agentverse = startAgentverse(ctx, o, id, bridge, avBase, log)
 	}
-	st.chat = chat
+	s.chat = chat
 	return nil
 }
 
@@ -292,8 +268,9 @@ func conversationConfig(s *Stack, o Options, log *slog.Logger) conversation.Conf
 	remotes := s.Local.Deliverer.Remotes
 	var checker authoring.BaseChecker
 	if o.Chat.BaseCheck {
-		// The task's repository is a prepared fixture, materialized before the draft.
-		checker = &basecheck.Checker{Client: s.Client}
+		// On this stack's own queues, with its client. The task's repository is a prepared
+		// fixture, materialized before the draft: nothing to register.
+		checker = &basecheck.Choice{Mode: basecheck.ModeQueues, Client: s.Client}
 	}
 	cfg := conversation.Config{
 		Temporal: s.Client, StateFile: filepath.Join(dataDir, "chat", "sessions.json"), RunsDir: o.RunsDir,
@@ -322,7 +299,7 @@ func conversationConfig(s *Stack, o Options, log *slog.Logger) conversation.Conf
 			continue
 		}
 		rc := r.Contract
-		slug := rc.Repo.Owner + "/" + rc.Repo.Name
+		slug := rc.Repo.Key()
 		path, err := remotes.Path(rc.Repo.Owner, rc.Repo.Name)
 		if seen[slug] || err != nil {
 			continue
@@ -331,14 +308,9 @@ func conversationConfig(s *Stack, o Options, log *slog.Logger) conversation.Conf
 		cfg.Repos = append(cfg.Repos, conversation.Repo{Slug: slug, Path: path, URL: rc.Repo.URL,
 			Prepare: func(ctx context.Context) error { return runs.Materialize(ctx, remotes, dataDir, rc) }})
 	}
-	// "pay" completes a local checkout: the local Stripe test double's, or the old ledger's.
-	switch {
-	case s.Loopback.Ledger != nil:
-		l := s.Loopback.Ledger
-		cfg.PaymentLabel = ledger.Label
-		cfg.Checkout = func(ctx context.Context, id string) error { return web.AuthorizeLocal(ctx, l, s.Client, id) }
-	case s.Services != nil && s.Services.LocalStripe != nil:
-		cfg.PaymentLabel = "local Stripe test double: no money moves"
+	// "pay" completes the local Stripe test double's checkout; real Stripe's is paid in a browser.
+	if s.Services != nil && s.Services.LocalStripe != nil {
+		cfg.PaymentLabel = localstripe.Label
 		cfg.Checkout = func(ctx context.Context, id string) error {
 			_, err := web.CompleteTestCheckout(ctx, s.Client, id)
 			return err

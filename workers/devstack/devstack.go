@@ -1,6 +1,7 @@
-// Package devstack composes one Signoff process: Temporal (embedded, or an external
-// cluster), the workers of the queues it runs, and the two HTTP listeners. `signoff dev`,
-// `signoff replay` and the end-to-end tests all run on it.
+// Package devstack is the composition root: it composes one Signoff process from Temporal
+// (embedded, or an external cluster), the workers of the queues it runs, and, unless
+// headless, the two HTTP listeners. `signoff dev`, `signoff worker`, `signoff replay` and
+// the end-to-end tests all start through it.
 package devstack
 
 import (
@@ -18,11 +19,12 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 
 	"github.com/signoff/signoff/activities"
-	"github.com/signoff/signoff/activities/signing"
-	"github.com/signoff/signoff/activities/verify"
 	"github.com/signoff/signoff/internal/hostcheck"
+	"github.com/signoff/signoff/internal/signing"
+	"github.com/signoff/signoff/internal/verify"
 	"github.com/signoff/signoff/temporal"
 	"github.com/signoff/signoff/web"
 	"github.com/signoff/signoff/web/proofpage"
@@ -53,12 +55,16 @@ type Options struct {
 	Allow       []string
 	// Control, Execute, Verify say which queues this process works.
 	Control, Execute, Verify bool
+	// Headless runs only Temporal and the workers (and the control queue's PR head watcher):
+	// no loopback or public listener, so no pages, webhooks or chat (`signoff worker`).
+	Headless bool
 	// BuildExecute and BuildVerify make those queues' activities once the paths are known.
 	BuildExecute func(cfg workers.Config) (*activities.Execute, error)
 	BuildVerify  func(cfg workers.Config) (*activities.Verify, func(), error)
 	Notifier     activities.Notifier
 	Log          io.Writer
-	Hooks        func(point string)
+	// Interceptors go on every worker of the stack (tests: workers.BarrierFromEnv).
+	Interceptors []interceptor.WorkerInterceptor
 	// Getenv switches real services on (Stripe, GitHub, Sentry, Agentverse...); nil reads
 	// nothing, so every service keeps its local default.
 	Getenv func(string) string
@@ -82,6 +88,10 @@ type Stack struct {
 	Services *workers.Services
 
 	closers []func()
+	// notices route the control worker's notices to the chat once it is mounted; chat is
+	// the mounted bridge. Both live here, with the stack they belong to.
+	notices notifyRouter
+	chat    *Chat
 }
 
 // Start brings the stack up; on error everything started is stopped again.
@@ -125,63 +135,53 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	s.Client = c
 	s.closers = append(s.closers, c.Close)
 
-	loopLn, err := listen(o.LoopbackAddr, "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("loopback listener: %w", err)
+	var loopLn, pubLn net.Listener
+	if !o.Headless {
+		if loopLn, pubLn, err = s.listen(o); err != nil {
+			return nil, err
+		}
 	}
-	s.LoopbackURL = "http://" + loopLn.Addr().String()
-	pubLn, err := listen(o.PublicAddr, "127.0.0.1:0")
-	if err != nil {
-		loopLn.Close()
-		return nil, fmt.Errorf("public listener: %w", err)
-	}
-	s.PublicURL = "http://" + pubLn.Addr().String()
 
-	s.Config = workers.Config{DataDir: o.DataDir, ProofDir: o.ProofDir, RunsDir: o.RunsDir, Allow: o.Allow, LoopbackURL: s.LoopbackURL, Hooks: o.Hooks}
+	s.Config = workers.Config{DataDir: o.DataDir, ProofDir: o.ProofDir, RunsDir: o.RunsDir, Allow: o.Allow, LoopbackURL: s.LoopbackURL}
 	s.Local = workers.NewLocal(s.Config)
 	if err := openServices(ctx, s, o, logger); err != nil {
-		loopLn.Close()
-		pubLn.Close()
 		return nil, err
 	}
-	var set workers.Set
+	set := workers.Set{Interceptors: o.Interceptors}
 	if o.Control {
 		if set.Control, err = workers.NewControl(s.Config, c, s.Local, notifierFor(s, o)); err != nil {
-			loopLn.Close()
-			pubLn.Close()
 			return nil, err
 		}
 	}
 	if o.Execute && o.BuildExecute != nil {
 		if set.Execute, err = o.BuildExecute(s.Config); err != nil {
-			loopLn.Close()
-			pubLn.Close()
 			return nil, err
 		}
 	}
 	if o.Verify && o.BuildVerify != nil {
 		var stopVerify func()
 		if set.Verify, stopVerify, err = o.BuildVerify(s.Config); err != nil {
-			loopLn.Close()
-			pubLn.Close()
 			return nil, err
 		}
 		s.closers = append(s.closers, stopVerify)
 	}
 	stopWorkers, err := workers.Start(c, set)
 	if err != nil {
-		loopLn.Close()
-		pubLn.Close()
 		return nil, err
 	}
 	s.closers = append(s.closers, stopWorkers)
+	if o.Headless {
+		if s.Services != nil {
+			s.closers = append(s.closers, s.Services.WatchHeads(s.Client, s.Local))
+		}
+		return s, nil
+	}
 
 	uiURL := ""
 	if s.Server != nil {
 		uiURL = s.Server.UIURL()
 	}
-	s.Loopback = &web.Loopback{Index: s.Local.Index, Ledger: s.Local.Ledger, Signal: c, UIURL: uiURL, Namespace: s.Namespace, Log: logger,
-		Extra: map[string]http.Handler{}}
+	s.Loopback = &web.Loopback{Index: s.Local.Index, UIURL: uiURL, Namespace: s.Namespace, Extra: map[string]http.Handler{}}
 	if h, err := proofHandler(s.Config, s.Local); err == nil {
 		s.Loopback.Extra["/proofs/"] = h
 	} else {
@@ -190,18 +190,30 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	s.PublicMux = http.NewServeMux()
 	s.PublicMux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	if err := mountServices(s, o); err != nil {
-		loopLn.Close()
-		pubLn.Close()
 		return nil, err
 	}
 	if err := mountChat(ctx, s, o); err != nil {
-		loopLn.Close()
-		pubLn.Close()
 		return nil, err
 	}
 	s.serve(loopLn, hostcheck.Wrap(s.Loopback.Handler(), loopLn.Addr()))
 	s.serve(pubLn, hostcheck.Wrap(s.PublicMux, pubLn.Addr(), publicHosts(o)...))
 	return s, nil
+}
+
+// listen opens the loopback and public listeners. Until they are served (and Shutdown
+// closes them), the stack's closers close them, so an error return leaks neither.
+func (s *Stack) listen(o Options) (loopLn, pubLn net.Listener, err error) {
+	if loopLn, err = listen(o.LoopbackAddr, "127.0.0.1:0"); err != nil {
+		return nil, nil, fmt.Errorf("loopback listener: %w", err)
+	}
+	s.closers = append(s.closers, func() { loopLn.Close() })
+	s.LoopbackURL = "http://" + loopLn.Addr().String()
+	if pubLn, err = listen(o.PublicAddr, "127.0.0.1:0"); err != nil {
+		return nil, nil, fmt.Errorf("public listener: %w", err)
+	}
+	s.closers = append(s.closers, func() { pubLn.Close() })
+	s.PublicURL = "http://" + pubLn.Addr().String()
+	return loopLn, pubLn, nil
 }
 
 // proofHandler serves proof pages from the proof store, verified with this data dir's keys

@@ -17,9 +17,11 @@ func openServices(ctx context.Context, s *Stack, o Options, log *slog.Logger) er
 	if !o.Control {
 		return nil
 	}
-	hookURL := loopbackURL(s.PublicURL, log)
-	if hookURL != "" {
-		hookURL += workers.StripeWebhookPath
+	hookURL := "" // headless: no public listener, so no webhooks; the workflow polls
+	if s.PublicURL != "" {
+		if hookURL = loopbackURL(s.PublicURL, log); hookURL != "" {
+			hookURL += workers.StripeWebhookPath
+		}
 	}
 	svc, err := workers.OpenServices(ctx, s.Config, workers.ServiceOptions{Getenv: o.Getenv, StripeWebhookURL: hookURL, Log: log})
 	if err != nil {
@@ -44,7 +46,6 @@ func mountServices(s *Stack, o Options) error {
 	for path, h := range hooks {
 		s.PublicMux.Handle(path, h)
 	}
-	s.Loopback.Ledger = nil // payments go to the services, never to the old ledger
 	if s.Services.LocalStripe != nil {
 		s.Loopback.CheckoutBase = s.Services.LocalStripe.URL()
 	}

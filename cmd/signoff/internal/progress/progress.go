@@ -34,13 +34,24 @@ func (p *Printer) Update(st workflows.Status) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.Start.IsZero() {
+		// Watching a contract that began before us: time counts from its first event.
 		p.Start = time.Now()
+		if len(st.Timeline) > 0 {
+			if at, err := time.Parse(time.RFC3339Nano, st.Timeline[0].At); err == nil && at.Before(p.Start) {
+				p.Start = at
+			}
+		}
 	}
-	elapsed := time.Since(p.Start)
+	now := time.Since(p.Start)
 	if p.TTY && !p.JSON {
 		fmt.Fprint(p.Out, "\r\033[K") // clear the spinner line
 	}
 	for _, ev := range st.Timeline[min(p.seen, len(st.Timeline)):] {
+		// Each event at its own time (a past event is not "now"), never before the start.
+		elapsed := now
+		if at, err := time.Parse(time.RFC3339Nano, ev.At); err == nil {
+			elapsed = max(at.Sub(p.Start), 0)
+		}
 		if p.JSON {
 			b, _ := json.Marshal(map[string]any{"elapsed_s": elapsed.Seconds(), "event": ev.Type, "data": ev.Data, "state": st.State})
 			fmt.Fprintln(p.Out, string(b))
@@ -62,67 +73,67 @@ func (p *Printer) Update(st workflows.Status) {
 func Describe(ev contracts.Event) string {
 	d := ev.Data
 	switch ev.Type {
-	case "quoted":
-		return fmt.Sprintf("quoted: contract hash %s", short(d["hash"]))
-	case "discrimination":
-		return fmt.Sprintf("on the base commit: failing %s; already passing %s", orNone(d["failing_on_base"]), orNone(d["regression_guards"]))
-	case "approval_refused":
-		return "approval refused: " + d["why"]
-	case "approved":
-		return fmt.Sprintf("approved by %s (hash %s)", d["approver"], short(d["hash"]))
-	case "payment_requested":
+	case contracts.EventQuoted:
+		return fmt.Sprintf("quoted: contract hash %s", contracts.ShortSHA(d[contracts.DataHash]))
+	case contracts.EventDiscrimination:
+		return fmt.Sprintf("on the base commit: failing %s; already passing %s", orNone(d[contracts.DataFailingOnBase]), orNone(d[contracts.DataRegressionGuards]))
+	case contracts.EventApprovalRefused:
+		return "approval refused: " + d[contracts.DataWhy]
+	case contracts.EventApproved:
+		return fmt.Sprintf("approved by %s (hash %s)", d[contracts.DataApprover], contracts.ShortSHA(d[contracts.DataHash]))
+	case contracts.EventPaymentRequested:
 		label := ""
-		if d["local"] == "true" {
+		if d[contracts.DataLocal] == "true" {
 			label = " (local: no money moves)"
 		}
-		return fmt.Sprintf("checkout opened with %s%s", d["provider"], label)
-	case "payment_authorized":
+		return fmt.Sprintf("checkout opened with %s%s", d[contracts.DataProvider], label)
+	case contracts.EventPaymentAuthorized:
 		return "payment authorized (captured only if satisfied)"
-	case "lock_acquired":
+	case contracts.EventLockAcquired:
 		return "repository locked for this contract"
-	case "attempt_started":
-		return fmt.Sprintf("attempt %s: executor working", d["attempt"])
-	case "executed":
-		if d["empty"] == "true" {
-			return fmt.Sprintf("attempt %s: the executor changed nothing", d["attempt"])
+	case contracts.EventAttemptStarted:
+		return fmt.Sprintf("attempt %s: executor working", d[contracts.DataAttempt])
+	case contracts.EventExecuted:
+		if d[contracts.DataEmpty] == "true" {
+			return fmt.Sprintf("attempt %s: the executor changed nothing", d[contracts.DataAttempt])
 		}
-		return fmt.Sprintf("attempt %s: committed %s (%s)", d["attempt"], short(d["commit"]), d["diff"])
-	case "published":
-		return fmt.Sprintf("pushed %s to %s", short(d["commit"]), d["branch"])
-	case "preview_built":
-		if d["build_passed"] == "true" {
-			return fmt.Sprintf("attempt %s: build passed, preview up", d["attempt"])
+		return fmt.Sprintf("attempt %s: committed %s (%s)", d[contracts.DataAttempt], contracts.ShortSHA(d[contracts.DataCommit]), d[contracts.DataDiff])
+	case contracts.EventPublished:
+		return fmt.Sprintf("pushed %s to %s", contracts.ShortSHA(d[contracts.DataCommit]), d[contracts.DataBranch])
+	case contracts.EventPreviewBuilt:
+		if d[contracts.DataBuildPassed] == "true" {
+			return fmt.Sprintf("attempt %s: build passed, preview up", d[contracts.DataAttempt])
 		}
-		return fmt.Sprintf("attempt %s: build failed", d["attempt"])
-	case "verifying":
-		return fmt.Sprintf("attempt %s: verifying in a real browser (try %s)", d["attempt"], orOne(d["try"]))
-	case "verdict":
-		return fmt.Sprintf("attempt %s: %s — %s", d["attempt"], strings.ToUpper(d["verdict"]), strings.TrimPrefix(d["summary"], d["verdict"]+": "))
-	case "reverify":
-		return fmt.Sprintf("attempt %s: re-verifying the same commit (no code change)", d["attempt"])
-	case "paused_for_operator":
+		return fmt.Sprintf("attempt %s: build failed", d[contracts.DataAttempt])
+	case contracts.EventVerifying:
+		return fmt.Sprintf("attempt %s: verifying in a real browser (try %s)", d[contracts.DataAttempt], orOne(d[contracts.DataTry]))
+	case contracts.EventVerdict:
+		return fmt.Sprintf("attempt %s: %s — %s", d[contracts.DataAttempt], strings.ToUpper(d[contracts.DataVerdict]), strings.TrimPrefix(d[contracts.DataSummary], d[contracts.DataVerdict]+": "))
+	case contracts.EventReverify:
+		return fmt.Sprintf("attempt %s: re-verifying the same commit (no code change)", d[contracts.DataAttempt])
+	case contracts.EventPausedForOperator:
 		return "paused: an operator must retry verification or abandon"
-	case "retry_verification":
+	case contracts.EventRetryVerification:
 		return "operator asked to retry verification"
-	case "abandoned":
-		return "operator abandoned: " + d["reason"]
-	case "payment_captured":
+	case contracts.EventAbandoned:
+		return "operator abandoned: " + d[contracts.DataReason]
+	case contracts.EventPaymentCaptured:
 		return "payment captured"
-	case "payment_cancelled":
-		return "authorization cancelled: no payment taken (" + d["reason"] + ")"
-	case "capture_refused":
-		return "capture refused by the provider: " + d["error"]
-	case "merge_eligible":
-		return fmt.Sprintf("PR merge-eligible at %s", short(d["head"]))
-	case "merge_eligibility_revoked":
-		return "merge eligibility revoked: " + d["why"]
-	case "cancelled":
+	case contracts.EventPaymentCancelled:
+		return "authorization cancelled: no payment taken (" + d[contracts.DataReason] + ")"
+	case contracts.EventCaptureRefused:
+		return "capture refused by the provider: " + d[contracts.DataError]
+	case contracts.EventMergeEligible:
+		return fmt.Sprintf("PR merge-eligible at %s", contracts.ShortSHA(d[contracts.DataHead]))
+	case contracts.EventMergeEligibilityRevoked:
+		return "merge eligibility revoked: " + d[contracts.DataWhy]
+	case contracts.EventCancelled:
 		return "cancelled"
-	case "quote_expired":
+	case contracts.EventQuoteExpired:
 		return "quote expired"
 	}
-	if strings.HasSuffix(ev.Type, "_error") {
-		return ev.Type + ": " + d["error"]
+	if contracts.IsErrorEvent(ev.Type) {
+		return ev.Type + ": " + d[contracts.DataError]
 	}
 	return ""
 }
@@ -137,13 +148,6 @@ func orNone(s string) string {
 func orOne(s string) string {
 	if s == "" {
 		return "1"
-	}
-	return s
-}
-
-func short(s string) string {
-	if len(s) > 12 {
-		return s[:12]
 	}
 	return s
 }

@@ -22,11 +22,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/signoff/signoff/activities/signing"
 	"github.com/signoff/signoff/chatbridge/chatclient"
 	"github.com/signoff/signoff/chatbridge/identity"
 	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
+	"github.com/signoff/signoff/internal/signing"
 	"github.com/signoff/signoff/workers"
 	"github.com/signoff/signoff/workers/devstack"
 )
@@ -66,8 +66,8 @@ type Options struct {
 }
 
 // NewCmdChat builds `chat`; runF replaces the run in tests.
-func NewCmdChat(io *iostreams.IO, runF func(*Options) error) *cobra.Command {
-	o := &Options{IO: io}
+func NewCmdChat(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
+	o := &Options{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "chat",
 		Short: "Chat with the Signoff agent from a terminal (Agent Chat Protocol, signed)",
@@ -81,6 +81,7 @@ func NewCmdChat(io *iostreams.IO, runF func(*Options) error) *cobra.Command {
 			"  signoff chat --session <uuid> --send \"approve <hash>\" --send pay --until \"Payment captured|Authorization cancelled\"",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.DataDir = f.DataDir
 			if runF != nil {
 				return runF(o)
 			}
@@ -89,18 +90,17 @@ func NewCmdChat(io *iostreams.IO, runF func(*Options) error) *cobra.Command {
 			return Run(ctx, o)
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&o.DevURL, "dev-url", "http://127.0.0.1:8480", "signoff dev's loopback URL (names the bridge and its almanac)")
-	f.StringVar(&o.AlmanacURL, "almanac", "", "an Almanac API root to resolve the bridge and register this client (with --bridge)")
-	f.StringVar(&o.Bridge, "bridge", "", "the bridge's agent address (with --almanac)")
-	f.StringVar(&o.Seed, "seed", "", "this client's seed (prefer $"+EnvSeed+"; default a seed kept in <data-dir>/keys/"+SeedFile+")")
-	f.StringVar(&o.DataDir, "data-dir", cmdutil.DefaultDataDir(), "where the client's generated seed is kept")
-	f.StringVar(&o.Session, "session", "", "continue this conversation (a UUID; default a new one)")
-	f.StringArrayVar(&o.Send, "send", nil, "send this message (repeatable) instead of reading stdin")
-	f.StringVar(&o.Until, "until", "", "exit once a received message matches this regular expression")
-	f.IntVar(&o.Replies, "replies", 0, "exit after this many received messages")
-	f.DurationVar(&o.Timeout, "timeout", 10*time.Minute, "how long to wait for replies after the last message")
-	f.BoolVar(&o.JSON, "json", false, "print one JSON object per line")
+	fs := cmd.Flags()
+	fs.StringVar(&o.DevURL, "dev-url", "http://127.0.0.1:8480", "signoff dev's loopback URL (names the bridge and its almanac)")
+	fs.StringVar(&o.AlmanacURL, "almanac", "", "an Almanac API root to resolve the bridge and register this client (with --bridge)")
+	fs.StringVar(&o.Bridge, "bridge", "", "the bridge's agent address (with --almanac)")
+	fs.StringVar(&o.Seed, "seed", "", "this client's seed (prefer $"+EnvSeed+"; default a seed kept in <data-dir>/keys/"+SeedFile+")")
+	fs.StringVar(&o.Session, "session", "", "continue this conversation (a UUID; default a new one)")
+	fs.StringArrayVar(&o.Send, "send", nil, "send this message (repeatable) instead of reading stdin")
+	fs.StringVar(&o.Until, "until", "", "exit once a received message matches this regular expression")
+	fs.IntVar(&o.Replies, "replies", 0, "exit after this many received messages")
+	fs.DurationVar(&o.Timeout, "timeout", 10*time.Minute, "how long to wait for replies after the last message")
+	fs.BoolVar(&o.JSON, "json", false, "print one JSON object per line")
 	return cmd
 }
 

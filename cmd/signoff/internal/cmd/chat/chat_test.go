@@ -17,6 +17,7 @@ import (
 	"github.com/signoff/signoff/chatbridge/chatproto"
 	"github.com/signoff/signoff/chatbridge/identity"
 	"github.com/signoff/signoff/cmd/signoff/internal/cmd/chat"
+	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
 	"github.com/signoff/signoff/workers/devstack"
 )
@@ -177,7 +178,7 @@ func TestBadInputAndNoDev(t *testing.T) {
 func TestCommandFlags(t *testing.T) {
 	io, _, _ := iostreams.Test()
 	var got *chat.Options
-	cmd := chat.NewCmdChat(io, func(o *chat.Options) error { got = o; return nil })
+	cmd := chat.NewCmdChat(cmdutil.New(io), func(o *chat.Options) error { got = o; return nil })
 	cmd.SetArgs([]string{"--send", "run W1", "--send", "approve x", "--until", "captured", "--json", "--timeout", "3m"})
 	cmd.SetOut(&bytes.Buffer{})
 	if err := cmd.Execute(); err != nil {

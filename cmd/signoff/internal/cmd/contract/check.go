@@ -7,14 +7,16 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/signoff/signoff/activities/localgit"
+	"github.com/signoff/signoff/authoring"
+	"github.com/signoff/signoff/authoring/basecheck"
+	"github.com/signoff/signoff/authoring/criteria"
+	"github.com/signoff/signoff/authoring/survey"
 	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
 	"github.com/signoff/signoff/contracts"
-	"github.com/signoff/signoff/contracts/authoring"
 	"github.com/signoff/signoff/fixtures/runs"
+	"github.com/signoff/signoff/internal/localgit"
 	"github.com/signoff/signoff/workers"
-	"github.com/signoff/signoff/workflows/basecheck"
 )
 
 // CheckOptions are the inputs of `contract check`.
@@ -35,8 +37,8 @@ type CheckOptions struct {
 }
 
 // NewCmdCheck builds `contract check FILE --base`: discrimination before approval.
-func NewCmdCheck(io *iostreams.IO, runF func(*CheckOptions) error) *cobra.Command {
-	o := &CheckOptions{IO: io}
+func NewCmdCheck(f *cmdutil.Factory, runF func(*CheckOptions) error) *cobra.Command {
+	o := &CheckOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "check FILE --base",
 		Short: "Run a contract's criteria on its base commit and report which already pass",
@@ -45,6 +47,7 @@ func NewCmdCheck(io *iostreams.IO, runF func(*CheckOptions) error) *cobra.Comman
 			"already passing (a regression guard). Exits 1 when the contract is vacuous.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.DataDir = f.DataDir
 			o.File = args[0]
 			if runF != nil {
 				return runF(o)
@@ -52,21 +55,20 @@ func NewCmdCheck(io *iostreams.IO, runF func(*CheckOptions) error) *cobra.Comman
 			return RunCheck(cmd.Context(), o)
 		},
 	}
-	f := cmd.Flags()
-	f.BoolVar(&o.Base, "base", true, "check the base commit (the only mode so far)")
-	f.StringVar(&o.Repo, "repo", "", "local repository holding the base commit (default: the prepared runs' fixture)")
-	f.StringVar(&o.DataDir, "data-dir", cmdutil.DefaultDataDir(), "Signoff data dir")
-	f.StringVar(&o.SharedDeps, "shared-deps", filepath.Join(".cache", "finance-deps"), "installed node_modules to hardlink from")
-	f.StringVar(&o.RunAs, "run-as", "", "user the app runs as (default signoff-preview when root; - for this user)")
-	f.BoolVar(&o.Unsandboxed, workers.FlagUnsandboxed, false, "run the app WITHOUT the sandbox (where namespaces are unavailable)")
-	f.BoolVar(&o.JSON, "json", false, "print machine-readable output")
+	fs := cmd.Flags()
+	fs.BoolVar(&o.Base, "base", true, "check the base commit (the only mode so far)")
+	fs.StringVar(&o.Repo, "repo", "", "local repository holding the base commit (default: the prepared runs' fixture)")
+	fs.StringVar(&o.SharedDeps, "shared-deps", filepath.Join(".cache", "finance-deps"), "installed node_modules to hardlink from")
+	fs.StringVar(&o.RunAs, "run-as", "", "user the app runs as (default signoff-preview when root; - for this user)")
+	fs.BoolVar(&o.Unsandboxed, workers.FlagUnsandboxed, false, "run the app WITHOUT the sandbox (where namespaces are unavailable)")
+	fs.BoolVar(&o.JSON, "json", false, "print machine-readable output")
 	o.Conn.AddFlags(cmd, "")
 	return cmd
 }
 
 // RunCheck checks the contract's criteria against its base commit.
 func RunCheck(ctx context.Context, o *CheckOptions) error {
-	c, err := LoadFile(o.IO, o.File, o.JSON, contracts.LoadOptions{AllowMoreCriteria: true})
+	c, err := cmdutil.LoadFile(o.IO, o.File, o.JSON, contracts.LoadOptions{AllowMoreCriteria: true})
 	if err != nil {
 		return err
 	}
@@ -79,7 +81,7 @@ func RunCheck(ctx context.Context, o *CheckOptions) error {
 			return err
 		}
 	} else {
-		o.IO.Printf("%s on base %s (%s):\n", c.ContractID, short(c.Repo.BaseCommitSHA), rep.Browser)
+		o.IO.Printf("%s on base %s (%s):\n", c.ContractID, contracts.ShortSHA(c.Repo.BaseCommitSHA), rep.Browser)
 		for _, r := range rep.Results {
 			o.IO.Printf("  %-24s %s\n", r.CriterionID, r.Outcome)
 			for _, f := range r.Failures {
@@ -101,83 +103,81 @@ func RunCheck(ctx context.Context, o *CheckOptions) error {
 	return nil
 }
 
-// checkBase runs the contract's criteria on its base commit. The third result is the
-// discrimination verdict (vacuous or inconclusive); the fourth a failure to check at all.
+// checkBase runs the contract's criteria on its base commit: with a Temporal address on the
+// queues of that server (the execute queue builds it, the verify queue verifies it, exactly as
+// for an attempt), else in this process. The third result is the discrimination verdict
+// (vacuous or inconclusive); the fourth a failure to check at all.
 func checkBase(ctx context.Context, o *CheckOptions, c *contracts.Contract) (authoring.Discrimination, *authoring.BaseReport, error, error) {
-	var none authoring.Discrimination
-	if o.Conn.Address != "" {
-		return checkBaseOnQueues(ctx, o, c)
-	}
-	dataDir, err := filepath.Abs(o.DataDir)
-	if err != nil {
-		return none, nil, nil, iostreams.BadInput(err)
-	}
-	repo := o.Repo
-	if repo == "" {
-		if c.Repo.Owner != "signoff-fixtures" {
-			return none, nil, nil, iostreams.BadInput(fmt.Errorf("--repo is required for %s/%s", c.Repo.Owner, c.Repo.Name))
-		}
-		remotes := localgit.Remotes{Root: workers.Paths(dataDir).Remotes}
-		if err := runs.Materialize(ctx, remotes, dataDir, *c); err != nil {
-			return none, nil, nil, iostreams.Failed(err)
-		}
-		if repo, err = remotes.Path(c.Repo.Owner, c.Repo.Name); err != nil {
-			return none, nil, nil, iostreams.Failed(err)
-		}
-	}
-	src, err := authoring.ResolveSource(ctx, repo, c.Repo.BaseCommitSHA, c.Repo.Owner+"/"+c.Repo.Name)
-	if err != nil {
-		return none, nil, nil, iostreams.BadInput(err)
-	}
-	lc := &lazyChecker{opts: &NewOptions{RunAs: o.RunAs, SharedDeps: o.SharedDeps, Unsandboxed: o.Unsandboxed}, dataDir: dataDir, src: src}
-	defer lc.close()
-	rep, err := lc.CheckBase(ctx, *c)
-	if err != nil {
-		return none, nil, nil, iostreams.Failed(err)
-	}
-	// A hand-written contract has no planned roles: every criterion is judged by its outcome.
-	disc, derr := authoring.Discriminate(&authoring.Draft{Criteria: c.Criteria}, rep)
-	return disc, rep, derr, nil
-}
-
-// checkBaseOnQueues runs DiscriminateWorkflow: the base commit is built by the execute queue
-// and verified by the verify queue, exactly as an attempt would be. The base commit is
-// registered with the execute queue's bare remote first: the prepared fixture, or --repo.
-func checkBaseOnQueues(ctx context.Context, o *CheckOptions, c *contracts.Contract) (authoring.Discrimination, *authoring.BaseReport, error, error) {
 	var none authoring.Discrimination
 	dataDir, err := filepath.Abs(o.DataDir)
 	if err != nil {
 		return none, nil, nil, iostreams.BadInput(err)
 	}
 	remotes := localgit.Remotes{Root: workers.Paths(dataDir).Remotes}
-	register := func(ctx context.Context, c contracts.Contract) error {
-		if o.Repo == "" {
-			if c.Repo.Owner == "signoff-fixtures" {
-				return runs.Materialize(ctx, remotes, dataDir, c)
-			}
-			return nil // the cluster's remote is expected to hold it
-		}
-		src, err := authoring.ResolveSource(ctx, o.Repo, c.Repo.BaseCommitSHA, c.Repo.Owner+"/"+c.Repo.Name)
+	ch := &basecheck.Choice{Mode: basecheck.ModeLocal, DataDir: dataDir}
+	if o.Conn.Address != "" {
+		ch.Mode, ch.Address, ch.Dial, ch.Register = basecheck.ModeQueues, o.Conn.Address, o.Conn.Dial, queueRegister(o, remotes, dataDir, c)
+	} else {
+		src, err := localSource(ctx, o, remotes, dataDir, c)
 		if err != nil {
-			return err
+			return none, nil, nil, err
 		}
-		return basecheck.RegisterFrom(remotes, src.GitDir)(ctx, c)
+		ch.Source = src
+		ch.Local = localChecker(basecheck.LocalOptions{DataDir: dataDir, Source: src, SharedDeps: o.SharedDeps, RunAs: o.RunAs, Unsandboxed: o.Unsandboxed})
 	}
-	cl, err := o.Conn.Dial(ctx)
+	defer ch.Close()
+	rep, err := ch.CheckBase(ctx, *c)
 	if err != nil {
 		return none, nil, nil, iostreams.Failed(err)
 	}
-	defer cl.Close()
-	if err := basecheck.Ready(ctx, cl); err != nil {
-		return none, nil, nil, iostreams.Failed(fmt.Errorf("the Signoff server at %s cannot run the base check: %w", o.Conn.Address, err))
-	}
-	rep, err := (&basecheck.Checker{Client: cl, Register: register}).CheckBase(ctx, *c)
-	if err != nil {
-		return none, nil, nil, iostreams.Failed(err)
-	}
-	if rep.ProofDir != "" {
+	if rep.Where == authoring.WhereQueues && rep.ProofDir != "" {
 		rep.Notes = append(rep.Notes, "proof in "+rep.ProofDir)
 	}
-	disc, derr := authoring.Discriminate(&authoring.Draft{Criteria: c.Criteria}, rep)
+	// A hand-written contract has no planned roles: every criterion is judged by its outcome.
+	disc, derr := authoring.Discriminate(&criteria.Draft{Criteria: c.Criteria}, rep)
 	return disc, rep, derr, nil
+}
+
+// localSource is the repository a check in this process builds: --repo, or the prepared
+// fixture materialized into the data dir.
+func localSource(ctx context.Context, o *CheckOptions, remotes localgit.Remotes, dataDir string, c *contracts.Contract) (*survey.Source, error) {
+	repo := o.Repo
+	if repo == "" {
+		if c.Repo.Owner != "signoff-fixtures" {
+			return nil, iostreams.BadInput(fmt.Errorf("--repo is required for %s", c.Repo.Key()))
+		}
+		if err := runs.Materialize(ctx, remotes, dataDir, *c); err != nil {
+			return nil, iostreams.Failed(err)
+		}
+		var err error
+		if repo, err = remotes.Path(c.Repo.Owner, c.Repo.Name); err != nil {
+			return nil, iostreams.Failed(err)
+		}
+	}
+	src, err := survey.ResolveSource(ctx, repo, c.Repo.BaseCommitSHA, c.Repo.Key())
+	if err != nil {
+		return nil, iostreams.BadInput(err)
+	}
+	return src, nil
+}
+
+// queueRegister makes the base commit available to the execute queue's bare remote: the
+// prepared fixture, or --repo. nil when there is nothing to register: the cluster's remote is
+// expected to hold the commit.
+func queueRegister(o *CheckOptions, remotes localgit.Remotes, dataDir string, c *contracts.Contract) func(context.Context, contracts.Contract) error {
+	switch {
+	case o.Repo != "":
+		return func(ctx context.Context, c contracts.Contract) error {
+			src, err := survey.ResolveSource(ctx, o.Repo, c.Repo.BaseCommitSHA, c.Repo.Key())
+			if err != nil {
+				return err
+			}
+			return basecheck.RegisterFrom(remotes, src.GitDir)(ctx, c)
+		}
+	case c.Repo.Owner == "signoff-fixtures":
+		return func(ctx context.Context, c contracts.Contract) error {
+			return runs.Materialize(ctx, remotes, dataDir, c)
+		}
+	}
+	return nil
 }

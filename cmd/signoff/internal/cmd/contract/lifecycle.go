@@ -7,47 +7,25 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
-	"github.com/signoff/signoff/activities/index"
 	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/contractclient"
+	"github.com/signoff/signoff/internal/index"
 	"github.com/signoff/signoff/workers"
 	"github.com/signoff/signoff/workflows"
 )
 
-// Deps are what the lifecycle commands need from outside: streams, Temporal, the data dir.
-type Deps struct {
-	IO      *iostreams.IO
-	Conn    *cmdutil.Conn
-	DataDir *string
-	// Dial overrides how a client is made (tests).
-	Dial func(ctx context.Context) (client.Client, error)
-}
-
-func (d *Deps) dial(ctx context.Context) (client.Client, error) {
-	if d.Dial != nil {
-		return d.Dial(ctx)
-	}
-	c, err := d.Conn.Dial(ctx)
-	if err != nil {
-		return nil, iostreams.Failed(err)
-	}
-	return c, nil
-}
-
-// Trust reads what the deployment's verify worker published: its public key and digest.
-func Trust(dataDir string) (workflows.Trust, error) { return workers.ReadTrust(dataDir) }
-
 // StartOptions are the inputs of `contract start`.
 type StartOptions struct {
-	*Deps
+	*cmdutil.Factory
 	File      string
 	Requester string
 	CheckBase bool
@@ -57,8 +35,8 @@ type StartOptions struct {
 }
 
 // NewCmdStart builds `contract start FILE`.
-func NewCmdStart(d *Deps, runF func(*StartOptions) error) *cobra.Command {
-	o := &StartOptions{Deps: d}
+func NewCmdStart(f *cmdutil.Factory, runF func(*StartOptions) error) *cobra.Command {
+	o := &StartOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "start FILE",
 		Short: "Quote a contract: start its workflow and print the hash to approve",
@@ -73,7 +51,7 @@ func NewCmdStart(d *Deps, runF func(*StartOptions) error) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&o.Requester, "requester", defaultRequester(), "who asks; only they may approve")
 	cmd.Flags().BoolVar(&o.CheckBase, "check-base", false, "run the criteria on the base commit first; refuse a vacuous contract; record the result")
-	cmd.Flags().StringVar(&o.Quote, "quote", "", "quote file from `contract new` (default: FILE's .quote.json if present; none: start unquoted)")
+	cmd.Flags().StringVar(&o.Quote, "quote", "", "quote file from 'contract new' (default: FILE's .quote.json if present; none: start unquoted)")
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print machine-readable output")
 	return cmd
 }
@@ -87,7 +65,7 @@ func defaultRequester() string {
 
 // RunStart loads the contract and starts its workflow in state quoted.
 func RunStart(ctx context.Context, o *StartOptions) error {
-	c, err := LoadFile(o.IO, o.File, o.JSON, contracts.LoadOptions{})
+	c, err := cmdutil.LoadFile(o.IO, o.File, o.JSON, contracts.LoadOptions{})
 	if err != nil {
 		return err
 	}
@@ -99,21 +77,33 @@ func RunStart(ctx context.Context, o *StartOptions) error {
 	if err != nil {
 		return err
 	}
-	trust, err := Trust(*o.DataDir)
+	trust, err := o.Trust()
 	if err != nil {
 		return iostreams.Failed(err)
+	}
+	cl, err := o.NewClient(ctx)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	// Refused before anything else runs: a base check would write into the existing
+	// contract's proof folder.
+	if _, err := cl.DescribeWorkflowExecution(ctx, workflows.WorkflowID(c.ContractID), ""); err == nil {
+		return iostreams.BadInput(alreadyStarted(ctx, cl, c.ContractID))
+	} else if nf := (*serviceerror.NotFound)(nil); !errors.As(err, &nf) {
+		return iostreams.Failed(fmt.Errorf("look up contract %s: %w", c.ContractID, err))
 	}
 	var disc *workflows.Discrimination
 	if o.CheckBase {
 		// Through the queues of the cluster the contract will run on.
-		d, _, derr, err := checkBase(ctx, &CheckOptions{IO: o.IO, Conn: *o.Conn, DataDir: *o.DataDir}, c)
+		d, _, derr, err := checkBase(ctx, &CheckOptions{IO: o.IO, Conn: *o.Conn, DataDir: o.DataDir}, c)
 		if err != nil {
 			return err
 		}
 		if derr != nil {
 			return iostreams.Failed(fmt.Errorf("not quoted: %w", derr))
 		}
-		disc = workflows.DiscriminationOf(&d)
+		disc = d.Record()
 	}
 	in := workflows.ContractInput{Quote: q, Channel: "cli", Trust: trust, Discrimination: disc}
 	if qf != nil {
@@ -122,16 +112,10 @@ func RunStart(ctx context.Context, o *StartOptions) error {
 			in.Discrimination = bc
 		}
 	}
-	cl, err := o.dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	_, err = cl.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.WorkflowID(c.ContractID), TaskQueue: workflows.ControlQueue,
-		WorkflowExecutionErrorWhenAlreadyStarted: true}, workflows.ContractWorkflowName, in)
+	_, err = contractclient.New(cl).Start(ctx, in)
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {
-		return iostreams.BadInput(fmt.Errorf("contract %s already has a workflow; a changed quote needs a new contract id or version", c.ContractID))
+		return iostreams.BadInput(alreadyStarted(ctx, cl, c.ContractID))
 	}
 	if err != nil {
 		return iostreams.Failed(fmt.Errorf("start workflow: %w", err))
@@ -144,13 +128,28 @@ func RunStart(ctx context.Context, o *StartOptions) error {
 		}
 		return o.IO.WriteJSON(out)
 	}
-	o.IO.Printf("Quoted %s: %d criteria, fixed price %s, max %d attempts.\n", c.ContractID, len(c.Criteria), FormatPrice(c.Price), c.MaxAttempts)
+	o.IO.Printf("Quoted %s: %d criteria, fixed price %s, max %d attempts.\n", c.ContractID, len(c.Criteria), c.Price.String(), c.MaxAttempts)
 	o.IO.Printf("Contract hash: %s\n", q.Hash)
 	if qf != nil {
 		o.IO.Printf("The quote stands until %s; the contract expires unapproved after that.\n", qf.Quote.ExpiresAt.Format(time.RFC3339))
 	}
 	o.IO.Printf("Approve exactly this hash with:\n  signoff contract approve %s %s\n", c.ContractID, q.Hash)
 	return nil
+}
+
+// alreadyStarted says why a start was refused: the contract id has a workflow already, in
+// the state named. Nothing of it was touched.
+func alreadyStarted(ctx context.Context, cl client.Client, id string) error {
+	state := "state unknown"
+	if d, err := cl.DescribeWorkflowExecution(ctx, workflows.WorkflowID(id), ""); err == nil && d.GetWorkflowExecutionInfo() != nil {
+		info := d.GetWorkflowExecutionInfo()
+		state = "workflow " + strings.ToLower(strings.TrimPrefix(info.GetStatus().String(), "WORKFLOW_EXECUTION_STATUS_"))
+		if t := info.GetStartTime(); t != nil {
+			state += ", started " + t.AsTime().UTC().Format(time.RFC3339)
+		}
+	}
+	return fmt.Errorf("contract %s already has a workflow (%s); nothing was started, and its state, proof and payment are untouched. "+
+		"Every quote is one contract: run `signoff contract new` again for a new contract id", id, state)
 }
 
 // startQuote finds and checks the contract's quote file: one that expired, or was made for
@@ -181,14 +180,14 @@ func startQuote(o *StartOptions, hash string) (*QuoteFile, error) {
 
 // ApproveOptions are the inputs of `contract approve`.
 type ApproveOptions struct {
-	*Deps
+	*cmdutil.Factory
 	ID, Hash, As, MessageID string
 	JSON                    bool
 }
 
 // NewCmdApprove builds `contract approve ID HASH`.
-func NewCmdApprove(d *Deps, runF func(*ApproveOptions) error) *cobra.Command {
-	o := &ApproveOptions{Deps: d}
+func NewCmdApprove(f *cmdutil.Factory, runF func(*ApproveOptions) error) *cobra.Command {
+	o := &ApproveOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "approve ID HASH",
 		Short: "Approve a quoted contract by the hash you were shown",
@@ -207,7 +206,8 @@ func NewCmdApprove(d *Deps, runF func(*ApproveOptions) error) *cobra.Command {
 	return cmd
 }
 
-// RunApprove signals the approval and reports whether the workflow took it.
+// RunApprove sends the approval through the workflow's approve update and reports its
+// answer: taken, or refused with the workflow's reason.
 func RunApprove(ctx context.Context, o *ApproveOptions) error {
 	if len(o.Hash) != 64 {
 		return iostreams.BadInput(fmt.Errorf("HASH must be the 64-character contract hash you were shown"))
@@ -215,64 +215,55 @@ func RunApprove(ctx context.Context, o *ApproveOptions) error {
 	if o.MessageID == "" {
 		o.MessageID = randomID()
 	}
-	cl, err := o.dial(ctx)
+	cl, err := o.NewClient(ctx)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	before, err := queryStatus(ctx, cl, o.ID)
-	if err != nil {
-		return err
-	}
-	err = cl.SignalWorkflow(ctx, workflows.WorkflowID(o.ID), "", workflows.SignalApprove,
+	actx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	res, err := contractclient.New(cl).Approve(actx, o.ID,
 		workflows.Approve{Hash: o.Hash, Approver: o.As, Channel: "cli", MessageID: o.MessageID})
+	var refused *workflows.ApprovalRefusal
+	if errors.As(err, &refused) {
+		if o.JSON {
+			_ = o.IO.WriteJSON(map[string]any{"approved": false, "reason": refused.Reason, "code": refused.Code})
+		} else {
+			fmt.Fprintln(o.IO.ErrOut, "refused:", refused.Reason)
+		}
+		return iostreams.SilentExit(iostreams.ExitFailure)
+	}
+	if errors.Is(err, contractclient.ErrNotAnswered) {
+		return iostreams.Failed(errors.New("the workflow did not answer the approval within 10 s (is a worker running?); see `signoff contract status`"))
+	}
 	if err != nil {
-		return iostreams.Failed(fmt.Errorf("signal approval: %w", err))
+		return iostreams.Failed(contractclient.NotFound(o.ID, err))
 	}
-	// The signal is asynchronous: read back whether it was taken or refused.
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		st, err := queryStatus(ctx, cl, o.ID)
-		if err != nil {
-			return err
-		}
-		if len(st.Refusals) > len(before.Refusals) || st.StrangerRefusals > before.StrangerRefusals {
-			why := "only the requester " + strconv.Quote(st.Requester) + " may approve" // counted, not recorded again
-			if len(st.Refusals) > len(before.Refusals) {
-				why = st.Refusals[len(st.Refusals)-1]
-			}
-			if o.JSON {
-				_ = o.IO.WriteJSON(map[string]any{"approved": false, "reason": why})
-			} else {
-				fmt.Fprintln(o.IO.ErrOut, "refused:", why)
-			}
-			return iostreams.SilentExit(iostreams.ExitFailure)
-		}
-		if st.State != workflows.StateQuoted {
-			if o.JSON {
-				return o.IO.WriteJSON(map[string]any{"approved": true, "state": st.State, "checkout_url": st.Payment.CheckoutURL})
-			}
-			o.IO.Printf("Approved %s (hash %s).\n", o.ID, o.Hash[:12])
-			if st.Payment.CheckoutURL != "" {
-				o.IO.Printf("Authorize the payment (captured only if satisfied): %s\n", st.Payment.CheckoutURL)
-			}
-			return nil
-		}
-		time.Sleep(100 * time.Millisecond) // polling a query, not synchronising a test
+	// The checkout is created just after the approval; show its link when it already is.
+	checkout := ""
+	if st, err := contractclient.New(cl).Status(ctx, o.ID); err == nil {
+		checkout = st.Payment.CheckoutURL
 	}
-	return iostreams.Failed(errors.New("the workflow did not take the approval within 10 s; see `signoff contract status`"))
+	if o.JSON {
+		return o.IO.WriteJSON(map[string]any{"approved": true, "state": res.State, "checkout_url": checkout})
+	}
+	o.IO.Printf("Approved %s (hash %s).\n", o.ID, o.Hash[:12])
+	if checkout != "" {
+		o.IO.Printf("Authorize the payment (captured only if satisfied): %s\n", checkout)
+	}
+	return nil
 }
 
 // SimpleOptions are the inputs of cancel, status and watch.
 type SimpleOptions struct {
-	*Deps
+	*cmdutil.Factory
 	ID   string
 	JSON bool
 }
 
 // NewCmdCancel builds `contract cancel ID`.
-func NewCmdCancel(d *Deps, runF func(*SimpleOptions) error) *cobra.Command {
-	o := &SimpleOptions{Deps: d}
+func NewCmdCancel(f *cmdutil.Factory, runF func(*SimpleOptions) error) *cobra.Command {
+	o := &SimpleOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "cancel ID",
 		Short: "Cancel a contract; an authorization is cancelled, never captured",
@@ -282,14 +273,14 @@ func NewCmdCancel(d *Deps, runF func(*SimpleOptions) error) *cobra.Command {
 			if runF != nil {
 				return runF(o)
 			}
-			cl, err := o.dial(cmd.Context())
+			cl, err := o.NewClient(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer cl.Close()
-			if err := cl.SignalWorkflow(cmd.Context(), workflows.WorkflowID(o.ID), "", workflows.SignalCancel,
+			if err := contractclient.New(cl).Cancel(cmd.Context(), o.ID,
 				workflows.Cancel{By: defaultRequester(), Reason: "cancelled from the CLI"}); err != nil {
-				return iostreams.Failed(notFound(o.ID, err))
+				return iostreams.Failed(contractclient.NotFound(o.ID, err))
 			}
 			o.IO.Printf("Cancel requested for %s.\n", o.ID)
 			return nil
@@ -299,8 +290,8 @@ func NewCmdCancel(d *Deps, runF func(*SimpleOptions) error) *cobra.Command {
 }
 
 // NewCmdStatus builds `contract status ID`.
-func NewCmdStatus(d *Deps, runF func(*SimpleOptions) error) *cobra.Command {
-	o := &SimpleOptions{Deps: d}
+func NewCmdStatus(f *cmdutil.Factory, runF func(*SimpleOptions) error) *cobra.Command {
+	o := &SimpleOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "status ID",
 		Short: "Show a contract's state, verdicts, payment and PR",
@@ -319,14 +310,14 @@ func NewCmdStatus(d *Deps, runF func(*SimpleOptions) error) *cobra.Command {
 
 // RunStatus queries the workflow, or the index when its history is gone.
 func RunStatus(ctx context.Context, o *SimpleOptions) error {
-	cl, err := o.dial(ctx)
+	cl, err := o.NewClient(ctx)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
 	st, err := queryStatus(ctx, cl, o.ID)
 	if err != nil {
-		e, ok, ierr := index.Open(workers.Paths(*o.DataDir).Index).Get(o.ID)
+		e, ok, ierr := index.Open(workers.Paths(o.DataDir).Index).Get(o.ID)
 		if ierr != nil || !ok {
 			return err
 		}
@@ -352,15 +343,15 @@ func PrintStatus(io *iostreams.IO, st workflows.Status) {
 		io.Printf("  quote open until: %s\n", st.QuoteExpiresAt.UTC().Format(time.RFC3339))
 	}
 	for _, e := range st.Timeline {
-		if e.Type == "discrimination" {
-			io.Printf("  base check (%s): fails on base %s; regression guards %s\n", orDash(e.Data["checked_on"]), orDash(e.Data["failing_on_base"]), orDash(e.Data["regression_guards"]))
+		if e.Type == contracts.EventDiscrimination {
+			io.Printf("  base check (%s): fails on base %s; regression guards %s\n", orDash(e.Data[contracts.DataCheckedOn]), orDash(e.Data[contracts.DataFailingOnBase]), orDash(e.Data[contracts.DataRegressionGuards]))
 		}
 	}
 	if st.Verdict != "" {
 		io.Printf("  verdict: %s\n", st.Verdict)
 	}
 	for _, a := range st.Attempts {
-		io.Printf("  attempt %d (try %d) %s  %s\n", a.Attempt, a.Try, short(a.CommitSHA), a.Verdict)
+		io.Printf("  attempt %d (try %d) %s  %s\n", a.Attempt, a.Try, contracts.ShortSHA(a.CommitSHA), a.Verdict)
 		for _, r := range a.Reasons {
 			io.Printf("    - %s\n", r.Message)
 		}
@@ -381,36 +372,17 @@ func PrintStatus(io *iostreams.IO, st workflows.Status) {
 }
 
 func queryStatus(ctx context.Context, cl client.Client, id string) (workflows.Status, error) {
-	v, err := cl.QueryWorkflow(ctx, workflows.WorkflowID(id), "", workflows.QueryStatus)
+	st, err := contractclient.New(cl).Status(ctx, id)
 	if err != nil {
-		return workflows.Status{}, iostreams.Failed(notFound(id, err))
-	}
-	var st workflows.Status
-	if err := v.Get(&st); err != nil {
-		return workflows.Status{}, iostreams.Failed(err)
+		return workflows.Status{}, iostreams.Failed(contractclient.NotFound(id, err))
 	}
 	return st, nil
-}
-
-func notFound(id string, err error) error {
-	var nf *serviceerror.NotFound
-	if errors.As(err, &nf) {
-		return fmt.Errorf("no contract %q (no workflow %s)", id, workflows.WorkflowID(id))
-	}
-	return err
 }
 
 func randomID() string {
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-func short(s string) string {
-	if len(s) > 12 {
-		return s[:12]
-	}
-	return s
 }
 
 func orDash(s string) string {

@@ -19,15 +19,18 @@ import (
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/client"
 
-	"github.com/signoff/signoff/activities/signing"
-	"github.com/signoff/signoff/activities/verify"
+	"github.com/signoff/signoff/authoring"
+	"github.com/signoff/signoff/authoring/criteria"
+	"github.com/signoff/signoff/authoring/pricing"
+	"github.com/signoff/signoff/authoring/survey"
 	"github.com/signoff/signoff/cmd/signoff/internal/cmd/contract"
 	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
 	"github.com/signoff/signoff/contracts"
-	"github.com/signoff/signoff/contracts/authoring"
 	"github.com/signoff/signoff/fixtures/finance"
 	"github.com/signoff/signoff/fixtures/fixturerepo"
+	"github.com/signoff/signoff/internal/signing"
+	"github.com/signoff/signoff/internal/verify"
 	"github.com/signoff/signoff/workers"
 )
 
@@ -99,14 +102,26 @@ func TestNewWritesContractFromSubfolder(t *testing.T) {
 	if c.Verifier != verify.Ref() || c.Repo.Owner != "local" || c.Stack.Build != "cd web && npm run build" {
 		t.Errorf("contract %+v %+v %+v", c.Verifier, c.Repo, c.Stack)
 	}
-	// `contract validate` agrees, and asking again writes the same file.
+	// `contract validate` agrees. Asking again is another quote: a contract of its own, which
+	// does not replace the first's file.
 	io2, out2, _ := iostreams.Test()
 	if err := contract.RunValidate(&contract.ValidateOptions{IO: io2, File: out}); err != nil || !strings.Contains(out2.String(), h) {
 		t.Errorf("validate: %v %s", err, out2)
 	}
 	io3, _, errOut3 := iostreams.Test()
-	if err := contract.RunNew(newOpts(io3, filepath.Join(repo, "web", "app"), out)); err != nil {
-		t.Errorf("same goal again: %v %s", err, errOut3)
+	if err := contract.RunNew(newOpts(io3, filepath.Join(repo, "web", "app"), out)); err == nil || !strings.Contains(err.Error(), "exists with other content") {
+		t.Errorf("same goal again over the first's file: %v %s", err, errOut3)
+	}
+	if c2 := readContract(t, out); c2.ContractID != c.ContractID {
+		t.Errorf("the first quote's file was replaced: %s", c2.ContractID)
+	}
+	out4 := filepath.Join(t.TempDir(), "again.json")
+	io4, _, errOut4 := iostreams.Test()
+	if err := contract.RunNew(newOpts(io4, filepath.Join(repo, "web", "app"), out4)); err != nil {
+		t.Fatalf("same goal again: %v %s", err, errOut4)
+	}
+	if again := readContract(t, out4); again.ContractID == c.ContractID || again.Goal != c.Goal {
+		t.Errorf("second quote %s (goal %q), first %s", again.ContractID, again.Goal, c.ContractID)
 	}
 }
 
@@ -124,9 +139,9 @@ func TestNewJSON(t *testing.T) {
 		Hash         string              `json:"contract_hash"`
 		File         string              `json:"contract_file"`
 		Contract     *contracts.Contract `json:"contract"`
-		Survey       *authoring.Survey   `json:"survey"`
-		Quote        *authoring.Quote    `json:"quote"`
-		Draft        *authoring.Draft    `json:"draft"`
+		Survey       *survey.Survey      `json:"survey"`
+		Quote        *pricing.Quote      `json:"quote"`
+		Draft        *criteria.Draft     `json:"draft"`
 		Error        map[string]any      `json:"error"`
 		Discriminate map[string]any      `json:"discrimination"`
 	}
@@ -225,6 +240,10 @@ func TestNewVacuousIsNotOffered(t *testing.T) {
 	if !strings.Contains(stdout.String(), "regression guard") || strings.Contains(stdout.String(), "Contract hash") {
 		t.Errorf("output:\n%s", stdout)
 	}
+	// A contract that is not offered has no price.
+	if strings.Contains(stdout.String(), "Quote: ") || !strings.Contains(stdout.String(), "No quote:") {
+		t.Errorf("a refused contract printed a price:\n%s", stdout)
+	}
 	if _, err := os.Stat(out); err == nil {
 		t.Error("a vacuous contract was written")
 	}
@@ -233,9 +252,10 @@ func TestNewVacuousIsNotOffered(t *testing.T) {
 func TestNewFlagsReachOptions(t *testing.T) {
 	io, _, _ := iostreams.Test()
 	var got *contract.NewOptions
-	parent := &cobra.Command{Use: "contract"}
-	parent.PersistentFlags().String("data-dir", ".signoff", "")
-	parent.AddCommand(contract.NewCmdNew(io, func(o *contract.NewOptions) error { got = o; return nil }))
+	f := cmdutil.New(io)
+	parent := &cobra.Command{Use: "signoff"}
+	parent.PersistentFlags().StringVar(&f.DataDir, "data-dir", ".signoff", "")
+	parent.AddCommand(contract.NewCmdNew(f, func(o *contract.NewOptions) error { got = o; return nil }))
 	parent.SetArgs([]string{"new", "--repo", "r", "--goal", "g", "--route", "/a", "--route", "/b", "--json", "--out", "f.json",
 		"--no-check", "--base", "abc", "--name", "o/n", "--allow", "o/*", "--budget", "49.50", "--data-dir", "/d", "--run-as", "-",
 		"--check", "queues", "--temporal-address", "h:1"})
@@ -379,7 +399,7 @@ func TestQuoteFileGuardsStart(t *testing.T) {
 	start := func(file, requester, quote string) (int, string) {
 		io, _, stderr := iostreams.Test()
 		dataDir := filepath.Join(dir, "no-keys-here")
-		err := contract.RunStart(context.Background(), &contract.StartOptions{Deps: &contract.Deps{IO: io, Conn: &cmdutil.Conn{}, DataDir: &dataDir, Dial: dial},
+		err := contract.RunStart(context.Background(), &contract.StartOptions{Factory: &cmdutil.Factory{IO: io, Conn: &cmdutil.Conn{}, DataDir: dataDir, Dial: dial},
 			File: file, Requester: requester, Quote: quote})
 		msg := stderr.String()
 		if err != nil {
@@ -475,4 +495,17 @@ func TestNewCheckQueuesNeedsAServer(t *testing.T) {
 	if _, err := os.Stat(out); err == nil {
 		t.Fatal("a contract was written without its base check")
 	}
+}
+
+func readContract(t *testing.T, path string) *contracts.Contract {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := contracts.Load(data, contracts.LoadOptions{})
+	if err != nil {
+		t.Fatalf("%s does not load: %v", path, err)
+	}
+	return c
 }

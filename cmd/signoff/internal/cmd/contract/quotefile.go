@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/signoff/signoff/authoring/pricing"
 	"github.com/signoff/signoff/contracts"
-	"github.com/signoff/signoff/contracts/authoring"
 	"github.com/signoff/signoff/workflows"
 )
 
@@ -22,7 +22,7 @@ type QuoteFile struct {
 	ContractID   string                    `json:"contract_id"`
 	ContractHash string                    `json:"contract_hash"`
 	Requester    string                    `json:"requester"`
-	Quote        authoring.Quote           `json:"quote"`
+	Quote        pricing.Quote             `json:"quote"`
 	BaseCheck    *workflows.Discrimination `json:"base_check,omitempty"`
 	// VerifierKeyFingerprint and ControlKeyFingerprint (contracts.KeyFingerprint) name the keys
 	// the deployment that quoted will sign the proof with, so the requester knows before
@@ -66,7 +66,7 @@ func (q *QuoteFile) Check(path, hash, requester string, now time.Time) error {
 	switch {
 	case q.ContractHash != hash:
 		return fmt.Errorf("%s quotes contract hash %s, but the contract file hashes to %s: it changed after it was quoted; run `signoff contract new` again (or pass --quote none to start it unquoted)",
-			path, shortSHA(q.ContractHash), shortSHA(hash))
+			path, contracts.ShortSHA(q.ContractHash), contracts.ShortSHA(hash))
 	case q.Requester != requester:
 		return fmt.Errorf("%s was quoted to %q, not %q; start it as --requester %s", path, q.Requester, requester, q.Requester)
 	case q.Quote.Expired(now):

@@ -2,12 +2,9 @@
 package contract
 
 import (
-	"errors"
-	"fmt"
-	"os"
-
 	"github.com/spf13/cobra"
 
+	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
 	"github.com/signoff/signoff/contracts"
 )
@@ -21,8 +18,8 @@ type ValidateOptions struct {
 }
 
 // NewCmdValidate builds `contract validate FILE`; runF replaces the run in tests.
-func NewCmdValidate(io *iostreams.IO, runF func(*ValidateOptions) error) *cobra.Command {
-	opts := &ValidateOptions{IO: io}
+func NewCmdValidate(f *cmdutil.Factory, runF func(*ValidateOptions) error) *cobra.Command {
+	opts := &ValidateOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "validate FILE",
 		Short: "Check a contract against the schema and the semantic rules",
@@ -43,8 +40,8 @@ func NewCmdValidate(io *iostreams.IO, runF func(*ValidateOptions) error) *cobra.
 }
 
 // NewCmdHash builds `contract hash FILE`.
-func NewCmdHash(io *iostreams.IO, runF func(*ValidateOptions) error) *cobra.Command {
-	opts := &ValidateOptions{IO: io}
+func NewCmdHash(f *cmdutil.Factory, runF func(*ValidateOptions) error) *cobra.Command {
+	opts := &ValidateOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "hash FILE",
 		Short: "Print the contract hash a user approves (sha256 of the RFC 8785 canonical terms)",
@@ -62,48 +59,9 @@ func NewCmdHash(io *iostreams.IO, runF func(*ValidateOptions) error) *cobra.Comm
 	return cmd
 }
 
-// LoadFile reads and loads a contract, mapping every failure to exit code 2 with the field
-// errors printed (human or JSON).
-func LoadFile(io *iostreams.IO, file string, asJSON bool, opts contracts.LoadOptions) (*contracts.Contract, error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, reportBad(io, asJSON, file, nil, err)
-	}
-	c, err := contracts.Load(data, opts)
-	if err != nil {
-		var ve *contracts.ValidationError
-		if errors.As(err, &ve) {
-			return nil, reportBad(io, asJSON, file, ve.Errors, nil)
-		}
-		return nil, reportBad(io, asJSON, file, nil, err)
-	}
-	return c, nil
-}
-
-func reportBad(io *iostreams.IO, asJSON bool, file string, fields []contracts.FieldError, err error) error {
-	if asJSON {
-		out := map[string]any{"file": file, "valid": false}
-		if fields != nil {
-			out["errors"] = fields
-		} else {
-			out["error"] = err.Error()
-		}
-		_ = io.WriteJSON(out)
-		return iostreams.SilentExit(iostreams.ExitBadInput)
-	}
-	if fields == nil {
-		return iostreams.BadInput(fmt.Errorf("%s: %w", file, err))
-	}
-	fmt.Fprintf(io.ErrOut, "%s: not a valid contract (%d problem(s)):\n", file, len(fields))
-	for _, fe := range fields {
-		fmt.Fprintf(io.ErrOut, "  %s\n", fe)
-	}
-	return iostreams.SilentExit(iostreams.ExitBadInput)
-}
-
 // RunValidate validates and prints a short account of the contract.
 func RunValidate(opts *ValidateOptions) error {
-	c, err := LoadFile(opts.IO, opts.File, opts.JSON, contracts.LoadOptions{AllowMoreCriteria: opts.AllowMoreCriteria})
+	c, err := cmdutil.LoadFile(opts.IO, opts.File, opts.JSON, contracts.LoadOptions{AllowMoreCriteria: opts.AllowMoreCriteria})
 	if err != nil {
 		return err
 	}
@@ -116,7 +74,7 @@ func RunValidate(opts *ValidateOptions) error {
 			"contract_hash": h, "criteria": len(c.Criteria)})
 	}
 	opts.IO.Printf("%s: valid contract %s (v%d), %d criteria, max %d attempts, price %s\n",
-		opts.File, c.ContractID, c.ContractVersion, len(c.Criteria), c.MaxAttempts, FormatPrice(c.Price))
+		opts.File, c.ContractID, c.ContractVersion, len(c.Criteria), c.MaxAttempts, c.Price.String())
 	for i, cr := range c.Criteria {
 		opts.IO.Printf("  %d. %-20s %s\n", i+1, cr.ID, cr.Description)
 	}
@@ -126,7 +84,7 @@ func RunValidate(opts *ValidateOptions) error {
 
 // RunHash prints only the hash.
 func RunHash(opts *ValidateOptions) error {
-	c, err := LoadFile(opts.IO, opts.File, opts.JSON, contracts.LoadOptions{AllowMoreCriteria: opts.AllowMoreCriteria})
+	c, err := cmdutil.LoadFile(opts.IO, opts.File, opts.JSON, contracts.LoadOptions{AllowMoreCriteria: opts.AllowMoreCriteria})
 	if err != nil {
 		return err
 	}
@@ -139,9 +97,4 @@ func RunHash(opts *ValidateOptions) error {
 	}
 	opts.IO.Printf("%s\n", h)
 	return nil
-}
-
-// FormatPrice renders minor units as an amount with its currency.
-func FormatPrice(p contracts.Price) string {
-	return fmt.Sprintf("%d.%02d %s", p.Amount/100, p.Amount%100, p.Currency)
 }

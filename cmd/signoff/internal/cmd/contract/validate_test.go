@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/signoff/signoff/cmd/signoff/internal/cmd/contract"
+	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/contracts/contractstest"
@@ -99,7 +100,7 @@ func TestHashMatchesAcrossFormatting(t *testing.T) {
 func TestFlagsReachOptions(t *testing.T) {
 	io, _, _ := iostreams.Test()
 	var got *contract.ValidateOptions
-	cmd := contract.NewCmdValidate(io, func(o *contract.ValidateOptions) error { got = o; return nil })
+	cmd := contract.NewCmdValidate(cmdutil.New(io), func(o *contract.ValidateOptions) error { got = o; return nil })
 	cmd.SetArgs([]string{"x.json", "--json", "--allow-more-criteria"})
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
@@ -120,7 +121,7 @@ func TestMissingFileIsBadInput(t *testing.T) {
 func TestPrintStatusShowsTheQuoteDeadlineAndBaseCheck(t *testing.T) {
 	exp := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	st := workflows.Status{ContractID: "c1", State: workflows.StateQuoted, QuoteExpiresAt: exp,
-		Timeline: []contracts.Event{{Type: "quoted"}, {Type: "discrimination", Data: map[string]string{"checked_on": "queues",
+		Timeline: []contracts.Event{{Type: contracts.EventQuoted}, {Type: contracts.EventDiscrimination, Data: map[string]string{"checked_on": "queues",
 			"failing_on_base": "mobile-no-overflow", "regression_guards": "desktop-table"}}}}
 	io, out, _ := iostreams.Test()
 	contract.PrintStatus(io, st)

@@ -6,15 +6,18 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/signoff/signoff/activities/index"
+	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
 	"github.com/signoff/signoff/cmd/signoff/internal/progress"
+	"github.com/signoff/signoff/internal/contractclient"
+	"github.com/signoff/signoff/internal/index"
 	"github.com/signoff/signoff/workers"
+	"github.com/signoff/signoff/workflows"
 )
 
 // NewCmdWatch builds `contract watch ID`: live progress lines until a final state.
-func NewCmdWatch(d *Deps, runF func(*SimpleOptions) error) *cobra.Command {
-	o := &SimpleOptions{Deps: d}
+func NewCmdWatch(f *cmdutil.Factory, runF func(*SimpleOptions) error) *cobra.Command {
+	o := &SimpleOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "watch ID",
 		Short: "Follow a contract live until it reaches a final state",
@@ -33,38 +36,32 @@ func NewCmdWatch(d *Deps, runF func(*SimpleOptions) error) *cobra.Command {
 
 // RunWatch polls the status query and prints each new timeline event.
 func RunWatch(ctx context.Context, o *SimpleOptions) error {
-	cl, err := o.dial(ctx)
+	cl, err := o.NewClient(ctx)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
 	p := &progress.Printer{Out: o.IO.Out, TTY: o.IO.IsTTY, JSON: o.JSON}
-	tick := time.NewTicker(250 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		st, err := queryStatus(ctx, cl, o.ID)
-		if err != nil {
-			return err
-		}
+	st, err := contractclient.New(cl).Watch(ctx, o.ID, 250*time.Millisecond, func(st workflows.Status) bool {
 		p.Update(st)
-		if st.Final {
-			if !o.JSON {
-				o.IO.Printf("\n")
-				PrintStatus(o.IO, st)
-			}
-			return nil
-		}
-		select {
-		case <-ctx.Done():
+		return false
+	})
+	if err != nil {
+		if ctx.Err() != nil {
 			return ctx.Err()
-		case <-tick.C:
 		}
+		return iostreams.Failed(contractclient.NotFound(o.ID, err))
 	}
+	if !o.JSON {
+		o.IO.Printf("\n")
+		PrintStatus(o.IO, st)
+	}
+	return nil
 }
 
 // NewCmdList builds `contract list`: the contract index, which outlives workflow history.
-func NewCmdList(d *Deps, runF func(*SimpleOptions) error) *cobra.Command {
-	o := &SimpleOptions{Deps: d}
+func NewCmdList(f *cmdutil.Factory, runF func(*SimpleOptions) error) *cobra.Command {
+	o := &SimpleOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List every contract in the index with its state, verdict and proof",
@@ -73,7 +70,7 @@ func NewCmdList(d *Deps, runF func(*SimpleOptions) error) *cobra.Command {
 			if runF != nil {
 				return runF(o)
 			}
-			entries, err := index.Open(workers.Paths(*o.DataDir).Index).List()
+			entries, err := index.Open(workers.Paths(o.DataDir).Index).List()
 			if err != nil {
 				return iostreams.Failed(err)
 			}
@@ -81,7 +78,7 @@ func NewCmdList(d *Deps, runF func(*SimpleOptions) error) *cobra.Command {
 				return o.IO.WriteJSON(entries)
 			}
 			if len(entries) == 0 {
-				o.IO.Printf("No contracts in %s yet.\n", *o.DataDir)
+				o.IO.Printf("No contracts in %s yet.\n", o.DataDir)
 			}
 			for _, e := range entries {
 				o.IO.Printf("%-32s %-18s %-18s attempts %d  %s\n", e.ContractID, e.State, dash(e.Verdict), e.Attempts, e.ProofDir)

@@ -1,12 +1,13 @@
 package dev
 
 import (
-	"github.com/signoff/signoff/chatbridge/conversation"
 	"os"
+
+	"github.com/signoff/signoff/chatbridge/conversation"
+	"github.com/signoff/signoff/fixtures/runs"
 
 	"github.com/spf13/pflag"
 
-	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
 	"github.com/signoff/signoff/workers"
 	"github.com/signoff/signoff/workers/devstack"
@@ -32,20 +33,20 @@ type ChatFlags struct {
 	Quotes        int
 }
 
-func (c *ChatFlags) addFlags(f *pflag.FlagSet) {
-	f.BoolVar(&c.Off, "no-chat", false, "do not serve the chat bridge")
-	f.StringVar(&c.SeedEnv, "agent-seed-env", EnvAgentSeed, "environment variable holding the agent seed (unset: a seed generated once in <data-dir>/keys/"+devstack.AgentSeedFile+")")
-	f.StringVar(&c.Name, "agent-name", "Signoff", "the agent's name on Agentverse")
-	f.StringVar(&c.AlmanacAPI, "almanac-api", "", "also resolve chat peers through this Almanac API (e.g. https://agentverse.ai/v1/almanac)")
-	f.StringVar(&c.AgentverseURL, "agentverse-url", "", "Agentverse base URL (default https://agentverse.ai; used when $"+EnvAgentverseKey+" is set)")
-	f.BoolVar(&c.BaseCheck, "chat-base-check", true, "run a chat task's criteria on the base commit through the queues before quoting it (a build and a browser run); false quotes in seconds, unchecked, and says so")
-	f.IntVar(&c.Quotes, "chat-concurrent-quotes", conversation.DefaultConcurrentQuotes, "chat task quotes prepared at once; later requesters wait in line and are told their place")
-	f.StringVar(&c.Endpoint, "agent-endpoint", "", "public URL of this process's /submit for Agentverse (default: the Agentverse mailbox)")
+func (c *ChatFlags) addFlags(fs *pflag.FlagSet) {
+	fs.BoolVar(&c.Off, "no-chat", false, "do not serve the chat bridge")
+	fs.StringVar(&c.SeedEnv, "agent-seed-env", EnvAgentSeed, "environment variable holding the agent seed (unset: a seed generated once in <data-dir>/keys/"+devstack.AgentSeedFile+")")
+	fs.StringVar(&c.Name, "agent-name", "Signoff", "the agent's name on Agentverse")
+	fs.StringVar(&c.AlmanacAPI, "almanac-api", "", "also resolve chat peers through this Almanac API (e.g. https://agentverse.ai/v1/almanac)")
+	fs.StringVar(&c.AgentverseURL, "agentverse-url", "", "Agentverse base URL (default https://agentverse.ai; used when $"+EnvAgentverseKey+" is set)")
+	fs.BoolVar(&c.BaseCheck, "chat-base-check", true, "run a chat task's criteria on the base commit through the queues before quoting it (a build and a browser run); false quotes in seconds, unchecked, and says so")
+	fs.IntVar(&c.Quotes, "chat-concurrent-quotes", conversation.DefaultConcurrentQuotes, "chat task quotes prepared at once; later requesters wait in line and are told their place")
+	fs.StringVar(&c.Endpoint, "agent-endpoint", "", "public URL of this process's /submit for Agentverse (default: the Agentverse mailbox)")
 }
 
 // options builds the stack's chat options. A prepared executor changes code only for the
 // prepared runs, and task quotes say so.
-func (c *ChatFlags) options(executor string, faults *activities.FaultPlan) devstack.ChatOptions {
+func (c *ChatFlags) options(executor string, faults *runs.FaultPlan) devstack.ChatOptions {
 	note := ""
 	if executor == workers.ExecutorPrepared || (executor == "" && os.Getenv(workers.EnvExecutorCommand) == "") {
 		note = "this Signoff runs the prepared executor, which changes code only for the prepared runs (run W1...). " +

@@ -43,8 +43,8 @@ type Options struct {
 }
 
 // NewCmdDev builds `dev`.
-func NewCmdDev(io *iostreams.IO, runF func(*Options) error) *cobra.Command {
-	o := &Options{IO: io}
+func NewCmdDev(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
+	o := &Options{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "dev",
 		Short: "Run everything in one process: Temporal + Web UI, all workers, the listeners",
@@ -54,6 +54,7 @@ func NewCmdDev(io *iostreams.IO, runF func(*Options) error) *cobra.Command {
 			"With --temporal-address no embedded server starts.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.DataDir = f.DataDir
 			if runF != nil {
 				return runF(o)
 			}
@@ -62,18 +63,17 @@ func NewCmdDev(io *iostreams.IO, runF func(*Options) error) *cobra.Command {
 			return Run(ctx, o)
 		},
 	}
-	f := cmd.Flags()
+	fs := cmd.Flags()
 	o.Conn.AddFlags(cmd, "")
-	f.StringVar(&o.DataDir, "data-dir", cmdutil.DefaultDataDir(), "Signoff data dir")
-	f.IntVar(&o.TemporalPort, "temporal-port", temporal.DefaultFrontendPort, "embedded Temporal frontend port")
-	f.IntVar(&o.UIPort, "ui-port", temporal.DefaultUIPort, "Temporal Web UI port (0 turns the UI off)")
-	f.BoolVar(&o.UIWrites, "ui-write-actions", false, "let the Web UI signal, cancel and reset workflows; its state-changing requests then need the token in the printed URL (default: read-only UI)")
-	f.IntVar(&o.Retention, "retention-days", temporal.DefaultRetentionDays, "workflow history retention of the embedded namespace")
-	f.StringVar(&o.Loopback, "loopback", "127.0.0.1:8480", "loopback listener (index, checkout, proof pages)")
-	f.StringVar(&o.Public, "public", "127.0.0.1:8481", "public listener (webhooks, chat /submit)")
-	f.StringSliceVar(&o.PublicHosts, "public-host", nil, "a name the public listener is reached by through a tunnel or proxy (host or host:port; repeatable); other Host headers are refused")
-	o.ExecuteFlags.addFlags(f)
-	o.Chat.addFlags(f)
+	fs.IntVar(&o.TemporalPort, "temporal-port", temporal.DefaultFrontendPort, "embedded Temporal frontend port")
+	fs.IntVar(&o.UIPort, "ui-port", temporal.DefaultUIPort, "Temporal Web UI port (0 turns the UI off)")
+	fs.BoolVar(&o.UIWrites, "ui-write-actions", false, "let the Web UI signal, cancel and reset workflows; its state-changing requests then need the token in the printed URL (default: read-only UI)")
+	fs.IntVar(&o.Retention, "retention-days", temporal.DefaultRetentionDays, "workflow history retention of the embedded namespace")
+	fs.StringVar(&o.Loopback, "loopback", "127.0.0.1:8480", "loopback listener (index, checkout, proof pages)")
+	fs.StringVar(&o.Public, "public", "127.0.0.1:8481", "public listener (webhooks, chat /submit)")
+	fs.StringSliceVar(&o.PublicHosts, "public-host", nil, "a name the public listener is reached by through a tunnel or proxy (host or host:port; repeatable); other Host headers are refused")
+	o.ExecuteFlags.addFlags(fs)
+	o.Chat.addFlags(fs)
 	return cmd
 }
 
@@ -93,19 +93,20 @@ type ExecuteFlags struct {
 	InstallNetwork string
 }
 
-func (e *ExecuteFlags) addFlags(f *pflag.FlagSet) {
-	f.StringVar(&e.RunsDir, "runs-dir", filepath.Join("fixtures", "runs"), "prepared runs for the prepared executor")
-	f.StringVar(&e.Preview, "preview", workers.PreviewNext, "preview kind: next or static")
-	f.StringVar(&e.SharedDeps, "shared-deps", filepath.Join(".cache", "finance-deps"), "installed node_modules to hardlink from")
-	f.StringVar(&e.RunAs, "run-as", "", "user the app runs as (default signoff-preview; - for this user)")
-	f.StringSliceVar(&e.Allow, "allow", []string{"signoff-fixtures/*", "local/*"}, "owner/name patterns contracts may touch (local/* are repositories on this machine without a remote, registered by `contract new`)")
-	f.StringVar(&e.Executor, "executor", "", executorUsage)
-	f.BoolVar(&e.Unsandboxed, workers.FlagUnsandboxed, false, "run repository code and the coding CLI WITHOUT the sandbox (where namespaces are unavailable); every proof says so")
-	f.StringVar(&e.InstallNetwork, "install-network", "egress", "what install steps may reach: egress (the package registry, never this host's loopback) or none")
+func (e *ExecuteFlags) addFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&e.RunsDir, "runs-dir", filepath.Join("fixtures", "runs"), "prepared runs for the prepared executor")
+	fs.StringVar(&e.Preview, "preview", workers.PreviewNext, "preview kind: next or static")
+	fs.StringVar(&e.SharedDeps, "shared-deps", filepath.Join(".cache", "finance-deps"), "installed node_modules to hardlink from")
+	fs.StringVar(&e.RunAs, "run-as", "", "user the app runs as (default signoff-preview; - for this user)")
+	fs.StringSliceVar(&e.Allow, "allow", []string{"signoff-fixtures/*", "local/*"}, "owner/name patterns contracts may touch (local/* are repositories on this machine without a remote, registered by 'contract new')")
+	fs.StringVar(&e.Executor, "executor", "", executorUsage)
+	fs.BoolVar(&e.Unsandboxed, workers.FlagUnsandboxed, false, "run repository code and the coding CLI WITHOUT the sandbox (where namespaces are unavailable); every proof says so")
+	fs.StringVar(&e.InstallNetwork, "install-network", "egress", "what install steps may reach: egress (the package registry, never this host's loopback) or none")
 }
 
-// newExecute builds the execute queue's activities from the flags.
-func (e *ExecuteFlags) newExecute(cfg workers.Config, faults *activities.FaultPlan) (*activities.Execute, error) {
+// newExecute builds the execute queue's activities from the flags. With faults, the previews
+// are decorated with the prepared runs' faults (W5), which this process's chat arms.
+func (e *ExecuteFlags) newExecute(cfg workers.Config, faults *runs.FaultPlan) (*activities.Execute, error) {
 	var installNet sandbox.Network
 	switch e.InstallNetwork {
 	case "egress", "":
@@ -122,8 +123,11 @@ func (e *ExecuteFlags) newExecute(cfg workers.Config, faults *activities.FaultPl
 		return nil, err
 	}
 	shared, _ := filepath.Abs(e.SharedDeps)
-	return workers.NewExecute(cfg, workers.ExecuteOptions{Executor: ex, Preview: e.Preview, SharedDeps: shared, RunAs: e.RunAs,
-		InstallNetwork: installNet, Faults: faults})
+	o := workers.ExecuteOptions{Executor: ex, Preview: e.Preview, SharedDeps: shared, RunAs: e.RunAs, InstallNetwork: installNet}
+	if faults != nil {
+		o.WrapPreviews = faults.Decorator()
+	}
+	return workers.NewExecute(cfg, o)
 }
 
 // executorUsage documents --executor for dev and worker.
@@ -137,7 +141,7 @@ func Run(ctx context.Context, o *Options) error {
 		return iostreams.BadInput(err)
 	}
 	runsDir, _ := filepath.Abs(o.RunsDir)
-	faults := &activities.FaultPlan{}
+	faults := &runs.FaultPlan{}
 	report, err := workers.StartSelfReporting(os.Getenv)
 	if err != nil {
 		return iostreams.Failed(err)
@@ -147,11 +151,15 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return iostreams.Failed(err)
 	}
+	barrier, err := workers.BarrierFromEnv(os.Getenv)
+	if err != nil {
+		return iostreams.BadInput(err)
+	}
 	var execute *activities.Execute
 	st, err := devstack.Start(ctx, devstack.Options{
 		DataDir: dataDir, Dial: o.Conn.DialConfig(), TemporalPort: o.TemporalPort, UIPort: o.UIPort, UIWriteActions: o.UIWrites, RetentionDays: o.Retention,
 		LoopbackAddr: o.Loopback, PublicAddr: o.Public, PublicHosts: o.PublicHosts, RunsDir: runsDir, Allow: o.Allow, Control: true, Execute: true, Verify: true,
-		Hooks: barrier(os.Getenv(EnvTestBarrier)),
+		Interceptors: barrier,
 		BuildExecute: func(cfg workers.Config) (*activities.Execute, error) {
 			e, err := o.newExecute(cfg, faults)
 			execute = e

@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -17,12 +16,8 @@ import (
 	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
 	"github.com/signoff/signoff/workers"
+	"github.com/signoff/signoff/workers/devstack"
 )
-
-// EnvTestBarrier names a folder a test uses to stop a worker at an exact point: at each
-// hook point the worker writes <point>.reached and waits for <point>.release. Unset in
-// production.
-const EnvTestBarrier = "SIGNOFF_TEST_BARRIER_DIR"
 
 // WorkerOptions are the inputs of `worker`.
 type WorkerOptions struct {
@@ -34,8 +29,8 @@ type WorkerOptions struct {
 }
 
 // NewCmdWorker builds `worker --queue control|execute|verify`.
-func NewCmdWorker(io *iostreams.IO, runF func(*WorkerOptions) error) *cobra.Command {
-	o := &WorkerOptions{IO: io}
+func NewCmdWorker(f *cmdutil.Factory, runF func(*WorkerOptions) error) *cobra.Command {
+	o := &WorkerOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "worker --queue control|execute|verify",
 		Short: "Run one queue's worker against any Temporal cluster",
@@ -43,6 +38,7 @@ func NewCmdWorker(io *iostreams.IO, runF func(*WorkerOptions) error) *cobra.Comm
 			"the bundle key; execute runs repository code and holds nothing secret; verify holds the verifier key.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.DataDir = f.DataDir
 			if runF != nil {
 				return runF(o)
 			}
@@ -51,11 +47,10 @@ func NewCmdWorker(io *iostreams.IO, runF func(*WorkerOptions) error) *cobra.Comm
 			return RunWorker(ctx, o)
 		},
 	}
-	f := cmd.Flags()
+	fs := cmd.Flags()
 	o.Conn.AddFlags(cmd, "127.0.0.1:7233")
-	f.StringVar(&o.Queue, "queue", "", "control, execute or verify")
-	f.StringVar(&o.DataDir, "data-dir", cmdutil.DefaultDataDir(), "Signoff data dir")
-	o.ExecuteFlags.addFlags(f)
+	fs.StringVar(&o.Queue, "queue", "", "control, execute or verify")
+	o.ExecuteFlags.addFlags(fs)
 	return cmd
 }
 
@@ -79,63 +74,49 @@ func RunWorker(ctx context.Context, o *WorkerOptions) error {
 		return iostreams.Failed(err)
 	}
 	defer report.Close()
-	c, err := o.Conn.Dial(ctx)
+	interceptors, err := workers.BarrierFromEnv(os.Getenv)
 	if err != nil {
-		return iostreams.Failed(err)
+		return iostreams.BadInput(err)
 	}
-	defer c.Close()
-	cfg := workers.Config{DataDir: dataDir, RunsDir: runsDir, Allow: o.Allow, Hooks: barrier(os.Getenv(EnvTestBarrier))}
-	var set workers.Set
+	// Each queue carries its own authority: only this queue's clients are built.
+	so := devstack.Options{DataDir: dataDir, Dial: o.Conn.DialConfig(), RunsDir: runsDir, Allow: o.Allow, Headless: true,
+		Getenv: os.Getenv, Interceptors: interceptors}
+	var execute *activities.Execute
 	switch o.Queue {
 	case "control":
 		// No public listener here: the local Stripe test double sends no webhooks and the
 		// workflow polls; a local PR head watcher runs beside the worker.
-		var svc *workers.Services
-		if svc, err = workers.OpenServices(ctx, cfg, workers.ServiceOptions{Getenv: os.Getenv}); err == nil {
-			defer svc.Close()
-			local := workers.NewLocal(cfg)
-			svc.Apply(local)
-			set.Control, err = workers.NewControl(cfg, c, local, nil)
-			defer svc.WatchHeads(c, local)()
-			fmt.Fprintf(o.IO.ErrOut, "%s\n", strings.Join(svc.Describe(cfg), "\n"))
-		}
+		so.Control = true
 	case "execute":
-		if set.Execute, err = o.newExecute(cfg, &activities.FaultPlan{}); err == nil {
-			fmt.Fprintf(o.IO.ErrOut, "%s\n", workers.DescribeExecutor(set.Execute.Executor))
+		so.Execute = true
+		so.BuildExecute = func(cfg workers.Config) (*activities.Execute, error) {
+			var err error
+			execute, err = o.newExecute(cfg, nil)
+			return execute, err
 		}
 	case "verify":
-		var stop func()
-		var gate activities.Gate
-		if gate, err = workers.NewGate(os.Getenv); err == nil {
-			set.Verify, stop, err = workers.NewVerify(cfg, gate)
-		}
-		if stop != nil {
-			defer stop()
+		so.Verify = true
+		so.BuildVerify = func(cfg workers.Config) (*activities.Verify, func(), error) {
+			gate, err := workers.NewGate(os.Getenv)
+			if err != nil {
+				return nil, nil, err
+			}
+			return workers.NewVerify(cfg, gate)
 		}
 	}
+	st, err := devstack.Start(ctx, so)
 	if err != nil {
 		report.Report(err)
 		return iostreams.Failed(err)
 	}
+	defer st.Close()
+	switch {
+	case st.Services != nil:
+		fmt.Fprintf(o.IO.ErrOut, "%s\n", strings.Join(st.Services.Describe(st.Config), "\n"))
+	case execute != nil:
+		fmt.Fprintf(o.IO.ErrOut, "%s\n", workers.DescribeExecutor(execute.Executor))
+	}
 	fmt.Fprintf(o.IO.ErrOut, "worker for the %s queue (%s) on %s, pid %d\n", o.Queue, workers.Queues[o.Queue], o.Conn.Address, os.Getpid())
-	err = workers.Run(ctx, c, set)
-	report.Report(err)
-	return err
-}
-
-// barrier returns the test hook for dir, or nil.
-func barrier(dir string) func(string) {
-	if dir == "" {
-		return nil
-	}
-	return func(point string) {
-		name := strings.ReplaceAll(point, ":", "_")
-		_ = os.WriteFile(filepath.Join(dir, name+".reached"), []byte(fmt.Sprint(os.Getpid())), 0o644)
-		for {
-			if _, err := os.Stat(filepath.Join(dir, name+".release")); err == nil {
-				return
-			}
-			time.Sleep(20 * time.Millisecond) // waiting for a file the test writes
-		}
-	}
+	<-ctx.Done()
+	return nil
 }

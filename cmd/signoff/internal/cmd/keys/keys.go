@@ -20,8 +20,8 @@ type Options struct {
 }
 
 // NewCmdKeys builds `signoff keys`.
-func NewCmdKeys(io *iostreams.IO, runF func(*Options) error) *cobra.Command {
-	o := &Options{IO: io}
+func NewCmdKeys(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
+	o := &Options{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "keys",
 		Short: "Print the fingerprints of this deployment's verifier and control public keys",
@@ -32,13 +32,13 @@ func NewCmdKeys(io *iostreams.IO, runF func(*Options) error) *cobra.Command {
 			"README carry the same fingerprints. Exits 1 when either key has not been written yet.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.DataDir = f.DataDir
 			if runF != nil {
 				return runF(o)
 			}
 			return Run(o)
 		},
 	}
-	cmd.Flags().StringVar(&o.DataDir, "data-dir", cmdutil.DefaultDataDir(), "Signoff's data dir (its keys/*.pub)")
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print machine-readable output")
 	return cmd
 }

@@ -9,10 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/signoff/signoff/activities/signing"
 	"github.com/signoff/signoff/cmd/signoff/internal/cmd/keys"
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/signing"
 	"github.com/signoff/signoff/workers"
 )
 

@@ -21,9 +21,9 @@ type Options struct {
 }
 
 // NewCmdPayment groups the payment commands.
-func NewCmdPayment(io *iostreams.IO) *cobra.Command {
+func NewCmdPayment(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{Use: "payment", Short: "The local Stripe test double's checkout (test mode: no money moves)"}
-	o := &Options{IO: io}
+	o := &Options{IO: f.IO}
 	auth := &cobra.Command{
 		Use:   "authorize ID",
 		Short: "Complete a contract's checkout on the local Stripe test double: authorize (not capture) its price with a test card",
@@ -32,6 +32,7 @@ func NewCmdPayment(io *iostreams.IO) *cobra.Command {
 			"double's signed webhook (or its own poll). A checkout on real Stripe is paid in a browser.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.DataDir = f.DataDir
 			o.ID = args[0]
 			c, err := o.Conn.Dial(cmd.Context())
 			if err != nil {
@@ -54,7 +55,6 @@ func NewCmdPayment(io *iostreams.IO) *cobra.Command {
 		},
 	}
 	o.Conn.AddFlags(auth, "127.0.0.1:7233")
-	auth.Flags().StringVar(&o.DataDir, "data-dir", cmdutil.DefaultDataDir(), "Signoff data dir")
 	cmd.AddCommand(auth)
 	return cmd
 }

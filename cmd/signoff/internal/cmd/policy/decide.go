@@ -13,7 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/signoff/signoff/cmd/signoff/internal/cmd/contract"
+	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/policy"
@@ -33,15 +33,15 @@ type DecideOptions struct {
 }
 
 // NewCmdPolicy groups the policy commands.
-func NewCmdPolicy(io *iostreams.IO) *cobra.Command {
+func NewCmdPolicy(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{Use: "policy", Short: "The deterministic verdict policy"}
-	cmd.AddCommand(NewCmdDecide(io, nil))
+	cmd.AddCommand(NewCmdDecide(f, nil))
 	return cmd
 }
 
 // NewCmdDecide builds `policy decide`.
-func NewCmdDecide(io *iostreams.IO, runF func(*DecideOptions) error) *cobra.Command {
-	opts := &DecideOptions{IO: io}
+func NewCmdDecide(f *cmdutil.Factory, runF func(*DecideOptions) error) *cobra.Command {
+	opts := &DecideOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "decide --contract FILE --evidence FILE --pubkey KEY --sha SHA",
 		Short: "Decide satisfied / not_satisfied / verification_error from signed evidence",
@@ -57,15 +57,15 @@ func NewCmdDecide(io *iostreams.IO, runF func(*DecideOptions) error) *cobra.Comm
 			return RunDecide(opts)
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&opts.ContractFile, "contract", "", "the approved contract (JSON)")
-	f.StringVar(&opts.EvidenceFile, "evidence", "", "the verifier's evidence.json")
-	f.StringVar(&opts.PubKey, "pubkey", "", "the verifier's ed25519 public key: base64, hex, or @FILE")
-	f.StringVar(&opts.SHA, "sha", "", "the implementation commit SHA the preview must run")
-	f.StringVar(&opts.ApprovedHash, "approved-hash", "", "the hash the user approved (default: the contract's own hash)")
-	f.BoolVar(&opts.BuildFailed, "build-failed", false, "the implementation build failed")
-	f.BoolVar(&opts.ExitStatus, "exit-status", false, "exit 1 unless the verdict is satisfied")
-	f.BoolVar(&opts.JSON, "json", false, "print machine-readable output")
+	fs := cmd.Flags()
+	fs.StringVar(&opts.ContractFile, "contract", "", "the approved contract (JSON)")
+	fs.StringVar(&opts.EvidenceFile, "evidence", "", "the verifier's evidence.json")
+	fs.StringVar(&opts.PubKey, "pubkey", "", "the verifier's ed25519 public key: base64, hex, or @FILE")
+	fs.StringVar(&opts.SHA, "sha", "", "the implementation commit SHA the preview must run")
+	fs.StringVar(&opts.ApprovedHash, "approved-hash", "", "the hash the user approved (default: the contract's own hash)")
+	fs.BoolVar(&opts.BuildFailed, "build-failed", false, "the implementation build failed")
+	fs.BoolVar(&opts.ExitStatus, "exit-status", false, "exit 1 unless the verdict is satisfied")
+	fs.BoolVar(&opts.JSON, "json", false, "print machine-readable output")
 	for _, name := range []string{"contract", "evidence", "pubkey", "sha"} {
 		_ = cmd.MarkFlagRequired(name)
 	}
@@ -92,7 +92,7 @@ func ParsePublicKey(s string) (ed25519.PublicKey, error) {
 
 // RunDecide loads the inputs and prints the decision.
 func RunDecide(opts *DecideOptions) error {
-	c, err := contract.LoadFile(opts.IO, opts.ContractFile, opts.JSON, contracts.LoadOptions{AllowMoreCriteria: true})
+	c, err := cmdutil.LoadFile(opts.IO, opts.ContractFile, opts.JSON, contracts.LoadOptions{AllowMoreCriteria: true})
 	if err != nil {
 		return err
 	}

@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/signoff/signoff/activities/proofstore"
-	"github.com/signoff/signoff/activities/proofstore/prooftest"
 	"github.com/signoff/signoff/cmd/signoff/internal/cmd/proof"
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
 	"github.com/signoff/signoff/contracts/contractstest"
+	"github.com/signoff/signoff/internal/proofstore"
+	"github.com/signoff/signoff/internal/proofstore/prooftest"
 )
 
 // proof verify on a folder whose evidence.json is a 600 KB nesting bomb: exit 1 with the

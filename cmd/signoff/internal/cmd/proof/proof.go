@@ -13,17 +13,17 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/signoff/signoff/activities/index"
-	"github.com/signoff/signoff/activities/signing"
-	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
+	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
+	"github.com/signoff/signoff/internal/index"
+	"github.com/signoff/signoff/internal/signing"
 	"github.com/signoff/signoff/web/proofpage"
 	"github.com/signoff/signoff/workers"
 )
 
 // NewCmdProof groups the proof commands.
-func NewCmdProof(io *iostreams.IO) *cobra.Command {
+func NewCmdProof(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{Use: "proof", Short: "Verify, render and serve proof bundles"}
-	cmd.AddCommand(NewCmdVerify(io, nil), NewCmdRender(io, nil), NewCmdServe(io, nil))
+	cmd.AddCommand(NewCmdVerify(f, nil), NewCmdRender(f, nil), NewCmdServe(f, nil))
 	return cmd
 }
 

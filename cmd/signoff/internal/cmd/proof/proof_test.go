@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -13,11 +12,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/signoff/signoff/activities/proofstore"
-	"github.com/signoff/signoff/activities/proofstore/prooftest"
-	"github.com/signoff/signoff/activities/signing"
 	"github.com/signoff/signoff/cmd/signoff/internal/cmd/proof"
+	"github.com/signoff/signoff/cmd/signoff/internal/cmd/root"
+	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
+	"github.com/signoff/signoff/internal/proofstore"
+	"github.com/signoff/signoff/internal/proofstore/prooftest"
+	"github.com/signoff/signoff/internal/signing"
 	"github.com/signoff/signoff/workers"
 )
 
@@ -62,31 +63,18 @@ func writeKeys(t *testing.T, dataDir string, verifier, control ed25519.PublicKey
 	}
 }
 
-// run executes the proof command tree with args, as main would.
+// run executes `signoff proof ARGS...` through the root command and the one exit-code
+// mapping, as main does.
 func run(t *testing.T, args ...string) (string, int) {
 	t.Helper()
 	ios, out, errOut := iostreams.Test()
-	cmd := proof.NewCmdProof(ios)
-	cmd.SetArgs(args)
+	f := cmdutil.New(ios)
+	cmd := root.NewCmdRoot(f)
+	cmd.SetArgs(append([]string{"proof"}, args...))
 	cmd.SetOut(io.Discard)
 	cmd.SetErr(io.Discard)
-	cmd.SilenceUsage, cmd.SilenceErrors = true, true
-	err := cmd.Execute()
-	code := iostreams.ExitCode(err)
-	if err != nil && code == iostreams.ExitFailure && !strings.Contains(err.Error(), "exit") {
-		// cobra's own usage errors are bad input in main; mirror that here.
-		for _, u := range []string{"unknown flag", "accepts ", "required flag"} {
-			if strings.Contains(err.Error(), u) {
-				code = iostreams.ExitBadInput
-			}
-		}
-	}
-	msg := ""
-	var ee *iostreams.ExitError
-	if err != nil && !(errors.As(err, &ee) && ee.Silent) {
-		msg = err.Error()
-	}
-	return out.String() + errOut.String() + msg, code
+	code := cmdutil.Execute(cmd, ios)
+	return out.String() + errOut.String(), code
 }
 
 func TestVerifyCommand(t *testing.T) {

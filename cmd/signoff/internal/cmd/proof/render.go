@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
 	"github.com/signoff/signoff/web/proofpage"
 )
@@ -22,8 +23,8 @@ type RenderOptions struct {
 }
 
 // NewCmdRender builds `proof render PROOF_DIR --out SITE_DIR`.
-func NewCmdRender(io *iostreams.IO, runF func(*RenderOptions) error) *cobra.Command {
-	o := &RenderOptions{IO: io}
+func NewCmdRender(f *cmdutil.Factory, runF func(*RenderOptions) error) *cobra.Command {
+	o := &RenderOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "render PROOF_DIR --out SITE_DIR",
 		Short: "Write proof pages as a static site (raw trace links)",
@@ -37,6 +38,7 @@ func NewCmdRender(io *iostreams.IO, runF func(*RenderOptions) error) *cobra.Comm
 			"given (the site is written either way); 2 on bad input.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.DataDir = f.DataDir
 			o.Dir = args[0]
 			if runF != nil {
 				return runF(o)

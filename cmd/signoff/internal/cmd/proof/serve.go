@@ -14,9 +14,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/signoff/signoff/activities/verify"
+	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
 	"github.com/signoff/signoff/internal/hostcheck"
+	"github.com/signoff/signoff/internal/verify"
 	"github.com/signoff/signoff/web/proofpage"
 )
 
@@ -43,8 +44,8 @@ type ServeInfo struct {
 }
 
 // NewCmdServe builds `proof serve PROOF_DIR`.
-func NewCmdServe(io *iostreams.IO, runF func(context.Context, *ServeOptions) error) *cobra.Command {
-	o := &ServeOptions{IO: io}
+func NewCmdServe(f *cmdutil.Factory, runF func(context.Context, *ServeOptions) error) *cobra.Command {
+	o := &ServeOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "serve PROOF_DIR [--addr 127.0.0.1:0]",
 		Short: "Serve proof pages and the Playwright trace viewer on loopback",
@@ -55,6 +56,7 @@ func NewCmdServe(io *iostreams.IO, runF func(context.Context, *ServeOptions) err
 			"Without usable keys the pages are still served, each headed \"unverified\" and saying why.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.DataDir = f.DataDir
 			o.Dir = args[0]
 			if runF != nil {
 				return runF(cmd.Context(), o)
@@ -66,7 +68,7 @@ func NewCmdServe(io *iostreams.IO, runF func(context.Context, *ServeOptions) err
 	}
 	o.addFlags(cmd)
 	cmd.Flags().StringVar(&o.Addr, "addr", "127.0.0.1:0", "loopback address to listen on (port 0 picks a free one)")
-	cmd.Flags().StringVar(&o.DriverDir, "driver-dir", "", "the Playwright driver folder holding the trace viewer (default: the verifier's, see `go tool task browser:setup`)")
+	cmd.Flags().StringVar(&o.DriverDir, "driver-dir", "", "the Playwright driver folder holding the trace viewer (default: the verifier's, see 'go tool task browser:setup')")
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the URL and pages as JSON once serving")
 	return cmd
 }

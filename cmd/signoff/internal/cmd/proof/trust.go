@@ -11,10 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/signoff/signoff/activities/proofstore"
-	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/proofstore"
 	"github.com/signoff/signoff/workers"
 )
 
@@ -31,13 +30,12 @@ type Keys struct {
 }
 
 func (k *Keys) addFlags(cmd *cobra.Command) {
-	f := cmd.Flags()
-	f.StringVar(&k.DataDir, "data-dir", cmdutil.DefaultDataDir(), "the deployment's data dir: its keys/*.pub are used when no other keys are named, unless it holds, sits beside or is inside the proof (or is relative to a working directory that holds the proof)")
-	f.StringVar(&k.KeysDir, "keys", "", "a folder holding verifier.key.pub and control.key.pub (or a data dir with them in keys/); refused only when inside the proof folder")
-	f.StringVar(&k.VerifierKey, "verifier-key", "", "the verifier's public key: a PEM file, or base64/hex in a file")
-	f.StringVar(&k.ControlKey, "control-key", "", "the control worker's public key, as --verifier-key")
-	f.StringVar(&k.VerifierFingerprint, "verifier-fingerprint", "", "sha256:<hex> of the verifier's raw public key (see `signoff keys`); the key used must match it")
-	f.StringVar(&k.ControlFingerprint, "control-fingerprint", "", "sha256:<hex> of the control worker's raw public key; the key used must match it")
+	fs := cmd.Flags()
+	fs.StringVar(&k.KeysDir, "keys", "", "a folder holding verifier.key.pub and control.key.pub (or a data dir with them in keys/); refused only when inside the proof folder")
+	fs.StringVar(&k.VerifierKey, "verifier-key", "", "the verifier's public key: a PEM file, or base64/hex in a file")
+	fs.StringVar(&k.ControlKey, "control-key", "", "the control worker's public key, as --verifier-key")
+	fs.StringVar(&k.VerifierFingerprint, "verifier-fingerprint", "", "sha256:<hex> of the verifier's raw public key (see 'signoff keys'); the key used must match it")
+	fs.StringVar(&k.ControlFingerprint, "control-fingerprint", "", "sha256:<hex> of the control worker's raw public key; the key used must match it")
 }
 
 // TrustedKeys are the keys a proof was checked with: where they came from and their

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/signoff/signoff/activities/proofstore/prooftest"
 	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/proofstore/prooftest"
 	"github.com/signoff/signoff/workers"
 )
 

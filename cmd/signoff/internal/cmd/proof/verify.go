@@ -8,8 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/signoff/signoff/activities/proofstore"
+	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
+	"github.com/signoff/signoff/internal/proofstore"
 	"github.com/signoff/signoff/web/proofpage"
 )
 
@@ -31,8 +32,8 @@ type VerifyResult struct {
 }
 
 // NewCmdVerify builds `proof verify DIR`.
-func NewCmdVerify(io *iostreams.IO, runF func(*VerifyOptions) error) *cobra.Command {
-	o := &VerifyOptions{IO: io}
+func NewCmdVerify(f *cmdutil.Factory, runF func(*VerifyOptions) error) *cobra.Command {
+	o := &VerifyOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "verify DIR",
 		Short: "Re-check a proof offline: digests, both signatures, the hash chain and the verdict",
@@ -47,6 +48,7 @@ func NewCmdVerify(io *iostreams.IO, runF func(*VerifyOptions) error) *cobra.Comm
 			"proof (naming them and their fingerprints), 2 on bad input (no keys at all, a bad key file).",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.DataDir = f.DataDir
 			o.Dir = args[0]
 			if runF != nil {
 				return runF(o)

@@ -11,10 +11,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/signoff/signoff/activities"
-	"github.com/signoff/signoff/cmd/signoff/internal/cmd/contract"
 	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
 	"github.com/signoff/signoff/cmd/signoff/internal/progress"
+	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/fixtures/runs"
 	"github.com/signoff/signoff/temporal"
 	"github.com/signoff/signoff/web"
@@ -38,33 +38,40 @@ type Options struct {
 }
 
 // NewCmdReplay builds `replay RUN...`.
-func NewCmdReplay(io *iostreams.IO, runF func(*Options) error) *cobra.Command {
-	o := &Options{IO: io}
+func NewCmdReplay(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
+	o := &Options{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "replay RUN [RUN...]",
 		Short: "Re-run prepared runs (W1-W5, G1, P1, P2) for real and check their verdicts",
 		Long: "Runs each prepared contract through the real workflow on the embedded Temporal server (or\n" +
-			"--temporal-address): the prepared executor's patches, a real build, a real Chromium, the policy,\n" +
+			"--temporal-address), in a fresh data dir under <data-dir>/replays unless --data-dir is given:\n" +
+			"the prepared executor's patches, a real build, a real Chromium, the policy,\n" +
 			"the local Stripe test double (test mode, no money moves). Prints live progress, the verdict per attempt, the\n" +
 			"payment state and the proof directory, and exits 1 when the outcome differs from run.json.",
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Runs = args
+			// A replay gets a fresh data dir of its own under the data dir's replays/, unless
+			// --data-dir names one.
+			if cmd.Flags().Changed("data-dir") {
+				o.DataDir = f.DataDir
+			} else {
+				o.DataDir = filepath.Join(f.DataDir, "replays", time.Now().UTC().Format("20060102-150405"))
+			}
 			if runF != nil {
 				return runF(o)
 			}
 			return Run(cmd.Context(), o)
 		},
 	}
-	f := cmd.Flags()
+	fs := cmd.Flags()
 	o.Conn.AddFlags(cmd, "")
-	f.StringVar(&o.RunsDir, "runs-dir", filepath.Join("fixtures", "runs"), "folder of prepared runs")
-	f.StringVar(&o.DataDir, "data-dir", "", "data dir (default: a new folder under .signoff/replays)")
-	f.StringVar(&o.ProofDir, "proof-dir", "", "write proofs here instead of the data dir")
-	f.StringVar(&o.Preview, "preview", workers.PreviewNext, "preview kind: next (build and start the app) or static")
-	f.StringVar(&o.SharedDeps, "shared-deps", filepath.Join(".cache", "finance-deps"), "installed node_modules to hardlink from")
-	f.StringVar(&o.RunAs, "run-as", "", "user the app runs as (default signoff-preview; - for this user)")
-	f.BoolVar(&o.JSON, "json", false, "JSON lines for progress and a JSON summary")
+	fs.StringVar(&o.RunsDir, "runs-dir", filepath.Join("fixtures", "runs"), "folder of prepared runs")
+	fs.StringVar(&o.ProofDir, "proof-dir", "", "write proofs here instead of the data dir")
+	fs.StringVar(&o.Preview, "preview", workers.PreviewNext, "preview kind: next (build and start the app) or static")
+	fs.StringVar(&o.SharedDeps, "shared-deps", filepath.Join(".cache", "finance-deps"), "installed node_modules to hardlink from")
+	fs.StringVar(&o.RunAs, "run-as", "", "user the app runs as (default signoff-preview; - for this user)")
+	fs.BoolVar(&o.JSON, "json", false, "JSON lines for progress and a JSON summary")
 	return cmd
 }
 
@@ -95,13 +102,13 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return iostreams.BadInput(err)
 	}
-	faults := &activities.FaultPlan{}
+	faults := &runs.FaultPlan{}
 	st, err := devstack.Start(ctx, devstack.Options{
 		DataDir: dataDir, Dial: o.Conn.DialConfig(), ProofDir: o.ProofDir, TemporalPort: temporal.AnyPort,
 		RunsDir: runsDir, Allow: []string{"signoff-fixtures/*"}, Control: true, Execute: true, Verify: true,
 		BuildExecute: func(cfg workers.Config) (*activities.Execute, error) {
 			return workers.NewExecute(cfg, workers.ExecuteOptions{Executor: workers.NewPreparedExecutor(cfg),
-				Preview: o.Preview, SharedDeps: shared, RunAs: o.RunAs, Faults: faults})
+				Preview: o.Preview, SharedDeps: shared, RunAs: o.RunAs, WrapPreviews: faults.Decorator()})
 		},
 		BuildVerify: func(cfg workers.Config) (*activities.Verify, func(), error) { return workers.NewVerify(cfg, nil) },
 		Log:         nil,
@@ -112,7 +119,7 @@ func Run(ctx context.Context, o *Options) error {
 		return iostreams.Failed(err)
 	}
 	defer st.Close()
-	trust, err := contract.Trust(dataDir)
+	trust, err := workers.ReadTrust(dataDir)
 	if err != nil {
 		return iostreams.Failed(err)
 	}
@@ -180,8 +187,8 @@ func printSummary(io *iostreams.IO, r *runs.Run, st workflows.Status, mismatches
 	}
 	io.Printf("   payment: %s%s; final state: %s\n", st.Payment.State, label, st.State)
 	for _, e := range st.Timeline {
-		if e.Type == "merge_eligibility_revoked" {
-			io.Printf("   merge eligibility revoked: %s (head %s, verified %s)\n", e.Data["why"], short(e.Data["head"]), short(e.Data["verified"]))
+		if e.Type == contracts.EventMergeEligibilityRevoked {
+			io.Printf("   merge eligibility revoked: %s (head %s, verified %s)\n", e.Data[contracts.DataWhy], contracts.ShortSHA(e.Data[contracts.DataHead]), contracts.ShortSHA(e.Data[contracts.DataVerified]))
 		}
 	}
 	if len(mismatches) == 0 {
@@ -192,11 +199,4 @@ func printSummary(io *iostreams.IO, r *runs.Run, st workflows.Status, mismatches
 	for _, m := range mismatches {
 		fmt.Fprintf(io.ErrOut, "     - %s\n", m)
 	}
-}
-
-func short(sha string) string {
-	if len(sha) > 12 {
-		return sha[:12]
-	}
-	return sha
 }

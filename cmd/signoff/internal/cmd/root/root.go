@@ -12,11 +12,12 @@ import (
 	"github.com/signoff/signoff/cmd/signoff/internal/cmd/policy"
 	"github.com/signoff/signoff/cmd/signoff/internal/cmd/proof"
 	"github.com/signoff/signoff/cmd/signoff/internal/cmd/replay"
-	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
+	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
 )
 
-// NewCmdRoot returns the top-level command.
-func NewCmdRoot(io *iostreams.IO) *cobra.Command {
+// NewCmdRoot returns the top-level command. Every command is built from f, and --data-dir is
+// declared once, here, for all of them.
+func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "signoff",
 		Short: "Delegated software work, called done only when independent browser evidence says so",
@@ -26,10 +27,11 @@ func NewCmdRoot(io *iostreams.IO) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	cmd.SetOut(io.Out)
-	cmd.SetErr(io.ErrOut)
-	cmd.AddCommand(chat.NewCmdChat(io, nil))
-	cmd.AddCommand(contract.NewCmdContract(io), policy.NewCmdPolicy(io), dev.NewCmdDev(io, nil), dev.NewCmdWorker(io, nil),
-		payment.NewCmdPayment(io), replay.NewCmdReplay(io, nil), proof.NewCmdProof(io), keys.NewCmdKeys(io, nil))
+	cmd.SetOut(f.IO.Out)
+	cmd.SetErr(f.IO.ErrOut)
+	cmd.PersistentFlags().StringVar(&f.DataDir, "data-dir", f.DataDir, "Signoff data dir: keys, index, proofs, previews, clones (default $"+cmdutil.EnvDataDir+" or .signoff)")
+	cmd.AddCommand(chat.NewCmdChat(f, nil))
+	cmd.AddCommand(contract.NewCmdContract(f), policy.NewCmdPolicy(f), dev.NewCmdDev(f, nil), dev.NewCmdWorker(f, nil),
+		payment.NewCmdPayment(f), replay.NewCmdReplay(f, nil), proof.NewCmdProof(f), keys.NewCmdKeys(f, nil))
 	return cmd
 }

@@ -1,0 +1,246 @@
+package authoring
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/signoff/signoff/authoring/criteria"
+	"github.com/signoff/signoff/authoring/pricing"
+	"github.com/signoff/signoff/authoring/refusal"
+	"github.com/signoff/signoff/authoring/survey"
+	"github.com/signoff/signoff/contracts"
+)
+
+// Author drafts a contract from a request: admission, a read-only survey of the base commit,
+// criteria from the generator, validation, a quote, and the discrimination run on the base.
+type Author struct {
+	// Admission is applied before anything of the repository is read. Required.
+	Admission *Admission
+	// Generator proposes criteria; nil is Rules.
+	Generator criteria.Generator
+	// Checker runs the criteria on the base commit; nil skips the discrimination check (the
+	// result says so, and the contract is offered unchecked).
+	Checker BaseChecker
+	// Verifier is the verifier the contract is frozen against (verify.Ref()). Required.
+	Verifier contracts.VerifierRef
+	// Pricing prices the scope; nil is pricing.Default.
+	Pricing *pricing.Pricing
+	// CloneDir receives bare clones of remote repositories.
+	CloneDir string
+	// ReadToken, when set, reads private https repositories: a read-only token (a GitHub
+	// fine-grained token with Contents: read) sent to the repository's host only.
+	ReadToken string
+	// Now is the clock; nil is time.Now.
+	Now func() time.Time
+	// Nonce makes each quote's contract id its own; nil draws 8 random hex digits. Asking
+	// twice for the same goal at the same base gives two contracts, never one id that two
+	// workflows (or two proof folders) would share.
+	Nonce func() string
+}
+
+// Request is one ask for a contract.
+type Request struct {
+	Requester string
+	Source    *survey.Source
+	Goal      string
+	// Routes restrict the contract to these pages or endpoints (optional).
+	Routes []string
+	// Budget, in minor units of the quote's currency, caps the price (0: none).
+	Budget int64
+}
+
+// Result is a drafted contract and everything that went into it. On refusal it holds what
+// was learnt before the refusal (the survey, say), so the caller can show it.
+type Result struct {
+	Source   *survey.Source      `json:"source"`
+	Survey   *survey.Survey      `json:"survey,omitempty"`
+	Draft    *criteria.Draft     `json:"draft,omitempty"`
+	Contract *contracts.Contract `json:"contract,omitempty"`
+	// TermsID is the id of the terms alone (repository, base, goal, routes): the same for
+	// every quote of them. Contract.ContractID is this quote's own.
+	TermsID        string          `json:"terms_id,omitempty"`
+	Hash           string          `json:"contract_hash,omitempty"`
+	Quote          *pricing.Quote  `json:"quote,omitempty"`
+	Discrimination *Discrimination `json:"discrimination,omitempty"`
+	// Offered is true when the contract may be shown for approval.
+	Offered bool `json:"offered"`
+}
+
+var (
+	hexDigestRe = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	routeArgRe  = regexp.MustCompile(`^/[A-Za-z0-9._~!$&'()*+,;=:@%/?-]*$`)
+)
+
+// Draft runs the whole authoring flow. Refusals are typed errors (refusal.Error,
+// AdmissionError, pricing.BudgetError, DiscriminationError, refusal.InputError); anything
+// else is a failure to run (git, build, browser).
+func (a *Author) Draft(ctx context.Context, req Request) (*Result, error) {
+	res := &Result{Source: req.Source}
+	goal := strings.TrimSpace(req.Goal)
+	switch {
+	case req.Source == nil:
+		return res, &refusal.InputError{Field: "repo", Reason: "missing"}
+	case len(goal) < 3:
+		return res, &refusal.InputError{Field: "goal", Reason: "say what should change (at least a few words)"}
+	case len(goal) > 2000:
+		return res, &refusal.InputError{Field: "goal", Reason: "at most 2000 characters"}
+	case a.Admission == nil:
+		return res, &refusal.InputError{Field: "admission", Reason: "no admission policy configured"}
+	case !hexDigestRe.MatchString(a.Verifier.Digest) || a.Verifier.Name == "":
+		return res, &refusal.InputError{Field: "verifier", Reason: "the verifier reference (name and digest) is required"}
+	case req.Budget < 0:
+		return res, &refusal.InputError{Field: "budget", Reason: "must not be negative"}
+	}
+	for _, r := range req.Routes {
+		if !routeArgRe.MatchString(r) || strings.Contains(r, "//") || strings.Contains(r, "..") {
+			return res, &refusal.InputError{Field: "route", Reason: fmt.Sprintf("%q is not a path on the app (like /watchlist)", r)}
+		}
+	}
+	if err := a.Admission.Admit(req.Requester, req.Source.Owner, req.Source.Name); err != nil {
+		return res, err
+	}
+	if err := req.Source.Fetch(ctx, a.CloneDir, a.ReadToken); err != nil {
+		return res, err
+	}
+	s, err := survey.Read(ctx, req.Source, survey.Options{Goal: goal})
+	if err != nil {
+		return res, err
+	}
+	res.Survey = s
+	gen := a.Generator
+	if gen == nil {
+		gen = criteria.Rules{}
+	}
+	draft, err := gen.Generate(ctx, criteria.GenerateInput{Goal: goal, Routes: req.Routes, Survey: s})
+	if err != nil {
+		return res, err
+	}
+	res.Draft = draft
+	now := time.Now
+	if a.Now != nil {
+		now = a.Now
+	}
+	prices := pricing.Default()
+	if a.Pricing != nil {
+		prices = *a.Pricing
+	}
+	q := prices.Quote(draft.Scope, now())
+	res.Quote = &q
+	c := draft.Terms(s, contractID(s, goal, req.Routes, draft), goal, a.Verifier, q.Price)
+	nonce := randomNonce
+	if a.Nonce != nil {
+		nonce = a.Nonce
+	}
+	res.TermsID = c.ContractID
+	c.ContractID = quoteID(s, goal, req.Routes, draft, nonce())
+	if err := contracts.Validate(c, contracts.LoadOptions{}); err != nil {
+		return res, fmt.Errorf("generated contract is invalid (a generator defect): %w", err)
+	}
+	hash, err := contracts.Hash(c)
+	if err != nil {
+		return res, err
+	}
+	res.Contract, res.Hash = &c, hash
+	if err := pricing.CheckBudget(q, req.Budget); err != nil {
+		return res, err
+	}
+	if a.Checker == nil {
+		res.Discrimination = &Discrimination{Skipped: "no base check was run"}
+		res.Offered = true
+		return res, nil
+	}
+	report, err := a.Checker.CheckBase(ctx, c)
+	if err != nil {
+		return res, fmt.Errorf("discrimination check on the base commit: %w", err)
+	}
+	disc, err := Discriminate(draft, report)
+	res.Discrimination = &disc
+	if err != nil {
+		return res, err
+	}
+	if len(disc.Preexisting) > 0 {
+		// The terms change: what the base already fails and the goal does not ask for is
+		// not a condition of payment. The contract is validated and hashed again.
+		c = omitCriteria(c, disc.Preexisting)
+		draft.Notes = append(draft.Notes, disc.PreexistingNotes...)
+		if len(c.Criteria) < contracts.MinCriteria {
+			return res, &DiscriminationError{Code: DiscTooFew, Reason: fmt.Sprintf("leaving out what the base commit already fails (%s) leaves %d criteria, fewer than %d",
+				strings.Join(disc.Preexisting, ", "), len(c.Criteria), contracts.MinCriteria)}
+		}
+		if err := contracts.Validate(c, contracts.LoadOptions{}); err != nil {
+			return res, fmt.Errorf("contract without the pre-existing failures is invalid (a generator defect): %w", err)
+		}
+		if hash, err = contracts.Hash(c); err != nil {
+			return res, err
+		}
+		res.Contract, res.Hash = &c, hash
+	}
+	res.Offered = true
+	return res, nil
+}
+
+// omitCriteria returns c without the criteria named.
+func omitCriteria(c contracts.Contract, ids []string) contracts.Contract {
+	c.Criteria = slices.DeleteFunc(slices.Clone(c.Criteria), func(cr contracts.Criterion) bool { return slices.Contains(ids, cr.ID) })
+	return c
+}
+
+// contractID is the id of the terms alone: the same for the same repository, base, goal and
+// routes. A quote's contract gets quoteID instead.
+func contractID(s *survey.Survey, goal string, routes []string, d *criteria.Draft) string {
+	return quoteID(s, goal, routes, d, "")
+}
+
+// quoteID is one quote's contract id: the scope's word and a digest of the terms and the
+// quote's nonce, so every quote is a contract of its own.
+func quoteID(s *survey.Survey, goal string, routes []string, d *criteria.Draft, nonce string) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s/%s\n%s\n%s\n%s\n", s.Repo.Owner, s.Repo.Name, s.BaseSHA, goal, strings.Join(routes, "\n"))
+	if nonce != "" {
+		fmt.Fprintf(h, "nonce %s\n", nonce)
+	}
+	word := "contract"
+	switch {
+	case len(d.Scope.Pages) > 0:
+		word = criteria.RouteWord(d.Scope.Pages[0])
+	case len(d.Scope.Endpoints) > 0:
+		word = "api-" + criteria.RouteWord(d.Scope.Endpoints[0])
+	}
+	if len(word) > 40 {
+		word = strings.TrimRight(word[:40], "-")
+	}
+	if len(word) < 2 {
+		word = "contract"
+	}
+	return word + "-" + hex.EncodeToString(h.Sum(nil))[:10]
+}
+
+func randomNonce() string {
+	b := make([]byte, 4)
+	if _, err := rand.Read(b); err != nil {
+		panic("authoring: no randomness for a contract id: " + err.Error())
+	}
+	return hex.EncodeToString(b)
+}
+
+// ExitClass sorts an authoring error for a command line: "input" (exit 2: the request as
+// given will not become a contract), "failed" (exit 1: the flow could not run, or the
+// contract is vacuous).
+func ExitClass(err error) string {
+	var d *DiscriminationError
+	if errors.As(err, &d) {
+		return "failed"
+	}
+	if IsRefusal(err) {
+		return "input"
+	}
+	return "failed"
+}

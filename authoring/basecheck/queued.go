@@ -1,0 +1,169 @@
+package basecheck
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+
+	"github.com/signoff/signoff/authoring"
+	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/localgit"
+	"github.com/signoff/signoff/workflows"
+)
+
+// Queued implements authoring.BaseChecker with DiscriminateWorkflow.
+type Queued struct {
+	Client client.Client
+	// Register, when set, makes the contract's base commit available to the execute queue
+	// before the check starts (a local repository pushed to its bare remote).
+	Register func(ctx context.Context, c contracts.Contract) error
+	// Started, when set, is told the workflow id once the check is running (progress output).
+	Started func(workflowID string)
+	// Key, when set, names the check after its caller (see WithKey) instead of at random.
+	Key string
+}
+
+// WithKey returns a copy of the checker whose check of a contract is named after key: a
+// caller that retries (a quote drafted again after a restart) joins the check it started,
+// running or finished, instead of starting another build and browser run.
+func (q *Queued) WithKey(key string) authoring.BaseChecker {
+	cp := *q
+	cp.Key = key
+	return &cp
+}
+
+var _ authoring.BaseChecker = (*Queued)(nil)
+
+// RegisterFrom is a Checker.Register that pushes the contract's base commit from the git
+// repository at gitDir to the execute queue's bare remote for it.
+func RegisterFrom(remotes localgit.Remotes, gitDir string) func(context.Context, contracts.Contract) error {
+	return func(ctx context.Context, c contracts.Contract) error {
+		_, err := remotes.Register(ctx, c.Repo.Owner, c.Repo.Name, gitDir, c.Repo.BaseCommitSHA)
+		return err
+	}
+}
+
+// BuildFailedError says the base commit did not build: none of its criteria could be run.
+type BuildFailedError struct {
+	SHA  string
+	Step string
+	Log  string
+}
+
+func (e *BuildFailedError) Error() string {
+	msg := fmt.Sprintf("the base commit %s does not build (step %s failed), so its criteria cannot be checked", contracts.ShortSHA(e.SHA), e.Step)
+	if tail := lastLines(e.Log, 5); tail != "" {
+		msg += ":\n" + tail
+	}
+	return msg
+}
+
+// CheckBase runs DiscriminateWorkflow for c and classifies the verifier's evidence with the
+// same semantics the policy judges by.
+func (q *Queued) CheckBase(ctx context.Context, c contracts.Contract) (*authoring.BaseReport, error) {
+	if q.Client == nil {
+		return nil, fmt.Errorf("basecheck: no Temporal client")
+	}
+	start := time.Now()
+	if q.Register != nil {
+		if err := q.Register(ctx, c); err != nil {
+			return nil, fmt.Errorf("make the base commit available to the execute queue: %w", err)
+		}
+	}
+	hash, err := contracts.Hash(c)
+	if err != nil {
+		return nil, err
+	}
+	id := workflowID(c.ContractID)
+	opts := client.StartWorkflowOptions{ID: id, TaskQueue: workflows.ControlQueue}
+	if q.Key != "" {
+		id = keyedWorkflowID(c.ContractID, hash, q.Key)
+		opts = client.StartWorkflowOptions{ID: id, TaskQueue: workflows.ControlQueue,
+			WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+			WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING}
+	}
+	run, err := q.Client.ExecuteWorkflow(ctx, opts, workflows.DiscriminateWorkflowName, workflows.DiscriminateInput{Contract: c, ContractHash: hash})
+	var done *serviceerror.WorkflowExecutionAlreadyStarted
+	switch {
+	case q.Key != "" && errors.As(err, &done):
+		run = q.Client.GetWorkflow(ctx, id, "") // finished before: its result stands
+	case err != nil:
+		return nil, fmt.Errorf("start the base check: %w", err)
+	}
+	if q.Started != nil {
+		q.Started(id)
+	}
+	var res workflows.DiscriminateResult
+	if err := run.Get(ctx, &res); err != nil {
+		return nil, fmt.Errorf("base check %s: %w", id, err)
+	}
+	var buildMS int64
+	for _, s := range res.Build.Steps {
+		buildMS += s.DurationMS
+	}
+	if !res.Build.Passed {
+		e := &BuildFailedError{SHA: c.Repo.BaseCommitSHA}
+		if n := len(res.Build.Steps); n > 0 {
+			e.Step, e.Log = res.Build.Steps[n-1].Name, res.Build.Steps[n-1].Log
+		}
+		return nil, e
+	}
+	rep := authoring.Classify(c, res.Verify.Evidence, c.Repo.BaseCommitSHA)
+	rep.BuildMS = buildMS
+	rep.DurationMS = time.Since(start).Milliseconds()
+	rep.Where, rep.ProofDir = authoring.WhereQueues, res.Verify.ProofDir
+	rep.Notes = append(rep.Notes, "checked on the execute and verify queues (workflow "+id+")")
+	return rep, nil
+}
+
+// Ready says why the cluster cannot run a base check now: a queue no worker polls would
+// leave the check waiting forever, so callers ask first and choose another way or stop.
+func Ready(ctx context.Context, cl client.Client) error {
+	for _, q := range []struct {
+		name string
+		typ  enumspb.TaskQueueType
+	}{
+		{workflows.ControlQueue, enumspb.TASK_QUEUE_TYPE_WORKFLOW},
+		{workflows.ExecuteQueue, enumspb.TASK_QUEUE_TYPE_ACTIVITY},
+		{workflows.VerifyQueue, enumspb.TASK_QUEUE_TYPE_ACTIVITY},
+	} {
+		resp, err := cl.DescribeTaskQueue(ctx, q.name, q.typ)
+		if err != nil {
+			return fmt.Errorf("describe task queue %s: %w", q.name, err)
+		}
+		if len(resp.GetPollers()) == 0 {
+			return fmt.Errorf("no worker polls the %s queue", q.name)
+		}
+	}
+	return nil
+}
+
+// workflowID names one base check; checks of the same contract never collide.
+func workflowID(contractID string) string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return "discriminate-" + contractID + "-" + hex.EncodeToString(b)
+}
+
+// keyedWorkflowID names the check of one contract (by hash) for one caller key.
+func keyedWorkflowID(contractID, hash, key string) string {
+	sum := sha256.Sum256([]byte(key + "|" + hash))
+	return "discriminate-" + contractID + "-" + hex.EncodeToString(sum[:6])
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.TrimSpace(strings.Join(lines, "\n"))
+}

@@ -1,0 +1,9 @@
+package criteria
+
+import (
+	"testing"
+
+	"github.com/signoff/signoff/authoring/internal/authoringtest"
+)
+
+func TestMain(m *testing.M) { authoringtest.Main(m) }

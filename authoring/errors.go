@@ -1,0 +1,54 @@
+package authoring
+
+import (
+	"errors"
+	"time"
+
+	"github.com/signoff/signoff/authoring/pricing"
+	"github.com/signoff/signoff/authoring/refusal"
+)
+
+// Admission refusal codes.
+const (
+	AdmitNotAllowed  = "not_allowed"
+	AdmitRateLimited = "rate_limited"
+)
+
+// AdmissionError refuses a request before anything of the repository is read.
+type AdmissionError struct {
+	Code       string        `json:"code"`
+	Repo       string        `json:"repo"`
+	Requester  string        `json:"requester,omitempty"`
+	RetryAfter time.Duration `json:"retry_after_ns,omitempty"`
+	Reason     string        `json:"reason"`
+}
+
+func (e *AdmissionError) Error() string { return "not admitted: " + e.Reason }
+
+// Discrimination failure codes.
+const (
+	DiscVacuous      = "vacuous"      // the base commit already satisfies every criterion
+	DiscInconclusive = "inconclusive" // no criterion could be shown to fail on the base
+	DiscTooFew       = "too_few"      // left without pre-existing failures, too few criteria remain
+)
+
+// DiscriminationError means the contract is not offered: it cannot tell a change from no change.
+type DiscriminationError struct {
+	Code   string `json:"code"`
+	Reason string `json:"reason"`
+}
+
+func (e *DiscriminationError) Error() string {
+	return "contract not offered (" + e.Code + "): " + e.Reason
+}
+
+// IsRefusal reports whether err means "this request will not become a contract as asked"
+// (refused goal, admission, budget, vacuous) rather than a failure to run.
+func IsRefusal(err error) bool {
+	var r *refusal.Error
+	var a *AdmissionError
+	var b *pricing.BudgetError
+	var d *DiscriminationError
+	var i *refusal.InputError
+	return errors.As(err, &r) || errors.As(err, &a) || errors.As(err, &b) || errors.As(err, &d) || errors.As(err, &i)
+}

@@ -1,0 +1,8 @@
+export default function Blog() {
+  return (
+    <main>
+      <h1>Workshop notes</h1>
+      <p>Stories from the bench.</p>
+    </main>
+  );
+}

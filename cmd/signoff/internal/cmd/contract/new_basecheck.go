@@ -1,0 +1,32 @@
+// How `contract new` and `contract check` hand their flags to basecheck.Choice, which decides
+// where the base check runs.
+
+package contract
+
+import (
+	"fmt"
+
+	"github.com/signoff/signoff/authoring/basecheck"
+	"github.com/signoff/signoff/authoring/survey"
+	"github.com/signoff/signoff/internal/verify"
+)
+
+// newChoice is the base check of `contract new` in mode: the queues of the server at
+// opts.Conn, or this process.
+func newChoice(opts *NewOptions, mode, dataDir string, src *survey.Source) *basecheck.Choice {
+	return &basecheck.Choice{Mode: basecheck.Mode(mode), Address: opts.Conn.Address, Dial: opts.Conn.Dial,
+		DataDir: dataDir, Source: src, Progress: opts.IO.ErrOut,
+		Local: localChecker(basecheck.LocalOptions{DataDir: dataDir, Source: src, SharedDeps: opts.SharedDeps, RunAs: opts.RunAs, Unsandboxed: opts.Unsandboxed})}
+}
+
+// localChecker builds the checker of this process, naming the way out when the browser
+// setup is missing.
+func localChecker(o basecheck.LocalOptions) func() (*basecheck.Local, error) {
+	return func() (*basecheck.Local, error) {
+		l, err := basecheck.NewLocal(o)
+		if verify.IsSetupError(err) {
+			return nil, fmt.Errorf("%w (or pass --no-check)", err)
+		}
+		return l, err
+	}
+}

@@ -1,0 +1,477 @@
+package e2e_test
+
+// Contract workflows on the real embedded server with real workers, the local Stripe test
+// double (the product's payment services without STRIPE_SECRET_KEY), the prepared executor
+// on real git repositories and a static preview; the verify queue is a scripted activity
+// registered here (it reads the runtime SHA from the preview like the real verifier, and
+// signs evidence with the test verifier key).
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/signoff/signoff/activities"
+	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/fixtures/runs"
+	"github.com/signoff/signoff/internal/signing"
+	"github.com/signoff/signoff/policy/policytest"
+	"github.com/signoff/signoff/temporal/temporaltest"
+	"github.com/signoff/signoff/web"
+	"github.com/signoff/signoff/workers"
+	"github.com/signoff/signoff/workflows"
+)
+
+func repoRoot() string {
+	_, f, _, _ := runtime.Caller(0)
+	return filepath.Dir(filepath.Dir(f))
+}
+
+func testRunsDir() string { return filepath.Join(repoRoot(), "e2e", "testdata", "runs") }
+
+// scriptedVerify stands in for the browser on the verify queue: it asks the preview for its
+// runtime SHA, as the real verifier does, and reports the criteria as passing.
+type scriptedVerify struct {
+	contract contracts.Contract
+	mu       sync.Mutex
+	calls    int
+}
+
+func (s *scriptedVerify) Verify(ctx context.Context, req activities.VerifyRequest) (activities.VerifyResult, error) {
+	s.mu.Lock()
+	s.calls++
+	s.mu.Unlock()
+	runtimeSHA := ""
+	if resp, err := http.Get(req.PreviewURL + "/__verification"); err == nil {
+		var v struct {
+			SHA string `json:"commit_sha"`
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&v)
+		resp.Body.Close()
+		runtimeSHA = v.SHA
+	}
+	ev, err := policytest.Evidence(s.contract, req.ExpectedSHA, policytest.Options{Attempt: req.Attempt, RuntimeSHA: runtimeSHA})
+	if err != nil {
+		return activities.VerifyResult{}, err
+	}
+	if runtimeSHA == "" {
+		ev.RuntimeSHA = ""
+		_ = ev.Sign(policytest.VerifierKey)
+	}
+	return activities.VerifyResult{Evidence: ev, EvidenceDigest: "scripted"}, nil
+}
+
+func testTrust(c contracts.Contract) workflows.Trust {
+	return workflows.Trust{VerifierPublicKey: policytest.VerifierPublicKey(), VerifierDigest: c.Verifier.Digest}
+}
+
+// fastTimeouts let a killed worker's activity be retried within seconds.
+var fastTimeouts = workflows.Timeouts{PaymentPoll: 500 * time.Millisecond, ControlActivity: 5 * time.Second, Heartbeat: 3 * time.Second}
+
+func loadRun(t *testing.T, name string) *runs.Run {
+	t.Helper()
+	r, err := runs.Load(testRunsDir(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestContractOnEmbeddedServer(t *testing.T) {
+	srv := temporaltest.StartServer(t)
+	c := temporaltest.Dial(t, srv)
+	r := loadRun(t, "H1")
+	w := startWiring(t, c, &scriptedVerify{contract: r.Contract}, wiringOptions{})
+	dataDir, local := w.Config.DataDir, w.Local
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	st, mismatches, err := r.Replay(ctx, w.Env(r.Contract))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(mismatches) > 0 {
+		t.Fatalf("mismatches %v; status %+v", mismatches, st)
+	}
+	assertCapturedOnce(t, dataDir, r.Contract.ContractID, r.Contract.Price.Amount)
+	waitLockReleased(t, c, "signoff-fixtures/finance")
+
+	// The bundle is on disk, signed by the control key, beside the contract it judges.
+	dir := st.Attempts[0].ProofDir
+	var b contracts.Bundle
+	readJSON(t, filepath.Join(dir, "bundle.json"), &b)
+	pub, err := signing.LoadPublic(filepath.Join(dataDir, "keys", workers.ControlKeyFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.VerifySignature(pub); err != nil || b.Verdict != contracts.Satisfied {
+		t.Fatalf("bundle: verdict %s signature %v", b.Verdict, err)
+	}
+	if _, err := contracts.VerifyChain(b.Timeline); err != nil {
+		t.Fatal(err)
+	}
+	var cc contracts.Contract
+	readJSON(t, filepath.Join(dir, "contract.json"), &cc)
+	if h, _ := contracts.Hash(cc); h != b.ContractHash {
+		t.Fatalf("contract.json hashes to %s, bundle says %s", h, b.ContractHash)
+	}
+	e, ok, err := local.Index.Get(r.Contract.ContractID)
+	if err != nil || !ok || e.Verdict != contracts.Satisfied || e.ProofDir != dir {
+		t.Fatalf("index entry %+v ok %v err %v", e, ok, err)
+	}
+	// History holds digests and small values, never artifacts: the whole history is small.
+	size := historySize(t, c, workflows.WorkflowID(r.Contract.ContractID))
+	if size > 512*1024 {
+		t.Fatalf("history is %d bytes", size)
+	}
+	recordHistory(t, c, workflows.WorkflowID(r.Contract.ContractID), "h1-satisfied")
+}
+
+func waitLockReleased(t *testing.T, c client.Client, repo string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		d, err := c.DescribeWorkflowExecution(context.Background(), workflows.LockWorkflowID(repo), "")
+		if err == nil && d.WorkflowExecutionInfo.Status == enums.WORKFLOW_EXECUTION_STATUS_COMPLETED {
+			return
+		}
+		time.Sleep(100 * time.Millisecond) // polling the server for a state, with a deadline
+	}
+	t.Fatalf("the lock workflow for %s did not complete: the lock was not released", repo)
+}
+
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+func historySize(t *testing.T, c client.Client, id string) int {
+	t.Helper()
+	n := 0
+	it := c.GetWorkflowHistory(context.Background(), id, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += ev.Size()
+	}
+	return n
+}
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// signoffBinary builds the CLI once per test binary, for the tests that run workers and
+// `signoff dev` as separate processes so they can be SIGKILLed.
+func signoffBinary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "signoff-bin-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "signoff")
+		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/signoff")
+		cmd.Dir = repoRoot()
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+// proc is a signoff subprocess this test started and may SIGKILL by PID.
+type proc struct {
+	t    *testing.T
+	args []string
+	env  []string
+	cmd  *exec.Cmd
+	log  *os.File
+}
+
+func startProc(t *testing.T, logPath string, env []string, args ...string) *proc {
+	t.Helper()
+	p := &proc{t: t, args: args, env: env}
+	p.start()
+	t.Cleanup(func() { p.kill() })
+	_ = logPath
+	return p
+}
+
+func (p *proc) start() {
+	p.t.Helper()
+	p.cmd = exec.Command(signoffBinary(p.t), p.args...)
+	p.cmd.Dir = repoRoot()
+	p.cmd.Env = append(os.Environ(), p.env...)
+	var err error
+	p.log, err = os.CreateTemp(p.t.TempDir(), "proc-*.log")
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
+	if err := p.cmd.Start(); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// kill SIGKILLs the process by its PID and reaps it.
+func (p *proc) kill() {
+	if p.cmd == nil || p.cmd.Process == nil {
+		return
+	}
+	_ = syscall.Kill(p.cmd.Process.Pid, syscall.SIGKILL)
+	_ = p.cmd.Wait()
+	p.cmd = nil
+}
+
+func (p *proc) output() string {
+	if p.log == nil {
+		return ""
+	}
+	b, _ := os.ReadFile(p.log.Name())
+	return string(b)
+}
+
+// waitFile waits for a file to exist, failing after d.
+func waitFile(t *testing.T, path string, d time.Duration, what func() string) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		time.Sleep(20 * time.Millisecond) // waiting for a file another process writes
+	}
+	t.Fatalf("%s did not appear within %s\n%s", filepath.Base(path), d, what())
+}
+
+// TestWorkerKilledAtEachPhase SIGKILLs the worker that is inside a phase, at a barrier the
+// test controls, restarts it, and checks the contract ends the same way with the payment
+// captured exactly once, including a kill inside capture after the provider (the local Stripe
+// test double) applied it and before the activity completed.
+func TestWorkerKilledAtEachPhase(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the signoff binary and runs worker processes")
+	}
+	requireStripeMock(t) // the control worker opens the local Stripe test double
+	points := []struct{ point, queue string }{
+		{"RunExecutor:start", "execute"},
+		{"StartPreview:start", "execute"},
+		{"CapturePayment:applied", "control"},
+	}
+	for _, pt := range points {
+		t.Run(strings.ReplaceAll(pt.point, ":", "_"), func(t *testing.T) {
+			srv := temporaltest.StartServer(t)
+			c := temporaltest.Dial(t, srv)
+			dataDir := t.TempDir()
+			barrier := t.TempDir()
+			r := loadRun(t, "H1")
+			common := []string{"--temporal-address", srv.FrontendAddress(), "--data-dir", dataDir, "--runs-dir", testRunsDir(), "--preview", "static"}
+			env := []string{workers.EnvBarrier + "=" + barrier + ":" + pt.point}
+			procs := map[string]*proc{
+				"control": startProc(t, "", env, append([]string{"worker", "--queue", "control"}, common...)...),
+				"execute": startProc(t, "", env, append([]string{"worker", "--queue", "execute"}, common...)...),
+			}
+			name := strings.ReplaceAll(pt.point, ":", "_")
+
+			sv := &scriptedVerify{contract: r.Contract}
+			stopVerify := temporaltest.StartWorker(t, c, workflows.VerifyQueue, func(reg worker.Registry) {
+				workers.RegisterVerify(reg, &activities.Verify{Verifier: sv})
+			})
+			defer stopVerify()
+
+			cfg := workers.Config{DataDir: dataDir}
+			local := workers.NewLocal(cfg)
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			type result struct {
+				st  workflows.Status
+				mm  []string
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				st, mm, err := r.Replay(ctx, runs.Env{Client: c, Remotes: local.Deliverer.Remotes, DataDir: dataDir, Trust: testTrust(r.Contract),
+					Timeouts: fastTimeouts, Pay: func(ctx context.Context, id string) error {
+						_, err := web.CompleteTestCheckout(ctx, c, id)
+						return err
+					}})
+				done <- result{st, mm, err}
+			}()
+			p := procs[pt.queue]
+			waitFile(t, filepath.Join(barrier, name+".reached"), 90*time.Second, func() string { return p.output() })
+			p.kill()
+			if err := os.WriteFile(filepath.Join(barrier, name+".release"), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			p.start()
+			res := <-done
+			if res.err != nil {
+				t.Fatalf("%v\ncontrol:\n%s\nexecute:\n%s", res.err, procs["control"].output(), procs["execute"].output())
+			}
+			if len(res.mm) > 0 {
+				t.Fatalf("after a kill at %s: %v", pt.point, res.mm)
+			}
+			assertCapturedOnce(t, dataDir, r.Contract.ContractID, r.Contract.Price.Amount)
+			waitLockReleased(t, c, "signoff-fixtures/finance")
+		})
+	}
+}
+
+// recordHistory writes the workflow's history to replays/<name>.json when
+// SIGNOFF_RECORD_HISTORIES is set, and adds it to the checksum manifest. Recorded histories
+// are append-only: an existing file is never replaced.
+func recordHistory(t *testing.T, c client.Client, id, name string) {
+	t.Helper()
+	if os.Getenv("SIGNOFF_RECORD_HISTORIES") == "" {
+		return
+	}
+	var h historypb.History
+	it := c.GetWorkflowHistory(context.Background(), id, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.Events = append(h.Events, ev)
+	}
+	b, err := protojson.MarshalOptions{Indent: "  "}.Marshal(&h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(repoRoot(), "replays")
+	path := filepath.Join(dir, name+".json")
+	if _, err := os.Stat(path); err == nil {
+		t.Logf("replays/%s.json exists; recorded histories are append-only, not replacing it", name)
+		return
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(append(b, '\n'))
+	f, err := os.OpenFile(filepath.Join(dir, "MANIFEST"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "%s  %s.json\n", hex.EncodeToString(sum[:]), name)
+	t.Logf("recorded replays/%s.json", name)
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
+}
+
+// cli runs a signoff command to completion and returns its stdout.
+func cli(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(signoffBinary(t), args...)
+	cmd.Dir = repoRoot()
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("signoff %s: %v\n%s%s", strings.Join(args, " "), err, out.String(), errb.String())
+	}
+	return out.String()
+}
+
+// TestDevRestartResumesFromSQLite drives a contract through `signoff dev` with the CLI,
+// SIGKILLs the whole dev process while the executor is working, starts it again on the same
+// data dir, and sees the contract finish from the history kept in SQLite.
+func TestDevRestartResumesFromSQLite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs signoff dev as a process")
+	}
+	dataDir := t.TempDir()
+	barrier := t.TempDir()
+	port := freePort(t)
+	addr := "127.0.0.1:" + port
+	devArgs := []string{"dev", "--data-dir", dataDir, "--temporal-port", port, "--ui-port", "0", "--loopback", "127.0.0.1:0",
+		"--public", "127.0.0.1:0", "--runs-dir", testRunsDir(), "--preview", "static"}
+	dev := startProc(t, "", []string{workers.EnvBarrier + "=" + barrier + ":RunExecutor:start"}, devArgs...)
+	waitOutput(t, dev, "Ctrl-C stops.", 60*time.Second)
+
+	conn := []string{"--data-dir", dataDir, "--temporal-address", addr}
+	var started struct {
+		Hash string `json:"contract_hash"`
+	}
+	if err := json.Unmarshal([]byte(cli(t, append([]string{"contract", "start", filepath.Join(testRunsDir(), "H1", "contract.json"),
+		"--requester", "alice", "--json"}, conn...)...)), &started); err != nil || len(started.Hash) != 64 {
+		t.Fatalf("start: %v %q", err, started.Hash)
+	}
+	cli(t, append([]string{"contract", "approve", "h1-static-status", started.Hash, "--as", "alice"}, conn...)...)
+	cli(t, append([]string{"payment", "authorize", "h1-static-status"}, conn...)...)
+
+	waitFile(t, filepath.Join(barrier, "RunExecutor_start.reached"), 60*time.Second, dev.output)
+	dev.kill()
+	if err := os.WriteFile(filepath.Join(barrier, "RunExecutor_start.release"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dev.start()
+	waitOutput(t, dev, "Ctrl-C stops.", 60*time.Second)
+
+	cli(t, append([]string{"contract", "watch", "h1-static-status"}, conn...)...)
+	var st workflows.Status
+	if err := json.Unmarshal([]byte(cli(t, append([]string{"contract", "status", "h1-static-status", "--json"}, conn...)...)), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Verdict != contracts.Satisfied || st.Payment.State != activities.PaymentCaptured || st.Executions < 1 {
+		t.Fatalf("after restart: verdict %s payment %s\n%s", st.Verdict, st.Payment.State, dev.output())
+	}
+	list := cli(t, "contract", "list", "--data-dir", dataDir)
+	if !strings.Contains(list, "h1-static-status") || !strings.Contains(list, "satisfied") {
+		t.Fatalf("contract list:\n%s", list)
+	}
+}
+
+func waitOutput(t *testing.T, p *proc, want string, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if strings.Contains(p.output(), want) {
+			return
+		}
+		time.Sleep(50 * time.Millisecond) // waiting for another process's output
+	}
+	t.Fatalf("no %q within %s:\n%s", want, d, p.output())
+}

@@ -1,0 +1,143 @@
+package e2e_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/signoff/signoff/activities"
+	"github.com/signoff/signoff/fixtures/runs"
+	"github.com/signoff/signoff/internal/proofstore"
+	"github.com/signoff/signoff/internal/signing"
+	"github.com/signoff/signoff/temporal"
+	"github.com/signoff/signoff/web"
+	"github.com/signoff/signoff/workers"
+	"github.com/signoff/signoff/workers/devstack"
+	"github.com/signoff/signoff/workflows"
+)
+
+// TestPreparedRuns replays every prepared run once, for real: the embedded server, the
+// prepared executor on git, a Next.js build per attempt in one reused slot, real Chromium,
+// the policy and the local payment. Each run must reproduce run.json; every proof folder
+// must verify offline; the proof pages of W1 and W2 must show their verdicts.
+func TestPreparedRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the fixture app and drives Chromium for every prepared run")
+	}
+	root := repoRoot()
+	dataDir := t.TempDir()
+	runsDir := filepath.Join(root, "fixtures", "runs")
+	faults := &runs.FaultPlan{}
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
+	defer cancel()
+	st := fixtureStack(ctx, t, dataDir, func(cfg workers.Config) (*activities.Execute, error) {
+		return workers.NewExecute(cfg, workers.ExecuteOptions{Executor: workers.NewPreparedExecutor(cfg), Preview: workers.PreviewNext,
+			SharedDeps: filepath.Join(root, ".cache", "finance-deps"), WrapPreviews: faults.Decorator()})
+	})
+	defer st.Close()
+	trust, err := workers.ReadTrust(dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vk, _ := signing.LoadPublic(filepath.Join(dataDir, "keys", workers.VerifierKeyFile))
+	ck, _ := signing.LoadPublic(filepath.Join(dataDir, "keys", workers.ControlKeyFile))
+
+	for _, name := range []string{"W1", "W2", "W3", "W4", "W5", "P1", "P2"} {
+		r, err := runs.Load(runsDir, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		started := time.Now()
+		final, mismatches, err := r.Replay(ctx, runs.Env{Client: st.Client, Remotes: st.Local.Deliverer.Remotes, DataDir: dataDir,
+			Trust: trust, Faults: faults,
+			Pay: func(ctx context.Context, id string) error {
+				_, err := web.CompleteTestCheckout(ctx, st.Client, id)
+				return err
+			}})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		t.Logf("%s: %d attempt record(s), %s, in %s", name, len(final.Attempts), final.State, time.Since(started).Round(time.Second))
+		if len(mismatches) > 0 {
+			t.Errorf("%s does not reproduce run.json: %v", name, mismatches)
+		}
+		rep, err := proofstore.VerifyContract(st.Config.Layout().Proofs, r.Contract.ContractID, vk, ck)
+		if err != nil || !rep.OK {
+			t.Errorf("%s: proof does not verify offline: %v %+v", name, err, rep)
+		}
+		// The payment's end is signed beside the attempts, and settles on the last one.
+		settled := false
+		for _, ch := range rep.Checks {
+			settled = settled || (ch.Name == proofstore.CheckSettlementSig && ch.OK)
+		}
+		if !settled {
+			t.Errorf("%s: no verified settlement.json: %+v", name, rep.Checks)
+		}
+		recordHistory(t, st.Client, workflows.WorkflowID(r.Contract.ContractID), strings.ToLower(name))
+		if name == "W1" || name == "W2" {
+			// Recorded again once the workflow signed settlements (version "signed-settlement"),
+			// so the replay test covers both sides of that version.
+			recordHistory(t, st.Client, workflows.WorkflowID(r.Contract.ContractID), strings.ToLower(name)+"-settled")
+		}
+		switch name {
+		case "W1":
+			url := st.LoopbackURL + "/proofs/" + r.Contract.ContractID + "/"
+			get(t, url)
+			checkProofPageInChromium(t, url, name, []string{"atisfied", "payment captured", "signature and link to the last bundle verified"}, len(r.Contract.Criteria))
+		case "W2":
+			url := st.LoopbackURL + "/proofs/" + r.Contract.ContractID + "/"
+			get(t, url)
+			page := get(t, url)
+			checkProofPageInChromium(t, url, name, []string{"ot satisfied", "927", "390", "mobile-no-overflow"}, 3*len(r.Contract.Criteria))
+			checkFirstScreenInChromium(t, url, "Not satisfied on attempt 3 of 3 (commit ", "4 of 6 criteria passed; criterion 3 (mobile-no-overflow) at 390x844: scrollWidth = 927, innerWidth = 390")
+			// The build logs and the local remote are named, never by the worker's paths.
+			if strings.Contains(page, dataDir) || strings.Contains(page, os.TempDir()+"/signoff-previews") {
+				t.Errorf("W2 proof page shows a path of the worker")
+			}
+		}
+	}
+}
+
+// fixtureStack starts the whole stack on the embedded server for the fixture's prepared runs,
+// with the execute queue buildExecute makes and the real verifier. The caller closes it.
+func fixtureStack(ctx context.Context, t *testing.T, dataDir string, buildExecute func(workers.Config) (*activities.Execute, error)) *devstack.Stack {
+	t.Helper()
+	root := repoRoot()
+	requireSetup(t, filepath.Join(root, ".cache", "finance-deps", "node_modules", "next"), "go tool task fixture:setup")
+	requireSetup(t, filepath.Join(root, ".cache", "pw-driver", "1.64.1", "package", "cli.js"), "go tool task browser:setup")
+	st, err := devstack.Start(ctx, devstack.Options{
+		DataDir: dataDir, TemporalPort: temporal.AnyPort, RunsDir: filepath.Join(root, "fixtures", "runs"), Allow: []string{"signoff-fixtures/*"},
+		Control: true, Execute: true, Verify: true, BuildExecute: buildExecute,
+		BuildVerify: func(cfg workers.Config) (*activities.Verify, func(), error) { return workers.NewVerify(cfg, nil) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func requireSetup(t *testing.T, path, task string) {
+	t.Helper()
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("missing %s: run `%s`", path, task)
+	}
+}
+
+func get(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %d\n%s", url, resp.StatusCode, b)
+	}
+	return string(b)
+}

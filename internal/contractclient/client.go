@@ -1,0 +1,212 @@
+// Package contractclient is the one client side of the contract workflow: how a contract is
+// started (one workflow id policy, one set of start options), approved (the approve update,
+// which answers at once), cancelled, read and watched, and how other signals reach it. The
+// CLI, the chat, the prepared runs and the webhooks all go through it; none of them names a
+// workflow id, a signal or a query itself.
+package contractclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/signoff/signoff/workflows"
+)
+
+// Temporal is the part of the Temporal client the contract client uses. client.Client
+// implements it; tests may fake it.
+type Temporal interface {
+	ExecuteWorkflow(ctx context.Context, options client.StartWorkflowOptions, workflow interface{}, args ...interface{}) (client.WorkflowRun, error)
+	UpdateWorkflow(ctx context.Context, options client.UpdateWorkflowOptions) (client.WorkflowUpdateHandle, error)
+	Signaler
+	Querier
+}
+
+// Signaler is the part of the Temporal client that only signals (webhooks hold no more).
+type Signaler interface {
+	SignalWorkflow(ctx context.Context, workflowID, runID, signalName string, arg interface{}) error
+}
+
+// Querier is the part of the Temporal client that only reads status.
+type Querier interface {
+	QueryWorkflow(ctx context.Context, workflowID, runID, queryType string, args ...interface{}) (converter.EncodedValue, error)
+}
+
+// Client reaches contract workflows.
+type Client struct{ t Temporal }
+
+// New wraps a Temporal client.
+func New(t Temporal) *Client { return &Client{t: t} }
+
+// StartOptions are the options of every start of a ContractWorkflow, set here only: one
+// workflow per contract id, ever. An id that has a workflow in any state (running,
+// completed, failed, cancelled, terminated) is refused with
+// serviceerror.WorkflowExecutionAlreadyStarted; a settled contract is never run again
+// under its own id, and a running one never gets a second start. A new quote is a new
+// contract id.
+func StartOptions(contractID string) client.StartWorkflowOptions {
+	return client.StartWorkflowOptions{
+		ID:                                       workflows.WorkflowID(contractID),
+		TaskQueue:                                workflows.ControlQueue,
+		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
+	}
+}
+
+// Start starts the contract's workflow in state quoted. A contract id that has a workflow
+// already fails with *serviceerror.WorkflowExecutionAlreadyStarted (see StartOptions).
+func (c *Client) Start(ctx context.Context, in workflows.ContractInput) (client.WorkflowRun, error) {
+	return c.t.ExecuteWorkflow(ctx, StartOptions(in.Quote.Contract.ContractID), workflows.ContractWorkflowName, in)
+}
+
+// ErrNotAnswered is an approval the workflow did not answer before ctx ended (no worker
+// running the workflow, say). The update may still be taken later; read the status.
+var ErrNotAnswered = errors.New("the workflow has not answered the approval yet")
+
+// Approve asks the workflow to take an approval and returns its answer at once. A refusal
+// is a *workflows.ApprovalRefusal (errors.As), whatever refused it: the workflow (wrong hash,
+// not the requester, already approved), or a workflow that has ended (expired, cancelled).
+// An approval not answered within ctx is ErrNotAnswered (errors.Is).
+func (c *Client) Approve(ctx context.Context, contractID string, a workflows.Approve) (workflows.ApproveResult, error) {
+	var res workflows.ApproveResult
+	h, err := c.t.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID: workflows.WorkflowID(contractID), UpdateName: workflows.UpdateApprove,
+		Args: []interface{}{a}, WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err == nil {
+		err = h.Get(ctx, &res)
+	}
+	if err == nil {
+		return res, nil
+	}
+	if r := refusalOf(err); r != nil {
+		return res, r
+	}
+	var timeout *client.WorkflowUpdateServiceTimeoutOrCanceledError
+	if errors.As(err, &timeout) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return res, fmt.Errorf("approve %s: %w (%v)", contractID, ErrNotAnswered, err)
+	}
+	var nf *serviceerror.NotFound
+	if !errors.As(err, &nf) {
+		return res, fmt.Errorf("approve %s: %w", contractID, err)
+	}
+	// No running workflow: say why from its last status, when there is one.
+	st, serr := c.Status(ctx, contractID)
+	if serr != nil {
+		return res, NotFound(contractID, err)
+	}
+	return res, closedRefusal(st)
+}
+
+// refusalOf reads the workflow's typed refusal out of an update's failure.
+func refusalOf(err error) *workflows.ApprovalRefusal {
+	var app *temporal.ApplicationError
+	if !errors.As(err, &app) || app.Type() != workflows.ApprovalRefusedError {
+		return nil
+	}
+	r := &workflows.ApprovalRefusal{}
+	if app.Details(r) != nil || r.Code == "" {
+		r.Reason = app.Message()
+	}
+	return r
+}
+
+// closedRefusal is the refusal of an approval sent to a contract whose workflow has ended.
+func closedRefusal(st workflows.Status) *workflows.ApprovalRefusal {
+	switch st.State {
+	case workflows.StateExpired:
+		return &workflows.ApprovalRefusal{Code: workflows.RefusedExpired, Reason: fmt.Sprintf("the quote of %s expired", st.ContractID)}
+	case workflows.StateCancelled:
+		if !hasEvent(st, "approved") {
+			return &workflows.ApprovalRefusal{Code: workflows.RefusedCancelled, Reason: fmt.Sprintf("contract %s was cancelled", st.ContractID)}
+		}
+	}
+	return &workflows.ApprovalRefusal{Code: workflows.RefusedAlreadyApproved,
+		Reason: fmt.Sprintf("contract %s has ended (%s)", st.ContractID, st.State)}
+}
+
+func hasEvent(st workflows.Status, typ string) bool {
+	for _, e := range st.Timeline {
+		if e.Type == typ {
+			return true
+		}
+	}
+	return false
+}
+
+// Cancel asks the workflow to cancel the contract.
+func (c *Client) Cancel(ctx context.Context, contractID string, cancel workflows.Cancel) error {
+	return c.Signal(ctx, contractID, workflows.SignalCancel, cancel)
+}
+
+// Signal sends one of the contract workflow's signals (payment authorized, PR head changed,
+// retry verification, abandon).
+func (c *Client) Signal(ctx context.Context, contractID, name string, arg any) error {
+	return Signal(ctx, c.t, contractID, name, arg)
+}
+
+// Signal is Client.Signal for a holder of a Signaler only.
+func Signal(ctx context.Context, s Signaler, contractID, name string, arg any) error {
+	return s.SignalWorkflow(ctx, workflows.WorkflowID(contractID), "", name, arg)
+}
+
+// Status reads the contract's status. A workflow that has not run its first task yet
+// answers with an empty status, which is an error here.
+func (c *Client) Status(ctx context.Context, contractID string) (workflows.Status, error) {
+	return Status(ctx, c.t, contractID)
+}
+
+// Status is Client.Status for a holder of a Querier only.
+func Status(ctx context.Context, q Querier, contractID string) (workflows.Status, error) {
+	v, err := q.QueryWorkflow(ctx, workflows.WorkflowID(contractID), "", workflows.QueryStatus)
+	if err != nil {
+		return workflows.Status{}, err
+	}
+	var st workflows.Status
+	if err := v.Get(&st); err != nil {
+		return workflows.Status{}, fmt.Errorf("decode status of %s: %w", contractID, err)
+	}
+	if st.ContractID == "" {
+		return st, fmt.Errorf("status of %s is empty", contractID)
+	}
+	return st, nil
+}
+
+// Watch reads the status every interval and hands each to seen, until seen returns true,
+// the contract is final (seen has had the final status), the status cannot be read, or ctx
+// ends. It returns the last status read.
+func (c *Client) Watch(ctx context.Context, contractID string, every time.Duration, seen func(workflows.Status) bool) (workflows.Status, error) {
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		st, err := c.Status(ctx, contractID)
+		if err != nil {
+			return st, err
+		}
+		if seen(st) || st.Final {
+			return st, nil
+		}
+		select {
+		case <-ctx.Done():
+			return st, ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// NotFound words a missing workflow for people; other errors pass unchanged.
+func NotFound(contractID string, err error) error {
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return fmt.Errorf("no contract %q (no workflow %s)", contractID, workflows.WorkflowID(contractID))
+	}
+	return err
+}

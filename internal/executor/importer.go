@@ -1,0 +1,194 @@
+//go:build unix
+
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/signoff/signoff/internal/localgit"
+)
+
+// MaxBundleBytes bounds the git bundle an attempt may hand out of the sandbox.
+const MaxBundleBytes = 256 << 20
+
+// attemptRef is the ref the sandbox's packaging step bundles.
+const attemptRef = "refs/signoff/attempt"
+
+// Paths a coding CLI's change may not touch, beyond .git itself: submodule definitions
+// (they make the worker clone other repositories) and CI workflows (they run with the
+// repository's secrets once the PR opens).
+var forbiddenPrefixes = []string{".gitmodules", ".github/workflows/"}
+
+// imported is an attempt's change, taken out of the sandbox as objects and checked.
+type imported struct {
+	Tree  string // the attempt's tree, in the scratch repository
+	Empty bool   // the tree is the parent's
+}
+
+// importAttempt brings the bundle the sandbox wrote into a scratch bare repository that
+// only the worker writes, with fsck on and no configuration of the clone's in play, and
+// checks the tree it carries. Problems are reasons to refuse the change; err is anything
+// else. The bundle file is opened without following symlinks and copied first: it lives
+// in a folder repository code could write.
+func importAttempt(ctx context.Context, scratch, remote, bundle, parent string) (imported, []string, error) {
+	if err := os.MkdirAll(filepath.Dir(scratch), 0o700); err != nil {
+		return imported{}, nil, fmt.Errorf("scratch repository: %w", err)
+	}
+	if _, err := localgit.Git(ctx, filepath.Dir(scratch), "init", "--bare", "--quiet", scratch); err != nil {
+		return imported{}, nil, fmt.Errorf("scratch repository: %w", err)
+	}
+	objects := filepath.Join(remote, "objects")
+	if err := os.WriteFile(filepath.Join(scratch, "objects", "info", "alternates"), []byte(objects+"\n"), 0o600); err != nil {
+		return imported{}, nil, fmt.Errorf("scratch repository: link the remote's objects: %w", err)
+	}
+	local := filepath.Join(scratch, "attempt.bundle")
+	if problem, err := copyRegular(bundle, local, MaxBundleBytes); err != nil || problem != "" {
+		if problem != "" {
+			return imported{}, []string{problem}, nil
+		}
+		return imported{}, nil, err
+	}
+	fsck := []string{"-c", "transfer.fsckObjects=true", "-c", "fetch.fsckObjects=true", "-c", "core.symlinks=false"}
+	if _, err := localgit.Git(ctx, scratch, append(fsck, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head",
+		local, "+"+attemptRef+":"+attemptRef)...); err != nil {
+		return imported{}, []string{"the attempt's objects did not pass git's checks: " + err.Error()}, nil
+	}
+	parents, err := localgit.Git(ctx, scratch, "rev-list", "--parents", "-n", "1", attemptRef)
+	if err != nil {
+		return imported{}, nil, fmt.Errorf("read the attempt: %w", err)
+	}
+	if f := strings.Fields(parents); len(f) != 2 || f[1] != parent {
+		return imported{}, []string{fmt.Sprintf("the attempt is not one commit on %s", parent)}, nil
+	}
+	tree, err := localgit.Git(ctx, scratch, "rev-parse", "--verify", attemptRef+"^{tree}")
+	if err != nil {
+		return imported{}, nil, fmt.Errorf("read the attempt's tree: %w", err)
+	}
+	tree = strings.TrimSpace(tree)
+	base, err := localgit.Git(ctx, scratch, "rev-parse", "--verify", parent+"^{tree}")
+	if err != nil {
+		return imported{}, nil, fmt.Errorf("read the parent's tree: %w", err)
+	}
+	if strings.TrimSpace(base) == tree {
+		return imported{Tree: tree, Empty: true}, nil, nil
+	}
+	problems, err := checkTree(ctx, scratch, parent, tree)
+	if err != nil {
+		return imported{}, nil, err
+	}
+	return imported{Tree: tree}, problems, nil
+}
+
+// copyRegular copies src to dst if src is a regular file no larger than max, refusing to
+// follow a symlink at src. A non-empty problem means src is not something to take.
+func copyRegular(src, dst string, max int64) (problem string, err error) {
+	f, err := os.OpenFile(src, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return "the packaging step left no bundle", nil
+	}
+	if err != nil {
+		return fmt.Sprintf("the bundle could not be opened safely (%v)", err), nil
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", fmt.Errorf("stat bundle: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return "the bundle is not a regular file", nil
+	}
+	if fi.Size() > max {
+		return fmt.Sprintf("the bundle is %d bytes, over the %d-byte limit", fi.Size(), max), nil
+	}
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return "", fmt.Errorf("copy bundle: %w", err)
+	}
+	n, err := io.Copy(out, io.LimitReader(f, max+1))
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", fmt.Errorf("copy bundle: %w", err)
+	}
+	if n > max {
+		return fmt.Sprintf("the bundle grew past the %d-byte limit while it was read", max), nil
+	}
+	return "", nil
+}
+
+// checkTree refuses what must not reach a commit: anything under a .git path, submodules,
+// forbidden paths and symlinks that point out of the tree. It reads objects only; no work
+// tree is involved.
+func checkTree(ctx context.Context, repo, parent, tree string) ([]string, error) {
+	out, err := localgit.Git(ctx, repo, "diff-tree", "-r", "-z", "--no-renames", parent, tree)
+	if err != nil {
+		return nil, fmt.Errorf("list the change: %w", err)
+	}
+	var problems []string
+	fields := strings.Split(out, "\x00")
+	for i := 0; i+1 < len(fields); i += 2 {
+		meta, name := fields[i], fields[i+1]
+		parts := strings.Fields(strings.TrimPrefix(meta, ":"))
+		if len(parts) < 5 {
+			return nil, fmt.Errorf("unexpected git diff-tree line %q", meta)
+		}
+		newMode, newObj, status := parts[1], parts[3], parts[4]
+		for _, el := range strings.Split(name, "/") {
+			if strings.EqualFold(el, ".git") {
+				problems = append(problems, name+": inside a .git directory")
+			}
+		}
+		for _, p := range forbiddenPrefixes {
+			if strings.HasPrefix(strings.ToLower(name), p) {
+				problems = append(problems, name+": Signoff does not let a coding CLI change "+p)
+			}
+		}
+		if status == "D" {
+			continue
+		}
+		switch newMode {
+		case "160000":
+			problems = append(problems, name+": an embedded git repository")
+		case "120000":
+			target, err := localgit.Git(ctx, repo, "cat-file", "blob", newObj)
+			if err != nil {
+				return nil, fmt.Errorf("read symlink %s: %w", name, err)
+			}
+			if linkEscapes(name, target) {
+				problems = append(problems, fmt.Sprintf("%s: a symlink to %s, outside the repository", name, target))
+			}
+		}
+	}
+	return problems, nil
+}
+
+// linkEscapes reports whether a symlink at name (slash-separated, relative to the tree's
+// root) with the given target may resolve outside the tree. Lexical cleaning alone is not
+// enough once other symlinks are involved ("s -> .." beside "l -> s/../x" leaves the
+// tree), so ".." may only lead the target: it then climbs real directories of the tree,
+// and what follows only descends.
+func linkEscapes(name, target string) bool {
+	if target == "" || strings.HasPrefix(target, "/") || strings.ContainsRune(target, 0) {
+		return true
+	}
+	elems := strings.Split(target, "/")
+	up := 0
+	for up < len(elems) && elems[up] == ".." {
+		up++
+	}
+	for _, el := range elems[up:] {
+		if el == ".." {
+			return true
+		}
+	}
+	depth := strings.Count(name, "/")
+	return up > depth
+}

@@ -1,0 +1,167 @@
+package payment_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/signoff/signoff/activities"
+	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/payment"
+	"github.com/signoff/signoff/internal/payment/localstripe"
+)
+
+func adapter(e *env) *payment.Payments {
+	return &payment.Payments{Client: e.pc, Provider: payment.ProviderLocal, Local: true, ReturnURL: "http://127.0.0.1:9/"}
+}
+
+func authorizeReq(id string) activities.AuthorizeRequest {
+	return activities.AuthorizeRequest{ContractID: id, ContractHash: testHash, Goal: "dark mode",
+		Price: contracts.Price{Amount: 4900, Currency: "USD"}}
+}
+
+// appErr asserts err is a non-retryable Temporal application error of typ.
+func appErr(t *testing.T, err error, typ string) {
+	t.Helper()
+	var app *temporal.ApplicationError
+	if !errors.As(err, &app) || app.Type() != typ || !app.NonRetryable() {
+		t.Fatalf("error = %v, want a non-retryable %s application error", err, typ)
+	}
+}
+
+func TestPaymentsAuthorizeCaptureAsTheWorkflowSeesIt(t *testing.T) {
+	e := newEnv(t, envOpts{noWebhook: true})
+	p, ctx := adapter(e), context.Background()
+	ps, err := p.Authorize(ctx, authorizeReq("ct-adapt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ps.State != activities.PaymentPending || !ps.Local || ps.Provider != payment.ProviderLocal || ps.CheckoutURL == "" {
+		t.Fatalf("authorize: %+v", ps)
+	}
+	// A retried Authorize (same contract hash) is the same checkout.
+	again, err := p.Authorize(ctx, authorizeReq("ct-adapt"))
+	if err != nil || again.CheckoutSessionID != ps.CheckoutSessionID {
+		t.Fatalf("retried authorize: %+v, %v", again, err)
+	}
+	if st, err := p.Status(ctx, testHash, ps.CheckoutSessionID); err != nil || st.State != activities.PaymentPending {
+		t.Fatalf("status before paying: %+v, %v", st, err)
+	}
+	if _, err := localstripe.MarkPaid(ctx, ps.CheckoutURL); err != nil {
+		t.Fatal(err)
+	}
+	st, err := p.Status(ctx, testHash, ps.CheckoutSessionID)
+	if err != nil || st.State != activities.PaymentAuthorized || st.PaymentIntentID == "" || st.AuthorizedAt == "" {
+		t.Fatalf("status after paying: %+v, %v", st, err)
+	}
+	// Status of another contract's checkout is refused, not reported.
+	_, err = p.Status(ctx, "0000000000000000000000000000000000000000000000000000000000000000", ps.CheckoutSessionID)
+	appErr(t, err, activities.ErrTypeRefused)
+
+	// The workflow may not have learnt the PaymentIntent (webhook lost): capture finds it.
+	act := activities.PaymentAction{ContractID: "ct-adapt", ContractHash: testHash, SessionID: ps.CheckoutSessionID}
+	cap1, err := p.Capture(ctx, act)
+	if err != nil || cap1.State != activities.PaymentCaptured || cap1.CheckoutSessionID != ps.CheckoutSessionID {
+		t.Fatalf("capture: %+v, %v", cap1, err)
+	}
+	act.PaymentIntentID = st.PaymentIntentID
+	if cap2, err := p.Capture(ctx, act); err != nil || cap2.State != activities.PaymentCaptured {
+		t.Fatalf("retried capture: %+v, %v", cap2, err)
+	}
+	pi, err := e.stripe().PaymentIntents.Get(st.PaymentIntentID, nil)
+	if err != nil || pi.AmountReceived != 4900 {
+		t.Fatalf("captured amount: %+v, %v", pi, err)
+	}
+	// Cancelling a captured payment is a state refusal: the workflow must not retry it.
+	_, err = p.Cancel(ctx, act)
+	appErr(t, err, activities.ErrTypePaymentState)
+}
+
+func TestPaymentsCancelThenCaptureIsAStateRefusal(t *testing.T) {
+	e := newEnv(t, envOpts{noWebhook: true})
+	p, ctx := adapter(e), context.Background()
+	ps, err := p.Authorize(ctx, authorizeReq("ct-cancel"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	paid, err := localstripe.MarkPaid(ctx, ps.CheckoutURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	act := activities.PaymentAction{ContractID: "ct-cancel", ContractHash: testHash, SessionID: ps.CheckoutSessionID,
+		PaymentIntentID: paid.PaymentIntentID, Reason: "verdict not_satisfied"}
+	for i := 0; i < 2; i++ { // a retried cancel is the same cancel
+		st, err := p.Cancel(ctx, act)
+		if err != nil || st.State != activities.PaymentCanceled {
+			t.Fatalf("cancel #%d: %+v, %v", i+1, st, err)
+		}
+	}
+	_, err = p.Capture(ctx, act)
+	appErr(t, err, activities.ErrTypePaymentState)
+	pi, err := e.stripe().PaymentIntents.Get(paid.PaymentIntentID, nil)
+	if err != nil || pi.AmountReceived != 0 || pi.CancellationReason != "abandoned" {
+		t.Fatalf("after cancel then capture: %+v, %v", pi, err)
+	}
+}
+
+func TestPaymentsCancelUnpaidCheckout(t *testing.T) {
+	e := newEnv(t, envOpts{noWebhook: true})
+	p, ctx := adapter(e), context.Background()
+	ps, err := p.Authorize(ctx, authorizeReq("ct-unpaid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := p.Cancel(ctx, activities.PaymentAction{ContractID: "ct-unpaid", ContractHash: testHash,
+		SessionID: ps.CheckoutSessionID, Reason: "cancelled by alice"})
+	if err != nil || st.State != activities.PaymentExpired {
+		t.Fatalf("cancel of an unpaid checkout: %+v, %v", st, err)
+	}
+	if _, err := localstripe.MarkPaid(ctx, ps.CheckoutURL); err == nil {
+		t.Fatal("a cancelled checkout could still be paid")
+	}
+	// Capture with nothing authorized is a state refusal, not a retry loop.
+	_, err = p.Capture(ctx, activities.PaymentAction{ContractID: "ct-unpaid", ContractHash: testHash, SessionID: ps.CheckoutSessionID})
+	appErr(t, err, activities.ErrTypePaymentState)
+}
+
+// An authorization near its expiry is never captured: the refusal is a PaymentStateError,
+// which the workflow answers by cancelling the authorization and telling the requester.
+func TestPaymentsNearExpiryIsAStateRefusal(t *testing.T) {
+	e := newEnv(t, envOpts{noWebhook: true, client: func(c *payment.Config) {
+		c.Now = func() time.Time { return time.Now().Add(7*24*time.Hour - time.Hour) }
+	}})
+	p, ctx := adapter(e), context.Background()
+	ps, err := p.Authorize(ctx, authorizeReq("ct-expiring"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	paid, err := localstripe.MarkPaid(ctx, ps.CheckoutURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	act := activities.PaymentAction{ContractID: "ct-expiring", ContractHash: testHash, SessionID: ps.CheckoutSessionID, PaymentIntentID: paid.PaymentIntentID}
+	_, err = p.Capture(ctx, act)
+	appErr(t, err, activities.ErrTypePaymentState)
+	if !errors.Is(err, payment.ErrAuthorizationExpiring) {
+		t.Fatalf("the cause is lost: %v", err)
+	}
+	if st, err := p.Cancel(ctx, act); err != nil || st.State != activities.PaymentCanceled {
+		t.Fatalf("cancel after the refused capture: %+v, %v", st, err)
+	}
+}
+
+func TestPaymentsRefusesBadInput(t *testing.T) {
+	e := newEnv(t, envOpts{noWebhook: true})
+	p, ctx := adapter(e), context.Background()
+	req := authorizeReq("ct-bad")
+	req.Price.Amount = 0
+	_, err := p.Authorize(ctx, req)
+	appErr(t, err, activities.ErrTypeRefused)
+	_, err = p.Cancel(ctx, activities.PaymentAction{ContractHash: testHash})
+	appErr(t, err, activities.ErrTypeRefused)
+	_, err = p.Status(ctx, testHash, "cs_doesnotexist")
+	appErr(t, err, activities.ErrTypeRefused)
+}

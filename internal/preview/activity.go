@@ -1,0 +1,111 @@
+package preview
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+
+	"github.com/signoff/signoff/activities"
+	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/localgit"
+	"github.com/signoff/signoff/internal/sentrygate"
+)
+
+// Previews adapts the Launcher to the execute queue's activities: the commit comes from the
+// repository's bare remote, each repository reuses one slot (incremental rebuilds; the repo
+// lock means one contract at a time uses it), and a failed install/build/lint/test is a
+// build result, not an error.
+type Previews struct {
+	Launcher *Launcher
+	Remotes  localgit.Remotes
+
+	mu   sync.Mutex
+	jobs map[string]*Job
+}
+
+// Start builds and runs the app at the requested commit.
+func (p *Previews) Start(ctx context.Context, req activities.PreviewRequest) (activities.PreviewResult, error) {
+	repo, err := p.Remotes.Path(req.Repo.Owner, req.Repo.Name)
+	if err != nil {
+		return activities.PreviewResult{}, activities.Refused(err)
+	}
+	// Contracts on one repository take turns (the repo lock), so they share its slot. Base
+	// checks (attempt 0) take no lock: they use a slot of their own, and a one-off folder when
+	// another base check of the same repository holds it.
+	slot := req.Repo.Owner + "-" + req.Repo.Name
+	if req.Attempt == 0 {
+		slot += "-base"
+	}
+	opts := Options{Slot: slotName(slot), AppDir: req.Stack.AppDir, PackageManager: req.Stack.PackageManager,
+		Release: sentrygate.Release(req.ContractID, req.Attempt), Environment: sentrygate.Environment(req.ContractID)}
+	job, err := p.Launcher.Prepare(ctx, repo, req.CommitSHA, opts)
+	if errors.Is(err, ErrSlotBusy) && req.Attempt == 0 {
+		opts.Slot = ""
+		job, err = p.Launcher.Prepare(ctx, repo, req.CommitSHA, opts)
+	}
+	var bf *BuildFailedError
+	var ie *InputError
+	switch {
+	case errors.As(err, &bf) && job != nil:
+		return activities.PreviewResult{PreviewID: p.keep(job), Build: buildResult(job)}, nil
+	case errors.As(err, &ie):
+		return activities.PreviewResult{}, activities.Refused(err)
+	case err != nil:
+		if job != nil {
+			_ = p.Launcher.Stop(job)
+		}
+		return activities.PreviewResult{}, err
+	}
+	return activities.PreviewResult{PreviewID: p.keep(job), URL: job.URL, Build: buildResult(job)}, nil
+}
+
+// Stop stops a preview by its recorded PID.
+func (p *Previews) Stop(ctx context.Context, id string) error {
+	p.mu.Lock()
+	job := p.jobs[id]
+	delete(p.jobs, id)
+	p.mu.Unlock()
+	if job == nil {
+		return nil // already stopped, or a restarted worker whose Sweep took care of it
+	}
+	return p.Launcher.Stop(job)
+}
+
+func (p *Previews) keep(job *Job) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.jobs == nil {
+		p.jobs = map[string]*Job{}
+	}
+	p.jobs[job.ID] = job
+	return job.ID
+}
+
+func buildResult(job *Job) contracts.BuildResult {
+	b := job.Build
+	out := contracts.BuildResult{Passed: b.Passed, Steps: []contracts.BuildStep{}, Sandbox: job.Isolation}
+	for _, s := range b.Steps {
+		if s.Status == StatusSkipped {
+			continue
+		}
+		out.Steps = append(out.Steps, contracts.BuildStep{Name: s.Name, Passed: s.Status == StatusPassed,
+			DurationMS: s.Duration.Milliseconds(), Log: s.Log})
+	}
+	return out
+}
+
+// slotName maps a repository to a slot name the Launcher accepts ([a-z0-9-], up to 32).
+func slotName(repo string) string {
+	b := []byte(strings.ToLower(repo))
+	for i, c := range b {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') {
+			b[i] = '-'
+		}
+	}
+	s := strings.Trim(string(b), "-")
+	if len(s) > 32 {
+		s = s[len(s)-32:]
+	}
+	return strings.TrimLeft(s, "-")
+}

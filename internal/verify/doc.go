@@ -1,0 +1,90 @@
+// Package verify is Signoff's independent browser verifier. It drives Chromium (local, or
+// remote over CDP, or a Browserbase session) against a preview of the exact commit that was
+// delivered, measures every criterion of a frozen contract, and returns evidence signed with
+// the verifier's ed25519 key. It imports nothing of Temporal; the worker wraps Verifier.Verify
+// in an activity on the verify queue.
+//
+// It sees only what the verify queue may see (README, "Architecture"): the criteria, the contract id
+// and hash, the expected commit SHA and the preview URL. It never runs the repository's code
+// and holds no write credential.
+//
+// # Semantics
+//
+// The observed keys are those contracts.ChecksFor names; the policy recomputes pass/fail from
+// them. How they are measured:
+//
+//   - The run starts by reading <preview>/__verification. A missing or different commit SHA
+//     stops it: the evidence records the SHA as read and has no results.
+//   - Each criterion runs at each viewport in a fresh browser context: localStorage seeded
+//     through the context's storage state (applied once, before the app's scripts), delayed
+//     routes installed, the route loaded, the actions performed in order.
+//   - The page is judged settled, then watched to the end of the criterion's budget: the
+//     verifier drives it on Chromium's virtual time (Emulation.setVirtualTimePolicy), so timers
+//     fire as fast as the page runs them and the clock stops while fetches are pending (up to
+//     stall_ms of real time; a long poll then no longer holds it). The first read comes once
+//     no DOM mutation or layout change happened for quiet_ms of page time (or from
+//     busy_fallback_ms on, for a page that never goes quiet); then a read every
+//     observe_step_ms of page time, and one when the page clock reaches max_runtime_ms (past
+//     its share of the real budget, a viewport jumps the clock to that final read). A criterion passes only if it holds at every read; Observed
+//     holds the first failing read's values, else the last's, and evidence lists every read.
+//     Late content is measured, never missed; a list that renders after a loading state of a
+//     second or two is read once it is there. With a delay_route the page is read once, in
+//     real time, while the route is held: what such a check asks about is the held state.
+//     Running out of the real budget is status timeout.
+//   - Geometry and visibility are read by probe/probe.js in an isolated world created over CDP,
+//     so an app that redefines DOM getters in its own world cannot certify itself. Shadow trees,
+//     open and closed, are handed to it from CDP (DOM.getDocument with pierce) and count
+//     everywhere: selectors match inside them, text and overflow are read through them, and
+//     clipping and opacity follow the flat tree. measure expressions run in the app's own world
+//     on purpose.
+//   - Visible means painted where a person sees it: rendered (not display none, visibility
+//     hidden, opacity 0, or inside a content-visibility: hidden subtree), of non-zero size,
+//     text in a colour that is not transparent, not clipped away by overflow hidden/clip, clip
+//     or clip-path (1px visually-hidden text is not visible), horizontally inside the viewport,
+//     and not above the document or below a page that cannot scroll down. visible_text
+//     `within` a selector inside a horizontal scroll container also needs the matching element
+//     to fit the viewport's width: a table row labelled as a card there is not a card.
+//   - no_horizontal_overflow: scroll_width is how far the viewport scrolls sideways (the
+//     document's scrollWidth; innerWidth when html/body overflow stops horizontal scrolling,
+//     with the raw value under document_scroll_width), and clipped_elements counts the
+//     outermost items partly visible and cut off at the viewport's right edge, by the viewport
+//     or by an overflow hidden/clip reaching to within edge_zone_px of it; not inside a
+//     horizontal scroll container; not text truncated by an ellipsis. clipped_offenders names
+//     them.
+//   - no_horizontal_overflow with within judges one part of the page: count is its visible
+//     matches; overflowing_elements counts the elements of their flat subtrees (themselves
+//     included) and the owners of their text that are rendered and whose region left by
+//     clipping reaches past the viewport's left or right edge by more than edge_tolerance_px,
+//     partly on screen or wholly past the right edge where the viewport scrolls to it (not
+//     behind overflow hidden on html or body, not fixed), unless a horizontal scroll container
+//     that fits the viewport holds them; clipped_elements is the page-wide count above, kept
+//     to items inside the part. Overflow elsewhere does not fail it.
+//   - attribute: count is the attached matches, value the first one's attribute ("" when
+//     absent), read in the isolated world.
+//   - background is read from pixels, never from CSS: the part of the first visible match's
+//     visible region inside the viewport (count: visible matches with such a part) is captured
+//     with Page.captureScreenshot, clipped to it at a scale that makes its longer side at most
+//     background_sample_px, decoded in Go, and value is the mean WCAG relative luminance of its
+//     pixels (sRGB linearised; 0 black, 1 white; -1 when nothing could be sampled). A dark
+//     background-color under a white image reads as white.
+//   - url: value is the page's path and query as the browser driver (Playwright's frame URL)
+//     knows it, after the actions; on another origin than the preview's, the whole URL.
+//   - request: requests counts the page's requests to the preview's origin with the method and
+//     a matching path (a trailing * is a prefix), seen by Playwright's request events, made
+//     from the criterion's first click, fill or press on (from the navigation when there is
+//     none): a request made on load is not the effect of an input.
+//   - stacked: the visible matches in flat-tree order; stack_overlaps counts those whose top is
+//     above the previous one's bottom by more than edge_tolerance_px, left_spread is the widest
+//     gap between their left edges.
+//   - position: the first visible match (flat-tree order) in document coordinates: top,
+//     bottom, from_end (document height minus bottom), inner_height, and ref.count, ref.top and
+//     ref.bottom for the Before or After element.
+//   - press presses Key on the first visible match of Selector, or on whatever has focus.
+//   - The url, request and background values are read outside the page right after each of
+//     the probe's reads, before the page clock moves on, so they are judged at every read too.
+//   - Console errors exclude Chromium's own favicon 404. Page errors are uncaught exceptions
+//     and unhandled rejections, and appear in every browser result (the policy's runtime gate).
+//
+// Every tolerance and timing above lives in probe/params.json; it and probe.js are hashed into
+// Digest, so a change to them makes contracts frozen under the old semantics fail verification.
+package verify

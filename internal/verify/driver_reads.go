@@ -1,0 +1,215 @@
+package verify
+
+import (
+	"bytes"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"image"
+	"image/png"
+	"math"
+	"net/url"
+	"strings"
+	"sync"
+
+	"github.com/mxschmitt/playwright-go"
+
+	"github.com/signoff/signoff/contracts"
+)
+
+// Reads the verifier makes itself rather than through the probe, at the same moments as the
+// probe's reads: the page's URL as the browser driver knows it, the requests the page made as
+// Playwright saw them leave, and the pixels painted in an element's box. None of them asks the
+// page's own scripts anything.
+
+// requestLog records the page's requests to the preview's origin once it is armed: from the
+// criterion's first click, fill or press on (from the navigation when there is none). A
+// request the page made on load is not the effect of an input.
+//
+// Playwright delivers a page's events in the order the browser sent them, on one goroutine,
+// and before the answer to a call the browser sent after them: a request issued while the
+// page loaded is recorded (or ignored) before Goto returns, so before arm.
+type requestLog struct {
+	origin string
+	mu     sync.Mutex
+	armed  bool
+	seen   []seenRequest
+}
+
+type seenRequest struct{ method, path string }
+
+func newRequestLog(base *url.URL, armed bool) *requestLog {
+	return &requestLog{origin: base.Scheme + "://" + base.Host, armed: armed}
+}
+
+func (l *requestLog) arm() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.armed = true
+}
+
+func (l *requestLog) on(req playwright.Request) {
+	u, err := url.Parse(req.URL())
+	if err != nil || u.Scheme+"://"+u.Host != l.origin {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.armed && len(l.seen) < maxLoggedRequests {
+		l.seen = append(l.seen, seenRequest{method: strings.ToUpper(req.Method()), path: u.Path})
+	}
+}
+
+// maxLoggedRequests bounds what a page that floods requests can make the verifier hold; a
+// request check needs one match.
+const maxLoggedRequests = 10000
+
+// count is how many recorded requests have method and a path matching pattern (a trailing *
+// matches any rest).
+func (l *requestLog) count(method, pattern string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	prefix, isPrefix := strings.CutSuffix(pattern, "*")
+	n := 0
+	for _, r := range l.seen {
+		if !strings.EqualFold(r.method, method) {
+			continue
+		}
+		if (isPrefix && strings.HasPrefix(r.path, prefix)) || (!isPrefix && r.path == pattern) {
+			n++
+		}
+	}
+	return n
+}
+
+// isInput reports whether an action is an input a person makes: what a request assertion's
+// requests must follow.
+func isInput(a contracts.Action) bool {
+	return a.Type == contracts.ActionClick || a.Type == contracts.ActionFill || a.Type == contracts.ActionPress
+}
+
+// pagePath is what a url assertion reads: the path and query of the page's URL on the
+// preview's origin; on another origin, the whole URL (so a path alone cannot match it).
+func pagePath(base *url.URL, raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	if u.Scheme != base.Scheme || u.Host != base.Host {
+		return raw
+	}
+	s := u.EscapedPath()
+	if s == "" {
+		s = "/"
+	}
+	if u.RawQuery != "" {
+		s += "?" + u.RawQuery
+	}
+	return s
+}
+
+// driverReads completes each read of the probe with what the verifier reads itself.
+type driverReads struct {
+	base    *url.URL
+	page    playwright.Page
+	reqs    *requestLog
+	leaves  []leaf
+	readOf  []int
+	maxSide float64
+}
+
+// fill runs right after the probe's read, before the page clock moves on.
+func (d *driverReads) fill(w *world, results []any) error {
+	for i, l := range d.leaves {
+		if d.readOf[i] < 0 {
+			continue
+		}
+		m, _ := results[d.readOf[i]].(map[string]any)
+		if m == nil {
+			return fmt.Errorf("probe returned no read for %s", l.a.Kind)
+		}
+		switch l.a.Kind {
+		case contracts.KindURL:
+			m[contracts.ObsValue] = pagePath(d.base, d.page.URL())
+		case contracts.KindRequest:
+			m[contracts.ObsRequests] = float64(d.reqs.count(l.a.Method, l.a.Path))
+		case contracts.KindBackground:
+			sample, _ := m["sample"].(map[string]any)
+			if sample == nil {
+				// No visible match with a part in the viewport: count is 0 and fails;
+				// the value says nothing was sampled.
+				m[contracts.ObsValue] = -1.0
+				continue
+			}
+			lum, px, err := w.luminance(sample, d.maxSide)
+			if err != nil {
+				return fmt.Errorf("background %s: %w", l.a.Selector, err)
+			}
+			m[contracts.ObsValue] = math.Round(lum*10000) / 10000
+			m["sampled_pixels"] = float64(px)
+		}
+	}
+	return nil
+}
+
+// luminance captures the pixels painted in a region of the page (document coordinates, CSS
+// pixels), at a scale that makes its longer side at most maxSide pixels, and returns their mean
+// relative luminance (WCAG 2: sRGB channels linearised, 0.2126 R + 0.7152 G + 0.0722 B) and how
+// many pixels were averaged.
+func (w *world) luminance(region map[string]any, maxSide float64) (float64, int, error) {
+	x, _ := region["x"].(float64)
+	y, _ := region["y"].(float64)
+	wd, _ := region["width"].(float64)
+	ht, _ := region["height"].(float64)
+	if wd < 1 || ht < 1 {
+		return 0, 0, errors.New("empty region")
+	}
+	scale := min(1, maxSide/max(wd, ht))
+	res, err := w.cdp.Send("Page.captureScreenshot", map[string]any{
+		"format":      "png",
+		"fromSurface": true,
+		"clip":        map[string]any{"x": x, "y": y, "width": wd, "height": ht, "scale": scale},
+	})
+	if err != nil {
+		return 0, 0, worldErr("Page.captureScreenshot", err)
+	}
+	data, _ := dig(res, "data").(string)
+	raw, err := base64.StdEncoding.DecodeString(data)
+	if err != nil {
+		return 0, 0, fmt.Errorf("screenshot data: %w", err)
+	}
+	img, err := png.Decode(bytes.NewReader(raw))
+	if err != nil {
+		return 0, 0, fmt.Errorf("screenshot: %w", err)
+	}
+	lum, n := meanLuminance(img)
+	if n == 0 {
+		return 0, 0, errors.New("the screenshot has no pixels")
+	}
+	return lum, n, nil
+}
+
+// meanLuminance is the mean WCAG relative luminance of an image's pixels (composited on black
+// where not opaque: a screenshot of the page is opaque).
+func meanLuminance(img image.Image) (float64, int) {
+	lin := func(c uint32) float64 {
+		v := float64(c) / 0xffff
+		if v <= 0.04045 {
+			return v / 12.92
+		}
+		return math.Pow((v+0.055)/1.055, 2.4)
+	}
+	b := img.Bounds()
+	sum := 0.0
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			sum += 0.2126*lin(r) + 0.7152*lin(g) + 0.0722*lin(bl)
+		}
+	}
+	n := b.Dx() * b.Dy()
+	if n == 0 {
+		return 0, 0
+	}
+	return sum / float64(n), n
+}

@@ -1,0 +1,309 @@
+package verify
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/mxschmitt/playwright-go"
+
+	"github.com/signoff/signoff/contracts"
+)
+
+// The probe runs in the page's isolated world; params holds every tolerance and timing that
+// decides a verdict. Both are hashed into the verifier digest.
+var (
+	//go:embed probe/probe.js
+	probeJS []byte
+	//go:embed probe/params.json
+	paramsJSON []byte
+)
+
+// VerifierName and VerifierVersion identify this verifier in evidence.
+const (
+	VerifierName    = "signoff-verifier"
+	VerifierVersion = "3"
+)
+
+// params mirrors probe/params.json. Times named _ms are page time (the browser's virtual
+// clock) except stall_ms and the held_ ones, which are real time.
+type params struct {
+	// QuietMS is how long the page must go without a DOM mutation or a layout change before
+	// the first read.
+	QuietMS float64 `json:"quiet_ms"`
+	// SettleStepMS is how far the page clock is advanced between polls before the first read,
+	// ObserveStepMS between reads after it (a read at every step: a CSS animation changes what
+	// is shown without a DOM mutation).
+	SettleStepMS  int `json:"settle_step_ms"`
+	ObserveStepMS int `json:"observe_step_ms"`
+	// BusyFallbackMS: a page that never goes quiet is read from this page time on.
+	BusyFallbackMS float64 `json:"busy_fallback_ms"`
+	// StallMS is how long, in real time, one step may wait on pending fetches before the page
+	// clock is let run regardless (a long poll never completes).
+	StallMS int `json:"stall_ms"`
+	// HeldQuietMS and HeldPollMS settle a page in real time while a delay_route holds its data.
+	HeldQuietMS     float64 `json:"held_quiet_ms"`
+	HeldPollMS      int     `json:"held_poll_ms"`
+	EdgeTolerancePX float64 `json:"edge_tolerance_px"`
+	EdgeZonePX      float64 `json:"edge_zone_px"`
+	MinVisiblePX    float64 `json:"min_visible_px"`
+	MaxOffenders    int     `json:"max_offenders"`
+	MaxReads        int     `json:"max_reads"`
+	// BackgroundSamplePX is the longer side, in pixels, of the capture a background read
+	// averages (the element's box is captured at a reduced scale).
+	BackgroundSamplePX float64         `json:"background_sample_px"`
+	IgnoreConsole      []consoleFilter `json:"ignore_console"`
+	raw                json.RawMessage
+}
+
+type consoleFilter struct {
+	TextPrefix string `json:"text_prefix"`
+	Path       string `json:"path"`
+}
+
+var loadParams = sync.OnceValues(func() (*params, error) {
+	var p params
+	dec := json.NewDecoder(bytes.NewReader(paramsJSON))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return nil, fmt.Errorf("probe params: %w", err)
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, paramsJSON); err != nil {
+		return nil, fmt.Errorf("probe params: %w", err)
+	}
+	p.raw = compact.Bytes()
+	if p.SettleStepMS <= 0 || p.ObserveStepMS <= 0 || p.HeldPollMS <= 0 || p.StallMS <= 0 || p.MaxReads < 2 || p.BackgroundSamplePX < 1 {
+		return nil, errors.New("probe params: steps and stall_ms > 0, max_reads >= 2 and background_sample_px >= 1 are required")
+	}
+	return &p, nil
+})
+
+// probeSource is what the digest covers: each embedded file, named, in a fixed order.
+func probeSource() []byte {
+	var b bytes.Buffer
+	for _, f := range []struct {
+		name string
+		data []byte
+	}{{"probe/params.json", paramsJSON}, {"probe/probe.js", probeJS}} {
+		fmt.Fprintf(&b, "%s %d\n", f.name, len(f.data))
+		b.Write(f.data)
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
+}
+
+// Digest is the verifier digest contracts are frozen against: the probe code and parameters,
+// the assertion semantics version and the Playwright driver version (not the browser's, which
+// evidence records instead).
+func Digest() string { return contracts.VerifierDigest(probeSource(), DriverVersion) }
+
+// Ref is this verifier's identity as evidence records it.
+func Ref() contracts.VerifierRef {
+	return contracts.VerifierRef{Name: VerifierName, Version: VerifierVersion, Digest: Digest()}
+}
+
+// world is an isolated JavaScript world in a page's main frame, reached over a CDP session. Its
+// globals and prototypes are its own, so the page's scripts cannot tamper with what it reads.
+type world struct {
+	cdp       playwright.CDPSession
+	contextID int
+	handles   map[float64]string // shadow-root handles by backend node id
+}
+
+const worldName = "signoff-verifier"
+
+func newWorld(bctx playwright.BrowserContext, page playwright.Page) (*world, error) {
+	s, err := bctx.NewCDPSession(page)
+	if err != nil {
+		return nil, fmt.Errorf("open cdp session: %w", err)
+	}
+	w := &world{cdp: s}
+	if err := w.create(); err != nil {
+		_ = s.Detach()
+		return nil, err
+	}
+	return w, nil
+}
+
+// create makes a fresh isolated world in the current document (a navigation destroys it).
+func (w *world) create() error {
+	tree, err := w.cdp.Send("Page.getFrameTree", nil)
+	if err != nil {
+		return fmt.Errorf("cdp Page.getFrameTree: %w", err)
+	}
+	frameID, _ := dig(tree, "frameTree", "frame", "id").(string)
+	if frameID == "" {
+		return errors.New("cdp Page.getFrameTree: no main frame id")
+	}
+	res, err := w.cdp.Send("Page.createIsolatedWorld", map[string]any{
+		"frameId":             frameID,
+		"worldName":           worldName,
+		"grantUniveralAccess": false, // sic: the protocol's spelling
+	})
+	if err != nil {
+		return fmt.Errorf("cdp Page.createIsolatedWorld: %w", err)
+	}
+	id, ok := dig(res, "executionContextId").(float64)
+	if !ok {
+		return errors.New("cdp Page.createIsolatedWorld: no executionContextId")
+	}
+	w.contextID = int(id)
+	w.handles = nil
+	return nil
+}
+
+// errWorldGone means the document the world lived in was replaced (a navigation).
+var errWorldGone = errors.New("isolated world gone")
+
+// maxShadowRoots bounds how many shadow roots a read walks: a page cannot make the verifier
+// resolve an unbounded number of handles.
+const maxShadowRoots = 2000
+
+// call runs the probe with a request in the isolated world and returns its JSON result. With
+// withRoots, the page's shadow roots, open and closed, are passed in as handles, found over
+// CDP because a closed root cannot be reached from script.
+func (w *world) call(req any, withRoots bool) (map[string]any, error) {
+	arg, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	var roots []string
+	if withRoots {
+		if roots, err = w.shadowRoots(); err != nil {
+			return nil, err
+		}
+	}
+	// Plain JSON values: the driver re-encodes what it is given, and raw bytes would not
+	// survive that.
+	var value any
+	if err := json.Unmarshal(arg, &value); err != nil {
+		return nil, err
+	}
+	args := []map[string]any{{"value": value}}
+	for _, id := range roots {
+		args = append(args, map[string]any{"objectId": id})
+	}
+	res, err := w.cdp.Send("Runtime.callFunctionOn", map[string]any{
+		"functionDeclaration": string(probeJS),
+		"executionContextId":  w.contextID,
+		"arguments":           args,
+		"returnByValue":       true,
+		"awaitPromise":        false,
+		"silent":              true,
+	})
+	if err != nil {
+		return nil, worldErr("Runtime.callFunctionOn", err)
+	}
+	if ex, ok := dig(res, "exceptionDetails").(map[string]any); ok {
+		msg, _ := dig(ex, "exception", "description").(string)
+		if msg == "" {
+			msg, _ = ex["text"].(string)
+		}
+		return nil, fmt.Errorf("probe: %s", firstLine(msg))
+	}
+	val, ok := dig(res, "result", "value").(map[string]any)
+	if !ok {
+		return nil, errors.New("probe: no result value")
+	}
+	return val, nil
+}
+
+// worldErr turns CDP's "the context is gone" answers into errWorldGone.
+func worldErr(method string, err error) error {
+	if m := err.Error(); strings.Contains(m, "Cannot find context") || strings.Contains(m, "context was destroyed") ||
+		strings.Contains(m, "Cannot find default execution context") {
+		return errWorldGone
+	}
+	return fmt.Errorf("cdp %s: %w", method, err)
+}
+
+// shadowRoots returns handles, in the isolated world, to every author shadow root of the main
+// document (open and closed; not the browser's own user-agent roots, not other frames'), in
+// document order. Handles are kept per backend node for the world's lifetime.
+func (w *world) shadowRoots() ([]string, error) {
+	doc, err := w.cdp.Send("DOM.getDocument", map[string]any{"depth": -1, "pierce": true})
+	if err != nil {
+		return nil, worldErr("DOM.getDocument", err)
+	}
+	var backend []float64
+	var walk func(n map[string]any)
+	walk = func(n map[string]any) {
+		if len(backend) >= maxShadowRoots {
+			return
+		}
+		if srs, ok := n["shadowRoots"].([]any); ok {
+			for _, s := range srs {
+				sr, _ := s.(map[string]any)
+				if sr == nil {
+					continue
+				}
+				if t, _ := sr["shadowRootType"].(string); t != "user-agent" {
+					if id, ok := sr["backendNodeId"].(float64); ok {
+						backend = append(backend, id)
+					}
+					walk(sr)
+				}
+			}
+		}
+		if kids, ok := n["children"].([]any); ok {
+			for _, k := range kids {
+				if c, _ := k.(map[string]any); c != nil {
+					walk(c)
+				}
+			}
+		}
+		// contentDocument (another frame) and templateContent (inert) are not walked.
+	}
+	root, _ := dig(doc, "root").(map[string]any)
+	if root == nil {
+		return nil, errors.New("cdp DOM.getDocument: no root")
+	}
+	walk(root)
+	if w.handles == nil {
+		w.handles = map[float64]string{}
+	}
+	out := make([]string, 0, len(backend))
+	for _, id := range backend {
+		h, ok := w.handles[id]
+		if !ok {
+			res, err := w.cdp.Send("DOM.resolveNode", map[string]any{"backendNodeId": id, "executionContextId": w.contextID})
+			if err != nil {
+				if errors.Is(worldErr("", err), errWorldGone) {
+					return nil, errWorldGone
+				}
+				continue // the node went away between the two calls
+			}
+			h, _ = dig(res, "object", "objectId").(string)
+			if h == "" {
+				continue
+			}
+			w.handles[id] = h
+		}
+		out = append(out, h)
+	}
+	return out, nil
+}
+
+func (w *world) close() { _ = w.cdp.Detach() }
+
+// dig walks nested JSON objects.
+func dig(v any, keys ...string) any {
+	for _, k := range keys {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[k]
+	}
+	return v
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}

@@ -1,0 +1,676 @@
+// Signoff verifier probe, assertion semantics 4.
+//
+// It runs in an isolated world the verifier creates over CDP (Page.createIsolatedWorld), so the
+// app's scripts cannot redefine the getters it reads: a page that patches
+// Element.prototype.scrollWidth or getBoundingClientRect in its own world changes nothing here.
+// The verifier calls it as (probe)(request, ...shadowRoots) with Runtime.callFunctionOn. The
+// shadow roots, open and closed, come from CDP (DOM.getDocument with pierce), since a closed
+// root cannot be reached from script; every read walks the composed tree through them.
+// request.op says what to do:
+//
+//   install  start counting DOM mutations in the document and in every shadow root
+//   poll     the page clock, the quiet clock and a layout signature (cheap; no assertion)
+//   read     measure request.reads, plus the signature
+//
+// This file and params.json are hashed into the verifier digest: a change to either makes
+// contracts frozen under the old semantics fail verification instead of being judged by new
+// rules. Keep it deterministic and free of side effects on the page.
+(request, ...shadowRoots) => {
+  const P = request.params;
+  const doc = document;
+  const root = doc.documentElement;
+  const body = doc.body;
+  const roots = [doc, ...shadowRoots.filter((r) => r && r.host && r.host.isConnected)];
+  const hostRoot = new Map(roots.slice(1).map((r) => [r.host, r]));
+
+  // The quiet clock: the page time of the last DOM mutation anywhere in the composed tree.
+  const observe = () => {
+    let q = globalThis.__signoffQuiet;
+    if (!q) {
+      q = { last: performance.now(), mutations: 0, seen: new WeakSet() };
+      q.observer = new MutationObserver((records) => {
+        q.last = performance.now();
+        q.mutations += records.length;
+      });
+      globalThis.__signoffQuiet = q;
+    }
+    for (const r of roots) {
+      if (q.seen.has(r)) continue;
+      q.seen.add(r);
+      q.observer.observe(r, { subtree: true, childList: true, attributes: true, characterData: true });
+    }
+    return q;
+  };
+
+  const everyElement = () => roots.flatMap((r) => [...r.querySelectorAll('*')]);
+  // The layout signature a poll compares: the document's own, as a poll is not handed the
+  // shadow roots (their mutations are counted by the quiet clock instead).
+  const signature = () => ({
+    scroll_width: root.scrollWidth,
+    scroll_height: root.scrollHeight,
+    inner_width: window.innerWidth,
+    inner_height: window.innerHeight,
+    elements: doc.getElementsByTagName('*').length,
+  });
+
+  if (request.op === 'install') {
+    observe();
+    return { installed: true };
+  }
+  if (request.op === 'poll') {
+    const q = observe();
+    return { now: performance.now(), quiet_ms: performance.now() - q.last, mutations: q.mutations, signature: signature() };
+  }
+
+  const iw = window.innerWidth;
+  const ih = window.innerHeight;
+  const sx = window.scrollX;
+  const sy = window.scrollY;
+  const tol = P.edge_tolerance_px;
+  const minPx = P.min_visible_px;
+  const SKIP = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'HEAD', 'META', 'LINK', 'TITLE', 'BASE']);
+  const EVERYWHERE = { l: -Infinity, t: -Infinity, r: Infinity, b: Infinity };
+
+  // The flat-tree parent: the slot a node is assigned to, else its parent, else (at the top
+  // of a shadow tree) the host. Layout, clipping and opacity follow this tree.
+  const up = (n) => {
+    if (n.assignedSlot) return n.assignedSlot;
+    if (n.parentElement) return n.parentElement;
+    const p = n.parentNode;
+    return p && p.nodeType === 11 && p.host ? p.host : null;
+  };
+  // The flat-tree children: a host's shadow tree, a slot's assigned nodes (or its fallback).
+  const flatChildren = (n) => {
+    if (n.nodeType !== 1) return [];
+    const sr = hostRoot.get(n);
+    if (sr) return [...sr.childNodes];
+    if (n.tagName === 'SLOT' && n.getRootNode().nodeType === 11) {
+      const assigned = n.assignedNodes();
+      if (assigned.length) return assigned;
+    }
+    return [...n.childNodes];
+  };
+
+  const styles = new Map();
+  const style = (el) => {
+    let s = styles.get(el);
+    if (s === undefined) {
+      s = getComputedStyle(el);
+      styles.set(el, s);
+    }
+    return s;
+  };
+
+  // Rectangles are in document coordinates: {l, t, r, b}.
+  const docRect = (r) => ({ l: r.left + sx, t: r.top + sy, r: r.right + sx, b: r.bottom + sy });
+  const intersect = (a, b) => (b ? { l: Math.max(a.l, b.l), t: Math.max(a.t, b.t), r: Math.min(a.r, b.r), b: Math.min(a.b, b.b) } : a);
+  const width = (r) => r.r - r.l;
+  const height = (r) => r.b - r.t;
+  const round = (n, d) => Math.round(n * d) / d;
+  const boxOf = (r) => ({ x: round(r.l, 10), y: round(r.t, 10), width: round(width(r), 10), height: round(height(r), 10) });
+
+  // The viewport's horizontal overflow comes from html, or from body when html's is visible.
+  const viewportOverflow = (axis) => {
+    const h = style(root)[axis];
+    if (h !== 'visible') return h;
+    return body ? style(body)[axis] : 'visible';
+  };
+  const rootScrollsY = !['hidden', 'clip'].includes(viewportOverflow('overflowY'));
+  const rootScrollsX = !['hidden', 'clip'].includes(viewportOverflow('overflowX'));
+
+  // Opacity 0 on an element or any flat-tree ancestor hides it from a person.
+  const faded = new Map();
+  const transparent = (el) => {
+    if (!el) return false;
+    let v = faded.get(el);
+    if (v === undefined) {
+      v = style(el).opacity === '0' || transparent(up(el));
+      faded.set(el, v);
+    }
+    return v;
+  };
+
+  // What the browser renders at all: laid out in the flat tree, not display none, not
+  // visibility hidden, not opacity 0, not inside a content-visibility: hidden subtree (whose
+  // contents are never painted). content-visibility: auto is not skipping: it paints on scroll.
+  const rendered = (el) =>
+    el.isConnected && !SKIP.has(el.tagName) && el.getClientRects().length > 0 &&
+    el.checkVisibility({ opacityProperty: true, visibilityProperty: true }) &&
+    style(el).visibility === 'visible' && !transparent(el);
+
+  // The region an element's own `clip` (absolutely positioned only) and `clip-path` leave.
+  const ownClip = (el, s, box) => {
+    let c = null;
+    if (s.clip && s.clip !== 'auto' && (s.position === 'absolute' || s.position === 'fixed')) {
+      const m = s.clip.match(/rect\(([^)]*)\)/);
+      if (m) {
+        const v = m[1].split(/[\s,]+/).filter(Boolean).map((x) => (x === 'auto' ? null : parseFloat(x)));
+        c = {
+          t: box.t + (v[0] ?? 0),
+          r: v[1] == null ? box.r : box.l + v[1],
+          b: v[2] == null ? box.b : box.t + v[2],
+          l: box.l + (v[3] ?? 0),
+        };
+      }
+    }
+    if (s.clipPath && s.clipPath !== 'none') {
+      // Any clip-path is treated as clipping to the border box; inset() is applied.
+      let cp = box;
+      const m = s.clipPath.match(/^inset\(([^)]*)\)/);
+      if (m) {
+        const parts = m[1].split(/\s+round\s+/)[0].trim().split(/\s+/);
+        const len = (x, total) => (x.endsWith('%') ? (parseFloat(x) / 100) * total : parseFloat(x) || 0);
+        const [t, r = t, b = t, l = r] = parts;
+        const w = width(box);
+        const h = height(box);
+        cp = { t: box.t + len(t, h), r: box.r - len(r, w), b: box.b - len(b, h), l: box.l + len(l, w) };
+      }
+      c = c ? intersect(c, cp) : cp;
+    }
+    return c;
+  };
+
+  // Whether a style makes an element the containing block of fixed (and absolute) descendants.
+  const makesBlock = (s) =>
+    s.transform !== 'none' || s.perspective !== 'none' || s.filter !== 'none' ||
+    /paint|layout|strict|content/.test(s.contain) || /transform|perspective|filter/.test(s.willChange);
+
+  // Walks the flat-tree ancestors that can clip el (its containing-block chain, html and body
+  // excluded: the viewport is judged directly). With fromSelf, el itself is the first clipper
+  // (for its text). Returns the region left visible (null: unclipped), whether a scroll
+  // container (overflow auto/scroll) holds el on each axis (such content is reachable by
+  // scrolling it) and the nearest horizontal one.
+  const chain = (el, fromSelf) => {
+    let clip = null;
+    let scrollX = false;
+    let scrollY = false;
+    let ellipsis = null; // text-overflow of the nearest ancestor that clips horizontally
+    let scroller = null; // the nearest horizontal scroll container
+    let pos = fromSelf ? 'static' : style(el).position;
+    for (let a = fromSelf ? el : up(el); a && a !== root && a !== body; a = up(a)) {
+      const s = style(a);
+      if (pos === 'fixed' && !makesBlock(s)) continue;
+      if (pos === 'absolute' && s.position === 'static' && !makesBlock(s)) continue;
+      const box = docRect(a.getBoundingClientRect());
+      const own = ownClip(a, s, box);
+      if (own) clip = intersect(clip || EVERYWHERE, own);
+      if (s.display !== 'inline' && s.display !== 'contents') {
+        const ox = s.overflowX;
+        const oy = s.overflowY;
+        if ((ox === 'auto' || ox === 'scroll') && !scrollX) {
+          scrollX = true;
+          scroller = a;
+        }
+        if (oy === 'auto' || oy === 'scroll') scrollY = true;
+        const cx = ox === 'hidden' || ox === 'clip';
+        const cy = oy === 'hidden' || oy === 'clip';
+        if (cx && ellipsis === null) ellipsis = s.textOverflow === 'ellipsis';
+        if (cx || cy) {
+          const pl = box.l + a.clientLeft;
+          const pt = box.t + a.clientTop;
+          clip = intersect(clip || EVERYWHERE, {
+            l: cx ? pl : -Infinity,
+            r: cx ? pl + a.clientWidth : Infinity,
+            t: cy ? pt : -Infinity,
+            b: cy ? pt + a.clientHeight : Infinity,
+          });
+        }
+      }
+      pos = s.position;
+    }
+    return { clip, scrollX, scrollY, scroller, ellipsis: ellipsis === true };
+  };
+
+  // Whether a visible region is where a person sees it: of non-zero size, horizontally inside
+  // the viewport (content a person must scroll sideways to reach is not shown), and not above
+  // the document or below a page that cannot scroll down.
+  const onScreen = (v) =>
+    width(v) > minPx && height(v) > minPx && v.r > sx && v.l < sx + iw && v.b > 0 && (rootScrollsY || v.t < sy + ih);
+
+  // The part of el a person can see, or null: rendered, not clipped away by overflow
+  // hidden/clip, clip or clip-path (1px visually-hidden content is not visible), and on screen.
+  const visibleRect = (el) => {
+    if (!rendered(el)) return null;
+    const box = docRect(el.getBoundingClientRect());
+    let v = box;
+    const own = ownClip(el, style(el), box);
+    if (own) v = intersect(v, own);
+    const ch = chain(el, false);
+    if (ch.clip) v = intersect(v, ch.clip);
+    return onScreen(v) ? v : null;
+  };
+
+  // The alpha of a computed color ("rgb(…)", "rgba(…)", "color(srgb … / a)", "transparent").
+  const alpha = (c) => {
+    if (!c || c === 'transparent') return 0;
+    const slash = c.match(/\/\s*([\d.]+%?)\s*\)$/);
+    if (slash) return slash[1].endsWith('%') ? parseFloat(slash[1]) / 100 : parseFloat(slash[1]);
+    const m = c.match(/^rgba\(([^)]*)\)$/);
+    if (m) return parseFloat(m[1].split(',')[3]);
+    return 1;
+  };
+
+  // The element that lays out a text node: its flat-tree parent, or the nearest ancestor with
+  // a box when that parent is display: contents.
+  const textOwner = (n) => {
+    let p = up(n);
+    while (p && p.nodeType === 1 && style(p).display === 'contents') p = up(p);
+    return p && p.nodeType === 1 ? p : null;
+  };
+
+  // Whether a text node is painted where a person can read it: its owner rendered, its glyphs
+  // of non-zero size, drawn in a colour that is not transparent, and not clipped away.
+  const range = doc.createRange();
+  const textShown = (n) => {
+    if (!/\S/.test(n.data)) return false;
+    const p = textOwner(n);
+    if (!p || !rendered(p)) return false;
+    const s = style(p);
+    if (alpha(s.color) === 0 || alpha(s.webkitTextFillColor) === 0) return false;
+    range.selectNodeContents(n);
+    let v = docRect(range.getBoundingClientRect());
+    const ch = chain(p, true);
+    if (ch.clip) v = intersect(v, ch.clip);
+    return onScreen(v);
+  };
+
+  // A short CSS path for reports: up to four levels, stopping at an id; "::shadow" marks a
+  // step from a shadow tree to its host.
+  const path = (el) => {
+    const parts = [];
+    for (let e = el; e && e !== body && e !== root && parts.length < 4; ) {
+      let p = e.tagName.toLowerCase();
+      if (e.id) {
+        parts.unshift(p + '#' + CSS.escape(e.id));
+        break;
+      }
+      const tid = e.getAttribute('data-testid');
+      if (tid) p += '[data-testid="' + tid.replace(/["\\]/g, '\\$&') + '"]';
+      else if (e.classList.length) p += '.' + [...e.classList].slice(0, 2).map((c) => CSS.escape(c)).join('.');
+      parts.unshift(p);
+      if (e.parentElement) e = e.parentElement;
+      else {
+        const r = e.parentNode;
+        e = r && r.nodeType === 11 ? r.host : null;
+        if (e) parts.unshift('::shadow');
+      }
+    }
+    return parts.join(' > ').replace(/> ::shadow >/g, '::shadow >');
+  };
+
+  // Every match of a selector in the document and in every shadow tree.
+  const query = (sel) => roots.flatMap((r) => [...r.querySelectorAll(sel)]);
+
+  // Every non-blank text node of the composed tree, with the element that owns it.
+  const textNodes = () => {
+    const out = [];
+    for (const r of roots) {
+      const start = r === doc ? body : r;
+      if (!start) continue;
+      const walker = doc.createTreeWalker(start, NodeFilter.SHOW_TEXT);
+      for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+        if (!/\S/.test(n.data)) continue;
+        const p = up(n);
+        if (!p || p.nodeType !== 1 || SKIP.has(p.tagName)) continue;
+        out.push(n);
+      }
+    }
+    return out;
+  };
+
+  // no_horizontal_overflow. An item (element or text) is cut off when part of it shows, it
+  // extends past the viewport's right edge, no horizontal scroll container holds it (the
+  // container is judged instead), and whatever hides the rest is the viewport itself or an
+  // overflow hidden/clip on html, body or a wrapper reaching to within edge_zone_px of the
+  // viewport's right edge. Not cut off: content entirely beyond the edge (an off-canvas
+  // drawer), content clipped well inside the viewport (a cropped thumbnail), and text or
+  // inline content truncated by text-overflow: ellipsis (a visible, deliberate truncation).
+  // Shadow trees count like the rest of the page. With inScope, only the items it accepts
+  // count.
+  const overflow = (inScope) => {
+    const offenders = new Set();
+    const boxes = new Map();
+    const judge = (owner, box, ch, own, inline) => {
+      if (ch.scrollX) return;
+      let v = box;
+      if (own) v = intersect(v, own);
+      if (ch.clip) v = intersect(v, ch.clip);
+      if (width(v) <= minPx || height(v) <= minPx) return;
+      if (v.l >= iw || v.r <= 0 || v.b <= 0) return;
+      if (ch.clip && ch.clip.r < iw - P.edge_zone_px) return;
+      if (ch.clip && ch.ellipsis && inline) return;
+      if (inScope && !inScope(owner)) return;
+      offenders.add(owner);
+      const b = boxes.get(owner);
+      boxes.set(owner, b ? { l: Math.min(b.l, box.l), t: Math.min(b.t, box.t), r: Math.max(b.r, box.r), b: Math.max(b.b, box.b) } : box);
+    };
+    if (body) {
+      for (const el of everyElement()) {
+        if (SKIP.has(el.tagName) || el === body || el === root) continue;
+        const box = docRect(el.getBoundingClientRect());
+        if (box.r <= iw + tol || box.l >= iw) continue;
+        if (!rendered(el)) continue;
+        judge(el, box, chain(el, false), ownClip(el, style(el), box), style(el).display === 'inline');
+      }
+      for (const n of textNodes()) {
+        const p = textOwner(n);
+        if (!p) continue;
+        range.selectNodeContents(n);
+        const box = docRect(range.getBoundingClientRect());
+        if (box.r <= iw + tol || box.l >= iw) continue;
+        if (!rendered(p)) continue;
+        judge(p, box, chain(p, true), null, true);
+      }
+    }
+    const outer = [...offenders].filter((el) => {
+      for (let a = up(el); a; a = up(a)) if (offenders.has(a)) return false;
+      return true;
+    });
+    // scroll_width is how far the viewport can be scrolled sideways: the document's
+    // scrollWidth, or innerWidth when overflow hidden/clip on html or body stops horizontal
+    // scrolling (what such a page cuts off is counted in clipped_elements instead).
+    return {
+      scroll_width: rootScrollsX ? root.scrollWidth : iw,
+      document_scroll_width: root.scrollWidth,
+      inner_width: iw,
+      clipped_elements: outer.length,
+      clipped_offenders: outer.slice(0, P.max_offenders).map((el) => {
+        const b = boxes.get(el);
+        return { selector: path(el), right: round(b.r, 10), ...boxOf(b) };
+      }),
+    };
+  };
+
+  const norm = (s) => s.replace(/\s+/g, ' ').trim();
+
+  // The composed text of a node: what its flat tree holds, shadow content and slotted nodes
+  // included.
+  const textOf = new Map();
+  const composed = (n) => {
+    if (n.nodeType === 3) return n.data;
+    if (n.nodeType !== 1 || SKIP.has(n.tagName)) return '';
+    let s = textOf.get(n);
+    if (s === undefined) {
+      s = flatChildren(n).map(composed).join('');
+      textOf.set(n, s);
+    }
+    return s;
+  };
+
+  // The innermost elements of scope's flat tree (itself included) whose text contains text.
+  const holders = (scope, text) => {
+    const out = [];
+    const visit = (el) => {
+      if (SKIP.has(el.tagName) || !norm(composed(el)).includes(text)) return;
+      let inner = false;
+      for (const c of flatChildren(el)) {
+        if (c.nodeType === 1 && norm(composed(c)).includes(text)) {
+          inner = true;
+          visit(c);
+        }
+      }
+      if (!inner) out.push(el);
+    };
+    visit(scope);
+    return out;
+  };
+
+  // Whether any text of el's flat subtree is painted on screen.
+  const paintsText = (el) => {
+    const stack = [el];
+    while (stack.length) {
+      const n = stack.pop();
+      if (n.nodeType === 3) {
+        if (textShown(n)) return true;
+      } else if (n.nodeType === 1 && !SKIP.has(n.tagName)) {
+        stack.push(...flatChildren(n));
+      }
+    }
+    return false;
+  };
+
+  // A scope holds its text visibly when it is visible itself and does not reach past the
+  // viewport inside a horizontal scroll container: a table row stretched past the edge there is
+  // not a card however it is labelled. (A scope that overflows the page itself is the overflow
+  // check's to judge, not this one's.)
+  const fits = (el) => {
+    const b = el.getBoundingClientRect();
+    return (b.left >= -tol && b.right <= iw + tol) || !chain(el, false).scrollX;
+  };
+
+  const texts = (r) => {
+    const scopes = r.within ? query(r.within).filter((sc) => visibleRect(sc) !== null && fits(sc)) : body ? [body] : [];
+    const out = {};
+    r.texts.forEach((t, i) => {
+      const want = norm(t);
+      let shown = null;
+      for (const sc of scopes) {
+        shown = holders(sc, want).find((h) => paintsText(h)) || null;
+        if (shown) break;
+      }
+      out['text.' + i + '.visible'] = shown !== null;
+      if (shown) out['text.' + i + '.box'] = boxOf(docRect(shown.getBoundingClientRect()));
+    });
+    return out;
+  };
+
+  const count = (r) => {
+    const els = query(r.selector);
+    if (r.state === 'attached') return { count: els.length };
+    const vis = [];
+    for (const e of els) {
+      const v = visibleRect(e);
+      if (v) vis.push(v);
+    }
+    return { count: vis.length, boxes: vis.slice(0, P.max_offenders).map(boxOf) };
+  };
+
+  // in_viewport: the first visible match's border box in viewport coordinates.
+  const box = (r) => {
+    const els = query(r.selector);
+    const vis = els.filter((e) => visibleRect(e) !== null);
+    const el = vis[0] || els[0];
+    const b = el ? el.getBoundingClientRect() : { left: 0, top: 0, right: 0, bottom: 0 };
+    return { count: vis.length, left: b.left, top: b.top, right: b.right, bottom: b.bottom, inner_width: iw, inner_height: ih };
+  };
+
+  // Matches in flat-tree order, the order the page is laid out and read in (the document's
+  // and every shadow tree's matches merged); a match outside the flat tree (an unslotted
+  // child) is not rendered and is left out.
+  const inFlatOrder = (els) => {
+    const want = new Set(els);
+    const out = [];
+    const stack = want.size ? [root] : [];
+    while (stack.length) {
+      const n = stack.pop();
+      if (n.nodeType !== 1) continue;
+      if (want.has(n)) out.push(n);
+      const kids = flatChildren(n);
+      for (let i = kids.length - 1; i >= 0; i--) stack.push(kids[i]);
+    }
+    return out;
+  };
+  // The visible matches of a selector in flat-tree order, each with its visible region.
+  const visibleInOrder = (sel) => {
+    const out = [];
+    for (const el of inFlatOrder(query(sel))) {
+      const v = visibleRect(el);
+      if (v) out.push({ el, v });
+    }
+    return out;
+  };
+
+  // attribute: the first attached match's attribute, "" when it has none.
+  const attribute = (r) => {
+    const els = query(r.selector);
+    const v = els.length ? els[0].getAttribute(r.name) : null;
+    return { count: els.length, value: v === null ? '' : v };
+  };
+
+  // background: where the verifier samples pixels, the part of the first visible match's
+  // visible region inside the viewport, in document coordinates. Only a match with a part in
+  // the viewport counts: elsewhere nothing painted can be read. The verifier captures those
+  // pixels and computes their luminance; nothing here reads a colour from CSS, which a page
+  // can set to one thing while painting another.
+  const background = (r) => {
+    const vp = { l: sx, t: sy, r: sx + iw, b: sy + ih };
+    const shown = [];
+    for (const { v } of visibleInOrder(r.selector)) {
+      const s = intersect(v, vp);
+      if (width(s) >= 1 && height(s) >= 1) shown.push(s);
+    }
+    return { count: shown.length, sample: shown.length ? boxOf(shown[0]) : null };
+  };
+
+  // stacked: the visible matches' border boxes in flat-tree order; an item overlaps when its
+  // top is above the previous one's bottom (beyond edge_tolerance_px).
+  const stacked = (r) => {
+    const items = visibleInOrder(r.selector).map(({ el }) => docRect(el.getBoundingClientRect()));
+    let overlaps = 0;
+    for (let i = 1; i < items.length; i++) if (items[i].t < items[i - 1].b - tol) overlaps++;
+    const lefts = items.map((b) => b.l);
+    return {
+      count: items.length,
+      stack_overlaps: overlaps,
+      left_spread: items.length ? round(Math.max(...lefts) - Math.min(...lefts), 10) : 0,
+      boxes: items.slice(0, P.max_offenders).map(boxOf),
+    };
+  };
+
+  // position: the first visible match's border box in document coordinates, and the same for
+  // the element it must come before or after.
+  const placed = (sel) => {
+    const vis = visibleInOrder(sel);
+    const b = vis.length ? docRect(vis[0].el.getBoundingClientRect()) : { t: 0, b: 0 };
+    return { count: vis.length, top: round(b.t, 10), bottom: round(b.b, 10) };
+  };
+  const position = (r) => {
+    const me = placed(r.selector);
+    const docHeight = (doc.scrollingElement || root).scrollHeight;
+    const out = { ...me, from_end: round(docHeight - me.bottom, 10), inner_height: ih, document_height: docHeight };
+    if (r.ref) {
+      const o = placed(r.ref);
+      out['ref.count'] = o.count;
+      out['ref.top'] = o.top;
+      out['ref.bottom'] = o.bottom;
+    }
+    return out;
+  };
+
+  // no_horizontal_overflow within a part of the page: the elements of the visible scopes'
+  // flat subtrees (the scopes included), and the owners of their text, that are rendered and
+  // whose region left by clipping reaches past the viewport's left or right edge, either
+  // partly on screen or wholly past the right edge where the viewport scrolls to it (not an
+  // off-canvas panel behind overflow hidden on html or body, not a fixed one); unless a
+  // horizontal scroll container that itself fits the viewport holds them. Plus the page's
+  // clipped items, kept to those inside a scope.
+  const scopedOverflow = (r) => {
+    const scopes = visibleInOrder(r.within).map(({ el }) => el);
+    const scopeSet = new Set(scopes);
+    const inScope = (el) => {
+      for (let a = el; a; a = up(a)) if (scopeSet.has(a)) return true;
+      return false;
+    };
+    const fixed = (el) => {
+      for (let a = el; a && a !== root; a = up(a)) if (style(a).position === 'fixed') return true;
+      return false;
+    };
+    const fitsBox = (b) => b.left >= -tol && b.right <= iw + tol;
+    const held = (ch) => ch.scrollX && ch.scroller && fitsBox(ch.scroller.getBoundingClientRect());
+    // Whether region v of el, clipped as ch says, reaches past an edge where it counts.
+    const reaches = (el, v, ch) => {
+      if (width(v) <= minPx || height(v) <= minPx || v.b <= 0 || (!rootScrollsY && v.t >= sy + ih)) return false;
+      const l = v.l - sx;
+      const rt = v.r - sx;
+      if (l >= -tol && rt <= iw + tol) return false;
+      const shown = rt > 0 && l < iw;
+      const scrolledTo = l >= iw && rootScrollsX && !fixed(el);
+      return (shown || scrolledTo) && !held(ch);
+    };
+    const over = new Set();
+    const seen = new Set();
+    const stack = [...scopes];
+    while (stack.length) {
+      const n = stack.pop();
+      if (seen.has(n)) continue;
+      seen.add(n);
+      if (n.nodeType === 3) {
+        if (!/\S/.test(n.data)) continue;
+        const p = textOwner(n);
+        if (!p || !rendered(p)) continue;
+        const s = style(p);
+        if (alpha(s.color) === 0 || alpha(s.webkitTextFillColor) === 0) continue;
+        range.selectNodeContents(n);
+        let v = docRect(range.getBoundingClientRect());
+        const ch = chain(p, true);
+        if (ch.clip) v = intersect(v, ch.clip);
+        if (reaches(p, v, ch)) over.add(p);
+        continue;
+      }
+      if (n.nodeType !== 1 || SKIP.has(n.tagName)) continue;
+      stack.push(...flatChildren(n));
+      if (!rendered(n)) continue;
+      const box = docRect(n.getBoundingClientRect());
+      let v = box;
+      const own = ownClip(n, style(n), box);
+      if (own) v = intersect(v, own);
+      const ch = chain(n, false);
+      if (ch.clip) v = intersect(v, ch.clip);
+      if (reaches(n, v, ch)) over.add(n);
+    }
+    const o = overflow(inScope);
+    const list = inFlatOrder([...over]);
+    return {
+      count: scopes.length,
+      inner_width: iw,
+      overflowing_elements: list.length,
+      overflowing_offenders: list.slice(0, P.max_offenders).map((el) => {
+        const b = docRect(el.getBoundingClientRect());
+        return { selector: path(el), right: round(b.r, 10), ...boxOf(b) };
+      }),
+      clipped_elements: o.clipped_elements,
+      clipped_offenders: o.clipped_offenders,
+    };
+  };
+
+  // Whether anything is rendered at all: a first paint of an empty page settles nothing.
+  const hasContent = () => {
+    if (!body) return false;
+    if (textNodes().some(textShown)) return true;
+    return query('img, svg, canvas, video, iframe, input, button').some((el) => visibleRect(el) !== null);
+  };
+
+  const results = (request.reads || []).map((r) => {
+    switch (r.kind) {
+      case 'overflow':
+        return r.within ? scopedOverflow(r) : overflow(null);
+      case 'texts':
+        return texts(r);
+      case 'count':
+        return count(r);
+      case 'box':
+        return box(r);
+      case 'attribute':
+        return attribute(r);
+      case 'background':
+        return background(r);
+      case 'stacked':
+        return stacked(r);
+      case 'position':
+        return position(r);
+      case 'driver':
+        return {}; // read by the verifier outside the page (url, request)
+    }
+    throw new Error('probe: unknown read ' + r.kind);
+  });
+
+  const q = observe();
+  return {
+    now: performance.now(),
+    quiet_ms: performance.now() - q.last,
+    mutations: q.mutations,
+    signature: signature(),
+    content: request.content ? hasContent() : null,
+    results,
+  };
+}

@@ -1,0 +1,390 @@
+package verify
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/mxschmitt/playwright-go"
+
+	"github.com/signoff/signoff/contracts"
+)
+
+// Why a read was made, as evidence records it.
+const (
+	ReadSettled  = "settled"  // the first read, once the page went quiet
+	ReadChanged  = "changed"  // the DOM or the layout changed since the last read
+	ReadPeriodic = "periodic" // periodic_read_ms passed without a read
+	ReadFinal    = "final"    // the page clock reached the criterion's budget
+)
+
+// pageRead is one full read of a criterion's assertion at one viewport.
+type pageRead struct {
+	atMS    float64 // page time: ms since the document's time origin
+	why     string
+	results []any
+}
+
+// pageClock advances the page's time between polls.
+type pageClock interface {
+	// advance lets ms of page time pass.
+	advance(ctx context.Context, ms int, deadline time.Time) error
+	// release is called once the page is read.
+	release()
+}
+
+// virtualClock drives the page on Chromium's virtual time: while the verifier waits, timers
+// fire as fast as the page can run them and the clock stops while fetches are pending. A page
+// is watched for the criterion's whole budget of page time at a fraction of it in real time,
+// and what a slow page shows after a second is measured, not missed.
+type virtualClock struct {
+	cdp     playwright.CDPSession
+	expired chan struct{}
+	stall   time.Duration
+	policy  string
+	log     interface{ Debug(string, ...any) }
+}
+
+const (
+	vtWaitForFetches = "pauseIfNetworkFetchesPending"
+	vtAdvance        = "advance"
+	vtPause          = "pause"
+)
+
+func newVirtualClock(cdp playwright.CDPSession, stall time.Duration) *virtualClock {
+	c := &virtualClock{cdp: cdp, expired: make(chan struct{}, 1), stall: stall, policy: vtWaitForFetches}
+	cdp.On("Emulation.virtualTimeBudgetExpired", func() {
+		select {
+		case c.expired <- struct{}{}:
+		default:
+		}
+	})
+	return c
+}
+
+func (c *virtualClock) grant(ms int) error {
+	select { // a late expiry of an earlier grant
+	case <-c.expired:
+	default:
+	}
+	if _, err := c.cdp.Send("Emulation.setVirtualTimePolicy", map[string]any{"policy": c.policy, "budget": ms}); err != nil {
+		return worldErr("Emulation.setVirtualTimePolicy", err)
+	}
+	return nil
+}
+
+func (c *virtualClock) advance(ctx context.Context, ms int, deadline time.Time) error {
+	if err := c.grant(ms); err != nil {
+		return err
+	}
+	stall := time.NewTimer(c.stall)
+	defer stall.Stop()
+	end := time.NewTimer(time.Until(deadline))
+	defer end.Stop()
+	for {
+		select {
+		case <-c.expired:
+			return nil
+		case <-stall.C:
+			if c.policy == vtAdvance {
+				continue
+			}
+			// A fetch that never completes (a long poll, a stream) would stop the clock
+			// for good: from here on it runs whatever is pending.
+			c.policy = vtAdvance
+			if c.log != nil {
+				c.log.Debug("virtual clock stalled on pending fetches; letting it run", "step_ms", ms)
+			}
+			if err := c.grant(ms); err != nil {
+				return err
+			}
+		case <-end.C:
+			return errDeadline
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// release stops the page's clock where the last read left it: the screenshot and the trace
+// then show the state that was read, and a page with busy timers does not spin on a clock
+// that would otherwise fast-forward.
+func (c *virtualClock) release() {
+	_, _ = c.cdp.Send("Emulation.setVirtualTimePolicy", map[string]any{"policy": vtPause})
+}
+
+// realClock waits in real time. It serves criteria that hold a route on purpose (delay_route):
+// what they check is what the page shows while its data is held, in real time.
+type realClock struct{}
+
+func (realClock) advance(ctx context.Context, ms int, deadline time.Time) error {
+	if !time.Now().Before(deadline) {
+		return errDeadline
+	}
+	return sleepCtx(ctx, time.Duration(ms)*time.Millisecond)
+}
+func (realClock) release() {}
+
+// maxPageElements bounds the document a criterion is measured on.
+const maxPageElements = 100_000
+
+// observation is what observe saw at one viewport.
+type observation struct {
+	reads []pageRead
+}
+
+// observe watches the page and reads the assertion whenever what it shows may have changed,
+// from the moment it settles to the end of the criterion's budget of page time.
+//
+// Settled means: the load event fired, no fetch pending (the virtual clock stops for them, up
+// to stall_ms of real time), and no DOM mutation or layout change for quiet_ms of page time;
+// geometry assertions also need something rendered. A page that never goes quiet is read from
+// busy_fallback_ms on. After the first read, the page clock runs to endMS in steps of
+// observe_step_ms, and the assertion is read at every step and at the end. A criterion passes
+// only if it holds at every read.
+//
+// Past share (real time), the page clock jumps to endMS in one step: the final read is never
+// skipped, the reads between may be.
+//
+// With held (a delay_route), the page is watched in real time and read once, after
+// held_quiet_ms without a mutation: the check is about the state while the data is held.
+//
+// fill, when not nil, completes each read with what the verifier reads outside the page (the
+// URL, requests, pixels), right after the probe's read and before the clock moves on.
+func (r *run) observe(ctx context.Context, bctx playwright.BrowserContext, page playwright.Page, reads []probeRead, needContent, held bool, endMS float64, deadline, share time.Time, fill func(*world, []any) error) (*observation, error) {
+	p, err := loadParams()
+	if err != nil {
+		return nil, err
+	}
+	if ms, err := budgetMS(deadline, 0); err != nil {
+		return nil, err
+	} else if err := page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{State: playwright.LoadStateLoad, Timeout: playwright.Float(ms)}); err != nil {
+		return nil, classify(fmt.Errorf("wait for load: %w", err), deadline)
+	}
+	var w *world
+	if err := guard(ctx, deadline, func() (err error) { w, err = newWorld(bctx, page); return err }); err != nil {
+		return nil, classify(err, deadline)
+	}
+	defer w.close()
+
+	var clk pageClock = realClock{}
+	quietMS, settleStep, observeStep := p.HeldQuietMS, p.HeldPollMS, p.HeldPollMS
+	if !held {
+		vc := newVirtualClock(w.cdp, time.Duration(p.StallMS)*time.Millisecond)
+		vc.log = r.log
+		clk, quietMS, settleStep, observeStep = vc, p.QuietMS, p.SettleStepMS, p.ObserveStepMS
+	}
+	defer clk.release()
+
+	// reset makes the world again in a new document: the page navigated on its own (a
+	// client-side redirect), so measuring starts over there.
+	reset := func() error {
+		return guard(ctx, deadline, func() error {
+			ms, err := budgetMS(deadline, 0)
+			if err != nil {
+				return err
+			}
+			if err := page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{State: playwright.LoadStateLoad, Timeout: playwright.Float(ms)}); err != nil {
+				return err
+			}
+			return w.create()
+		})
+	}
+	install := map[string]any{"op": "install", "params": p.raw}
+	// call runs one probe op, starting over in a new document when the page navigated.
+	obs := &observation{}
+	call := func(req map[string]any) (map[string]any, error) {
+		for {
+			var res map[string]any
+			err := guard(ctx, deadline, func() (err error) { res, err = w.call(req, req["op"] != "poll"); return err })
+			if !errors.Is(err, errWorldGone) {
+				if err == nil && req["op"] != "install" && dig(res, "now") == nil {
+					return nil, errors.New("probe: no page clock in the answer")
+				}
+				return res, err
+			}
+			r.log.Debug("the page navigated while being observed; measuring the new document")
+			obs.reads = nil
+			if err := reset(); err != nil {
+				return nil, err
+			}
+			if err := guard(ctx, deadline, func() error { _, err := w.call(install, true); return err }); err != nil && !errors.Is(err, errWorldGone) {
+				return nil, err
+			}
+		}
+	}
+	if _, err := call(install); err != nil {
+		return nil, classify(err, deadline)
+	}
+
+	poll := map[string]any{"op": "poll", "params": p.raw}
+	read := map[string]any{"op": "read", "params": p.raw, "reads": reads, "content": needContent}
+	var (
+		settled   bool
+		lastSig   string
+		sigSince  float64 // page time the layout signature last changed
+		mutations float64 // the quiet clock's count at the last read
+		content   any     // whether the last read saw anything rendered
+		quiet     float64 // page time since the last mutation, at the last poll
+		start     = -1.0
+	)
+	// explain says what the page was doing when the budget ran out.
+	explain := func(err error) error {
+		err = classify(err, deadline)
+		switch {
+		case !errors.Is(err, errDeadline):
+			return err
+		case needContent && content == false:
+			return fmt.Errorf("%w: the page rendered no visible content", errDeadline)
+		case !settled:
+			return fmt.Errorf("%w: the page did not settle (last DOM mutation %.0f ms of page time before)", errDeadline, quiet)
+		}
+		return err
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		op := poll
+		if settled {
+			op = read // after the first read, every step is a read
+		}
+		res, err := call(op)
+		if err != nil {
+			return nil, explain(err)
+		}
+		now, _ := res["now"].(float64)
+		quiet, _ = res["quiet_ms"].(float64)
+		count, _ := res["mutations"].(float64)
+		if start < 0 {
+			start = now
+		}
+		if n, _ := dig(res, "signature", "elements").(float64); n > maxPageElements {
+			// Reads walk the whole DOM and fetch it over CDP: a page this large is refused
+			// rather than allowed to exhaust the verifier.
+			return nil, fmt.Errorf("the page has %.0f elements, more than the %d the verifier measures", n, maxPageElements)
+		}
+		sigB, _ := json.Marshal(res["signature"])
+		sig := string(sigB)
+		changed := sig != lastSig || count != mutations
+		if sig != lastSig {
+			lastSig, sigSince = sig, now
+		}
+		final := !held && now >= endMS
+		if !settled && (min(quiet, now-sigSince) >= quietMS || now-start >= p.BusyFallbackMS || final) {
+			if res, err = call(read); err != nil {
+				return nil, explain(err)
+			}
+			now, _ = res["now"].(float64)
+			changed = false
+		}
+		if res["results"] != nil {
+			results, _ := res["results"].([]any)
+			if len(results) != len(reads) {
+				return nil, fmt.Errorf("probe returned %d reads, asked %d", len(results), len(reads))
+			}
+			mutations, _ = res["mutations"].(float64)
+			content = res["content"]
+			if !needContent || content == true { // else nothing is rendered yet: not a read of the page
+				if fill != nil {
+					if err := guard(ctx, deadline, func() error { return fill(w, results) }); err != nil {
+						if errors.Is(err, errWorldGone) {
+							continue // the page navigated: the next poll measures the new document
+						}
+						return nil, explain(err)
+					}
+				}
+				why := ReadPeriodic
+				switch {
+				case !settled:
+					why = ReadSettled
+				case final:
+					why = ReadFinal
+				case changed:
+					why = ReadChanged
+				}
+				obs.reads = append(obs.reads, pageRead{atMS: now, why: why, results: results})
+				settled = true
+			}
+		}
+		switch {
+		case settled && (held || final):
+			return obs, nil
+		case !settled && final:
+			return nil, explain(errDeadline)
+		case len(obs.reads) >= p.MaxReads:
+			// A page that changes at every step: the reads so far are the evidence, and
+			// the last of them stands as the final one.
+			obs.reads[len(obs.reads)-1].why = ReadFinal
+			return obs, nil
+		}
+		step := observeStep
+		switch {
+		case !settled:
+			step = settleStep
+		case time.Now().After(share):
+			// Real time is running short (a slow machine, a slow page): the clock jumps to
+			// the end of the budget and the final read follows, the steps between skipped.
+			step = max(observeStep, int(math.Ceil(endMS-now)))
+		}
+		if err := clk.advance(ctx, step, deadline); err != nil {
+			return nil, explain(err)
+		}
+	}
+}
+
+// decide picks the read a viewport is judged on and records every read for the evidence: the
+// first read at which any of the criterion's checks fails, else the last. So a criterion
+// passes only if it held at every read, and the observed values show where it did not.
+func decide(c contracts.Criterion, vp contracts.Viewport, lv []leaf, readOf []int, obs *observation) ([]any, []contracts.Read, error) {
+	if len(obs.reads) == 0 {
+		return nil, nil, errors.New("the page was never read")
+	}
+	prefix := contracts.ViewportPrefix(vp)
+	all, err := contracts.ChecksFor(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	var checks []contracts.Check
+	for _, ch := range all {
+		if strings.HasPrefix(ch.Key, prefix) {
+			checks = append(checks, ch)
+		}
+	}
+	chosen := -1
+	records := make([]contracts.Read, 0, len(obs.reads))
+	for i, rd := range obs.reads {
+		m := map[string]any{}
+		for li, l := range lv {
+			if readOf[li] < 0 {
+				continue
+			}
+			vals, _ := rd.results[readOf[li]].(map[string]any)
+			for k, v := range vals {
+				m[prefix+l.prefix+k] = v
+			}
+		}
+		failing := []string{}
+		for _, ch := range checks {
+			if _, measured := m[ch.Key]; !measured {
+				continue // not read by the probe (status, errors, measure): judged once, after
+			}
+			if contracts.EvaluateCheck(ch, m).Outcome == contracts.CheckFail {
+				failing = append(failing, ch.Key)
+			}
+		}
+		if len(failing) > 0 && chosen < 0 {
+			chosen = i
+		}
+		records = append(records, contracts.Read{Viewport: vpName(vp), AtMS: int64(math.Round(rd.atMS)), Why: rd.why, Failing: failing})
+	}
+	if chosen < 0 {
+		chosen = len(obs.reads) - 1
+	}
+	records[chosen].Decides = true
+	return obs.reads[chosen].results, records, nil
+}

@@ -1,0 +1,320 @@
+package workflows_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/signoff/signoff/activities"
+	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/contracts/contractstest"
+	"github.com/signoff/signoff/policy/policytest"
+	"github.com/signoff/signoff/workers"
+	"github.com/signoff/signoff/workflows"
+)
+
+// verifyScript is what the fake verifier reports for one verification.
+type verifyScript string
+
+// fakes is every client of the activity structs (payments, deliverable, proof store, index,
+// executor, previews, verifier) with scripted results, and counts the side effects the tests
+// assert on. The activities themselves are the product's, registered as the workers do.
+// Activities run on other goroutines, hence the mutex.
+type fakes struct {
+	t        *testing.T
+	contract contracts.Contract
+	env      *testsuite.TestWorkflowEnvironment
+
+	mu          sync.Mutex
+	script      []verifyScript // consumed one per verification
+	emptyOn     map[int]bool   // attempts whose executor changes nothing
+	executions  int
+	verifies    int
+	captures    int
+	cancels     int
+	authorized  bool
+	indexed     []string // states written to the index, in order
+	payState    string
+	feedbacks   [][]contracts.Reason
+	releases    int
+	bundles     []contracts.Bundle
+	settlements []contracts.Settlement
+	captureHook func()
+}
+
+func (f *fakes) Authorize(ctx context.Context, r activities.AuthorizeRequest) (activities.PaymentState, error) {
+	return activities.PaymentState{Provider: "fake", Local: true, CheckoutSessionID: "cs_" + r.ContractID,
+		CheckoutURL: "http://127.0.0.1/checkout", State: activities.PaymentPending}, nil
+}
+
+func (f *fakes) Status(ctx context.Context, hash, session string) (activities.PaymentState, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	st := activities.PaymentPending
+	if f.authorized {
+		st = activities.PaymentAuthorized
+	}
+	return activities.PaymentState{Provider: "fake", Local: true, CheckoutSessionID: session, PaymentIntentID: "pi_1", State: st}, nil
+}
+
+func (f *fakes) Capture(ctx context.Context, a activities.PaymentAction) (activities.PaymentState, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.payState == activities.PaymentCanceled {
+		return activities.PaymentState{}, errors.New("capture after cancel")
+	}
+	f.captures++
+	f.payState = activities.PaymentCaptured
+	if f.captureHook != nil {
+		f.captureHook()
+	}
+	return activities.PaymentState{Provider: "fake", PaymentIntentID: a.PaymentIntentID, State: activities.PaymentCaptured}, nil
+}
+
+func (f *fakes) Cancel(ctx context.Context, a activities.PaymentAction) (activities.PaymentState, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.payState == activities.PaymentCaptured {
+		return activities.PaymentState{}, errors.New("cancel after capture")
+	}
+	f.cancels++
+	f.payState = activities.PaymentCanceled
+	return activities.PaymentState{Provider: "fake", PaymentIntentID: a.PaymentIntentID, State: activities.PaymentCanceled}, nil
+}
+
+func (f *fakes) Publish(ctx context.Context, r activities.PublishRequest) (contracts.PRRef, error) {
+	return contracts.PRRef{Branch: r.Branch, URL: "local://" + r.Branch}, nil
+}
+
+func (f *fakes) Report(ctx context.Context, b contracts.Bundle, final bool, comment string) (contracts.PRRef, error) {
+	return contracts.PRRef{}, nil
+}
+
+func (f *fakes) WriteBundle(c contracts.Contract, b contracts.Bundle) (activities.RecordResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.bundles = append(f.bundles, b)
+	return activities.RecordResult{ProofDir: fmt.Sprintf("/proofs/attempt-%d", b.Attempt), BundleDigest: fmt.Sprintf("digest-%d-%d", b.Attempt, b.Try)}, nil
+}
+
+func (f *fakes) WriteSettlement(s contracts.Settlement) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.settlements = append(f.settlements, s)
+	return "/proofs/settlement.json", nil
+}
+
+func (f *fakes) Head(ctx context.Context, r activities.HeadRequest) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return commitFor(f.executions), nil
+}
+
+func (f *fakes) Put(e activities.IndexEntry) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.indexed = append(f.indexed, e.State)
+	return nil
+}
+
+// idleLock is the Temporal client the control activities reach the lock workflow with: it
+// grants at once, as an idle lock workflow would.
+type idleLock struct {
+	client.Client
+	env *testsuite.TestWorkflowEnvironment
+}
+
+func commitFor(attempt int) string { return fmt.Sprintf("%040d", attempt) }
+
+func (f *fakes) Run(ctx context.Context, r activities.ExecRequest) (activities.ExecResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.executions++
+	f.feedbacks = append(f.feedbacks, r.Feedback)
+	if f.emptyOn[r.Attempt] {
+		return activities.ExecResult{Empty: true, CommitSHA: r.ParentSHA, Branch: "signoff/w1"}, nil
+	}
+	return activities.ExecResult{CommitSHA: commitFor(r.Attempt), Branch: "signoff/w1", FilesChanged: 1, Insertions: 3, DiffSummary: "1 file, +3"}, nil
+}
+
+func (f *fakes) next() verifyScript {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.script) == 0 {
+		f.t.Errorf("verification %d was not scripted", f.verifies+1)
+		return pass
+	}
+	s := f.script[0]
+	f.script = f.script[1:]
+	f.verifies++
+	return s
+}
+
+func (f *fakes) peek() verifyScript {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.script) == 0 {
+		return pass
+	}
+	return f.script[0]
+}
+
+func (f *fakes) Start(ctx context.Context, r activities.PreviewRequest) (activities.PreviewResult, error) {
+	if f.peek() == buildFailed {
+		f.next()
+		return activities.PreviewResult{PreviewID: "p", Build: contracts.BuildResult{Passed: false,
+			Steps: []contracts.BuildStep{{Name: "build", Passed: false}}}}, nil
+	}
+	return activities.PreviewResult{PreviewID: "p", URL: "http://127.0.0.1:1", Build: contracts.BuildResult{Passed: true}}, nil
+}
+
+func (f *fakes) Stop(ctx context.Context, id string) error { return nil }
+
+func (f *fakes) Verify(ctx context.Context, r activities.VerifyRequest) (activities.VerifyResult, error) {
+	o := policytest.Options{Attempt: r.Attempt}
+	switch f.next() {
+	case overflow:
+		o.Override = map[string]map[string]any{"mobile-no-overflow": {"390x844/scroll_width": 927.0}}
+	case missingSHA:
+		o.RuntimeSHA = ""
+		ev, err := policytest.Evidence(f.contract, r.ExpectedSHA, o)
+		if err != nil {
+			return activities.VerifyResult{}, err
+		}
+		ev.RuntimeSHA = ""
+		if err := ev.Sign(policytest.VerifierKey); err != nil {
+			return activities.VerifyResult{}, err
+		}
+		return activities.VerifyResult{Evidence: ev, EvidenceDigest: "e"}, nil
+	case staleBuild:
+		o.RuntimeSHA = f.contract.Repo.BaseCommitSHA
+	}
+	ev, err := policytest.Evidence(f.contract, r.ExpectedSHA, o)
+	if err != nil {
+		return activities.VerifyResult{}, err
+	}
+	return activities.VerifyResult{Evidence: ev, EvidenceDigest: "e", ProofDir: "/proofs"}, nil
+}
+
+type harness struct {
+	*fakes
+	env   *testsuite.TestWorkflowEnvironment
+	input workflows.ContractInput
+}
+
+func newHarness(t *testing.T, script ...verifyScript) *harness {
+	t.Helper()
+	c, err := contracts.Load(contractstest.ReadW1(t), contracts.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := contracts.NewQuote(*c, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	f := &fakes{t: t, contract: *c, env: env, script: script, emptyOn: map[int]bool{}}
+	// The runtime gate has no client here: page errors in the evidence are the gate.
+	workers.RegisterControl(env, &activities.Control{Payments: f, Deliverer: f, Proofs: f, Index: f,
+		BundleKey: ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize)), Temporal: idleLock{env: env}})
+	workers.RegisterExecute(env, &activities.Execute{Executor: f, Previews: f})
+	workers.RegisterVerify(env, &activities.Verify{Verifier: f})
+	env.OnSignalExternalWorkflow(mock.Anything, workflows.LockWorkflowID("signoff-fixtures/finance"), "", workflows.SignalLockRelease, mock.Anything).
+		Return(func(_, _, _, _ string, _ any) error {
+			f.mu.Lock()
+			f.releases++
+			f.mu.Unlock()
+			return nil
+		})
+	in := workflows.ContractInput{Quote: q, Channel: "test",
+		Trust:    workflows.Trust{VerifierPublicKey: policytest.VerifierPublicKey(), VerifierDigest: c.Verifier.Digest},
+		Timeouts: workflows.Timeouts{Approval: time.Hour, Payment: time.Hour, PaymentPoll: time.Minute, Operator: time.Hour}}
+	return &harness{fakes: f, env: env, input: in}
+}
+
+func verdicts(st workflows.Status) string {
+	var out []string
+	for _, a := range st.Attempts {
+		out = append(out, a.Verdict)
+	}
+	return strings.Join(out, ",")
+}
+
+func hasEvent(st workflows.Status, typ string) bool {
+	for _, e := range st.Timeline {
+		if e.Type == typ {
+			return true
+		}
+	}
+	return false
+}
+
+const (
+	pass        verifyScript = "pass"
+	overflow    verifyScript = "overflow"     // honest not_satisfied
+	missingSHA  verifyScript = "missing-sha"  // verification_error
+	staleBuild  verifyScript = "stale-build"  // verification_error
+	buildFailed verifyScript = "build-failed" // not_satisfied without evidence
+)
+
+func (l idleLock) SignalWithStartWorkflow(ctx context.Context, workflowID, signalName string, signalArg any,
+	options client.StartWorkflowOptions, workflow any, workflowArgs ...any) (client.WorkflowRun, error) {
+	l.env.SignalWorkflow(workflows.SignalLockGranted, workflowID)
+	return nil, nil
+}
+
+// approveAndPay schedules the approval by the requester and the payment authorization.
+func (h *harness) approveAndPay() {
+	h.env.RegisterDelayedCallback(func() {
+		h.env.SignalWorkflow(workflows.SignalApprove, workflows.Approve{Hash: h.input.Quote.Hash, Approver: "alice", Channel: "test", MessageID: "m1"})
+	}, time.Second)
+	h.env.RegisterDelayedCallback(func() {
+		h.mu.Lock()
+		h.authorized = true
+		h.mu.Unlock()
+		h.env.SignalWorkflow(workflows.SignalPaymentAuthorized, workflows.PaymentAuthorized{SessionID: "cs", Source: "test"})
+	}, 2*time.Second)
+}
+
+func (h *harness) run(t *testing.T) workflows.Status {
+	t.Helper()
+	h.env.ExecuteWorkflow(workflows.ContractWorkflow, h.input)
+	if !h.env.IsWorkflowCompleted() {
+		t.Fatal("workflow did not complete")
+	}
+	if err := h.env.GetWorkflowError(); err != nil {
+		t.Fatalf("workflow error: %v", err)
+	}
+	var st workflows.Status
+	if err := h.env.GetWorkflowResult(&st); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := contracts.VerifyChain(st.Timeline); err != nil {
+		t.Fatalf("timeline: %v", err)
+	}
+	return st
+}
+
+func (h *harness) assertPayment(t *testing.T, captures, cancels int) {
+	t.Helper()
+	if h.captures != captures || h.cancels != cancels {
+		t.Fatalf("captures %d cancels %d, want %d and %d", h.captures, h.cancels, captures, cancels)
+	}
+}
+
+func (h *harness) assertLockReleased(t *testing.T) {
+	t.Helper()
+	if h.releases != 1 {
+		t.Fatalf("lock released %d times, want 1", h.releases)
+	}
+}

@@ -1,0 +1,23 @@
+package workflows
+
+// Change ids of workflow.GetVersion, one per change to a workflow's command sequence. A
+// change id, once recorded in a history, is never renamed or reused: histories in replays/
+// carry them as markers. Add a change here with one line saying why, then branch on it.
+const (
+	// versionSignedSettlement: the control worker signs how the contract ended
+	// (RecordSettlement) after the payment settles.
+	versionSignedSettlement = "signed-settlement"
+
+	// versionIndexUnapprovedEnd: a contract that ends before approval (cancelled, expired)
+	// updates the index, so the index does not stay at quoted.
+	versionIndexUnapprovedEnd = "index-unapproved-end"
+
+	// versionStrangerRefusals: approvals by anyone but the requester are recorded once, then
+	// only counted (Status.StrangerRefusals), so a stranger cannot grow the timeline.
+	versionStrangerRefusals = "stranger-refusals-counted"
+
+	// versionCancelSpentTimers: a deadline or poll timer is cancelled once what it bounded
+	// has happened (approval taken, payment authorized, operator answered), instead of
+	// staying pending and firing later into the history.
+	versionCancelSpentTimers = "cancel-spent-timers"
+)
