@@ -20,13 +20,13 @@ import (
 )
 
 // Author drafts a contract from a request: admission, a read-only survey of the base commit,
-// criteria from the generator, validation, a quote, and the discrimination run on the base.
+// criteria from the generator, validation, a quote, and the base check.
 type Author struct {
 	// Admission is applied before anything of the repository is read. Required.
 	Admission *Admission
 	// Generator proposes criteria; nil is Rules.
 	Generator criteria.Generator
-	// Checker runs the criteria on the base commit; nil skips the discrimination check (the
+	// Checker runs the criteria on the base commit; nil skips the base check (the
 	// result says so, and the contract is offered unchecked).
 	Checker BaseChecker
 	// Verifier is the verifier the contract is frozen against (verify.Ref()). Required.
@@ -66,10 +66,10 @@ type Result struct {
 	Contract *contracts.Contract `json:"contract,omitempty"`
 	// TermsID is the id of the terms alone (repository, base, goal, routes): the same for
 	// every quote of them. Contract.ContractID is this quote's own.
-	TermsID        string          `json:"terms_id,omitempty"`
-	Hash           string          `json:"contract_hash,omitempty"`
-	Quote          *pricing.Quote  `json:"quote,omitempty"`
-	Discrimination *Discrimination `json:"discrimination,omitempty"`
+	TermsID   string         `json:"terms_id,omitempty"`
+	Hash      string         `json:"contract_hash,omitempty"`
+	Quote     *pricing.Quote `json:"quote,omitempty"`
+	BaseCheck *BaseJudgment  `json:"discrimination,omitempty"`
 	// Offered is true when the contract may be shown for approval.
 	Offered bool `json:"offered"`
 }
@@ -80,7 +80,7 @@ var (
 )
 
 // Draft runs the whole authoring flow. Refusals are typed errors (refusal.Error,
-// AdmissionError, pricing.BudgetError, DiscriminationError, refusal.InputError); anything
+// AdmissionError, pricing.BudgetError, BaseCheckError, refusal.InputError); anything
 // else is a failure to run (git, build, browser).
 func (a *Author) Draft(ctx context.Context, req Request) (*Result, error) {
 	res := &Result{Source: req.Source}
@@ -153,16 +153,16 @@ func (a *Author) Draft(ctx context.Context, req Request) (*Result, error) {
 		return res, err
 	}
 	if a.Checker == nil {
-		res.Discrimination = &Discrimination{Skipped: "no base check was run"}
+		res.BaseCheck = &BaseJudgment{Skipped: "no base check was run"}
 		res.Offered = true
 		return res, nil
 	}
 	report, err := a.Checker.CheckBase(ctx, c)
 	if err != nil {
-		return res, fmt.Errorf("discrimination check on the base commit: %w", err)
+		return res, fmt.Errorf("base check: %w", err)
 	}
-	disc, err := Discriminate(draft, report)
-	res.Discrimination = &disc
+	disc, err := JudgeBase(draft, report)
+	res.BaseCheck = &disc
 	if err != nil {
 		return res, err
 	}
@@ -172,7 +172,7 @@ func (a *Author) Draft(ctx context.Context, req Request) (*Result, error) {
 		c = omitCriteria(c, disc.Preexisting)
 		draft.Notes = append(draft.Notes, disc.PreexistingNotes...)
 		if len(c.Criteria) < contracts.MinCriteria {
-			return res, &DiscriminationError{Code: DiscTooFew, Reason: fmt.Sprintf("leaving out what the base commit already fails (%s) leaves %d criteria, fewer than %d",
+			return res, &BaseCheckError{Code: BaseTooFew, Reason: fmt.Sprintf("leaving out what the base commit already fails (%s) leaves %d criteria, fewer than %d",
 				strings.Join(disc.Preexisting, ", "), len(c.Criteria), contracts.MinCriteria)}
 		}
 		if err := contracts.Validate(c, contracts.LoadOptions{}); err != nil {
@@ -235,7 +235,7 @@ func randomNonce() string {
 // given will not become a contract), "failed" (exit 1: the flow could not run, or the
 // contract is vacuous).
 func ExitClass(err error) string {
-	var d *DiscriminationError
+	var d *BaseCheckError
 	if errors.As(err, &d) {
 		return "failed"
 	}

@@ -101,9 +101,9 @@ func TestAuthorDraftsAValidContract(t *testing.T) {
 	if c.Price != res.Quote.Price || !res.Quote.ExpiresAt.Equal(fixedNow.Add(24*time.Hour)) {
 		t.Errorf("price %+v, quote %+v", c.Price, res.Quote)
 	}
-	d := res.Discrimination
+	d := res.BaseCheck
 	if !d.Checked || strings.Join(d.Failing, ",") != "mobile-no-overflow,mobile-cards" || strings.Join(d.Guards, ",") != "loads-mobile,desktop-table,no-page-errors" || len(d.Problems) != 0 {
-		t.Errorf("discrimination %+v", d)
+		t.Errorf("base check %+v", d)
 	}
 	// Asking again gives the same terms under a contract of its own: one contract per quote,
 	// so no two workflows or proof folders ever share an id.
@@ -127,12 +127,12 @@ func TestAuthorRefusesVacuousAndInconclusive(t *testing.T) {
 		return &fakeChecker{outcome: func(contracts.Criterion) string { return o }}
 	}
 	res, err := newAuthor(all(OutcomePass)).Draft(context.Background(), Request{Requester: "ann", Source: financeSource(t), Goal: wlGoal})
-	var de *DiscriminationError
-	if !errors.As(err, &de) || de.Code != DiscVacuous || res.Offered || len(res.Discrimination.Guards) != len(res.Contract.Criteria) {
+	var de *BaseCheckError
+	if !errors.As(err, &de) || de.Code != BaseVacuous || res.Offered || len(res.BaseCheck.Guards) != len(res.Contract.Criteria) {
 		t.Fatalf("all passing on base: %v, offered %v", err, res.Offered)
 	}
 	_, err = newAuthor(all(OutcomeError)).Draft(context.Background(), Request{Requester: "ann", Source: financeSource(t), Goal: wlGoal})
-	if !errors.As(err, &de) || de.Code != DiscInconclusive {
+	if !errors.As(err, &de) || de.Code != BaseInconclusive {
 		t.Fatalf("all erroring on base: %v", err)
 	}
 	if ExitClass(err) != "failed" {
@@ -145,17 +145,17 @@ func TestAuthorRefusesVacuousAndInconclusive(t *testing.T) {
 		}
 		return OutcomePass
 	}}).Draft(context.Background(), Request{Requester: "ann", Source: financeSource(t), Goal: wlGoal})
-	if err != nil || !res.Offered || len(res.Discrimination.Problems) != 1 || !strings.Contains(res.Discrimination.Problems[0], "loads-mobile") {
-		t.Errorf("guard failing on base: %v %+v", err, res.Discrimination)
+	if err != nil || !res.Offered || len(res.BaseCheck.Problems) != 1 || !strings.Contains(res.BaseCheck.Problems[0], "loads-mobile") {
+		t.Errorf("guard failing on base: %v %+v", err, res.BaseCheck)
 	}
 	// ... and left out of the terms, as pre-existing, saying so in the notes.
 	if err == nil {
 		if slices.ContainsFunc(res.Contract.Criteria, func(c contracts.Criterion) bool { return c.ID == "loads-mobile" }) {
 			t.Error("the guard the base already fails is still a condition of the contract")
 		}
-		if !slices.Equal(res.Discrimination.Preexisting, []string{"loads-mobile"}) ||
+		if !slices.Equal(res.BaseCheck.Preexisting, []string{"loads-mobile"}) ||
 			!slices.ContainsFunc(res.Draft.Notes, func(n string) bool { return strings.Contains(n, "loads-mobile") && strings.Contains(n, "left out") }) {
-			t.Errorf("pre-existing %v, notes %v", res.Discrimination.Preexisting, res.Draft.Notes)
+			t.Errorf("pre-existing %v, notes %v", res.BaseCheck.Preexisting, res.Draft.Notes)
 		}
 		if h, herr := contracts.Hash(*res.Contract); herr != nil || h != res.Hash {
 			t.Errorf("hash %s is not the offered contract's (%s, %v)", res.Hash, h, herr)
@@ -190,8 +190,8 @@ func TestAuthorWithoutCheckerSaysSo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Discrimination.Checked || res.Discrimination.Skipped == "" || !res.Offered {
-		t.Errorf("discrimination %+v", res.Discrimination)
+	if res.BaseCheck.Checked || res.BaseCheck.Skipped == "" || !res.Offered {
+		t.Errorf("base check %+v", res.BaseCheck)
 	}
 }
 

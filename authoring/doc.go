@@ -15,12 +15,12 @@
 //     reach outside the repository.
 //  4. Validation and quote (package pricing): the contract must pass contracts.Validate; the
 //     price follows the scope and never buys a lower bar.
-//  5. Discrimination: a BaseChecker runs the criteria on the base commit. A contract the base
+//  5. BaseCheck: a BaseChecker runs the criteria on the base commit. A contract the base
 //     already satisfies is vacuous and not offered; criteria that already pass are reported
 //     as regression guards (outside the contract terms).
 //
 // Refusals are typed errors: package refusal's for malformed input and refused goals, this
-// package's for admission and discrimination, package pricing's for a budget. None of these
+// package's for admission and the base check, package pricing's for a budget. None of these
 // packages imports browser, preview or Temporal code; package basecheck provides the
 // BaseCheckers, on this machine or through the queues.
 package authoring

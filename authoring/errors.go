@@ -25,20 +25,20 @@ type AdmissionError struct {
 
 func (e *AdmissionError) Error() string { return "not admitted: " + e.Reason }
 
-// Discrimination failure codes.
+// Base check failure codes: why a contract is not offered.
 const (
-	DiscVacuous      = "vacuous"      // the base commit already satisfies every criterion
-	DiscInconclusive = "inconclusive" // no criterion could be shown to fail on the base
-	DiscTooFew       = "too_few"      // left without pre-existing failures, too few criteria remain
+	BaseVacuous      = "vacuous"      // the base commit already satisfies every criterion
+	BaseInconclusive = "inconclusive" // no criterion could be shown to fail on the base
+	BaseTooFew       = "too_few"      // left without pre-existing failures, too few criteria remain
 )
 
-// DiscriminationError means the contract is not offered: it cannot tell a change from no change.
-type DiscriminationError struct {
+// BaseCheckError means the contract is not offered: it cannot tell a change from no change.
+type BaseCheckError struct {
 	Code   string `json:"code"`
 	Reason string `json:"reason"`
 }
 
-func (e *DiscriminationError) Error() string {
+func (e *BaseCheckError) Error() string {
 	return "contract not offered (" + e.Code + "): " + e.Reason
 }
 
@@ -48,7 +48,7 @@ func IsRefusal(err error) bool {
 	var r *refusal.Error
 	var a *AdmissionError
 	var b *pricing.BudgetError
-	var d *DiscriminationError
+	var d *BaseCheckError
 	var i *refusal.InputError
 	return errors.As(err, &r) || errors.As(err, &a) || errors.As(err, &b) || errors.As(err, &d) || errors.As(err, &i)
 }

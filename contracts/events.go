@@ -8,7 +8,7 @@ import "strings"
 const (
 	// Quote and approval.
 	EventQuoted          = "quoted"           // hash, requester, goal, quote_expires_at
-	EventDiscrimination  = "discrimination"   // base, failing_on_base, regression_guards, checked_on
+	EventBaseCheck       = "discrimination"   // (the base check's older name) base, failing_on_base, regression_guards, checked_on
 	EventApprovalRefused = "approval_refused" // hash, approver, channel, message_id, why
 	EventApproved        = "approved"         // hash, approver, channel, message_id
 	EventQuoteExpired    = "quote_expired"    // after or quote_expires_at

@@ -263,7 +263,7 @@ func TestChatConversationAgainstDev(t *testing.T) {
 	if err := json.Unmarshal([]byte(cli(t, "contract", "status", task[1], "--json", "--data-dir", dataDir, "--temporal-address", "127.0.0.1:"+port)), &quoted); err != nil {
 		t.Fatal(err)
 	}
-	if len(quoted.Timeline) < 2 || quoted.Timeline[1].Type != contracts.EventDiscrimination || quoted.Timeline[1].Data["checked_on"] != "queues" ||
+	if len(quoted.Timeline) < 2 || quoted.Timeline[1].Type != contracts.EventBaseCheck || quoted.Timeline[1].Data["checked_on"] != "queues" ||
 		quoted.Timeline[1].Data["failing_on_base"] == "" || quoted.QuoteExpiresAt.Before(time.Now().Add(23*time.Hour)) {
 		t.Fatalf("the workflow did not record the queue base check and the quote's expiry: %+v", quoted)
 	}

@@ -79,10 +79,10 @@ func TestContractNewOnQueues(t *testing.T) {
 	stdout := cli(t, append(append(newArgs, "--json"), common...)...)
 	t.Logf("contract new with a base check on the queues: %s", time.Since(started).Round(time.Millisecond))
 	var rep struct {
-		Offered        bool   `json:"offered"`
-		Hash           string `json:"contract_hash"`
-		QuoteFile      string `json:"quote_file"`
-		Discrimination struct {
+		Offered   bool   `json:"offered"`
+		Hash      string `json:"contract_hash"`
+		QuoteFile string `json:"quote_file"`
+		BaseCheck struct {
 			Checked bool     `json:"checked"`
 			Failing []string `json:"failing"`
 			Guards  []string `json:"guards"`
@@ -102,7 +102,7 @@ func TestContractNewOnQueues(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 		t.Fatalf("%v\n%s", err, stdout)
 	}
-	d := rep.Discrimination
+	d := rep.BaseCheck
 	if !rep.Offered || !d.Checked || d.Report.Where != "queues" || d.Report.CommitSHA != base || !slices.Contains(d.Failing, "mobile-no-overflow") || len(d.Guards) == 0 {
 		t.Fatalf("base check %+v", rep)
 	}
@@ -167,7 +167,7 @@ func TestContractNewOnQueues(t *testing.T) {
 	if err := json.Unmarshal([]byte(cli(t, append([]string{"contract", "status", contractID.ID, "--json"}, common...)...)), &st); err != nil {
 		t.Fatal(err)
 	}
-	if st.State != workflows.StateQuoted || !st.QuoteExpiresAt.Equal(quote.Quote.ExpiresAt) || len(st.Timeline) < 2 || st.Timeline[1].Type != contracts.EventDiscrimination ||
+	if st.State != workflows.StateQuoted || !st.QuoteExpiresAt.Equal(quote.Quote.ExpiresAt) || len(st.Timeline) < 2 || st.Timeline[1].Type != contracts.EventBaseCheck ||
 		st.Timeline[1].Data["checked_on"] != "queues" || !strings.Contains(st.Timeline[1].Data["failing_on_base"], "mobile-no-overflow") {
 		t.Fatalf("status %+v", st)
 	}
@@ -184,14 +184,14 @@ func TestContractNewOnQueues(t *testing.T) {
 		}
 		recordHistory(t, c, workflows.WorkflowID(contractID.ID), "q1-quoted-checked-cancelled")
 		for _, n := range d.Report.Notes {
-			if id := discriminateID.FindString(n); id != "" {
+			if id := baseCheckID.FindString(n); id != "" {
 				recordHistory(t, c, id, "d1-base-check")
 			}
 		}
 	}
 }
 
-var discriminateID = regexp.MustCompile(`discriminate-[a-z0-9-]+-[0-9a-f]{8}`)
+var baseCheckID = regexp.MustCompile(`discriminate-[a-z0-9-]+-[0-9a-f]{8}`)
 
 // cliExit runs a signoff command expected to fail and returns its exit code and output.
 func cliExit(t *testing.T, args ...string) (int, string) {

@@ -237,9 +237,9 @@ func quoteRealApp(t *testing.T, conn []string, repo, name, out string, check boo
 	stdout := cli(t, append([]string{"contract", "new", "--repo", repo, "--name", name, "--allow", "acme/*", "--requester", "alice",
 		"--goal", realAppGoal, "--check", where, "--out", out, "--json"}, conn...)...)
 	var rep struct {
-		Offered        bool   `json:"offered"`
-		Hash           string `json:"contract_hash"`
-		Discrimination struct {
+		Offered   bool   `json:"offered"`
+		Hash      string `json:"contract_hash"`
+		BaseCheck struct {
 			Checked bool     `json:"checked"`
 			Failing []string `json:"failing"`
 		} `json:"discrimination"`
@@ -250,7 +250,7 @@ func quoteRealApp(t *testing.T, conn []string, repo, name, out string, check boo
 	if !rep.Offered || len(rep.Hash) != 64 {
 		t.Fatalf("not offered: %s", stdout)
 	}
-	if failing := strings.Join(rep.Discrimination.Failing, ","); check && (!rep.Discrimination.Checked ||
+	if failing := strings.Join(rep.BaseCheck.Failing, ","); check && (!rep.BaseCheck.Checked ||
 		!strings.Contains(failing, "mobile-no-overflow") || !strings.Contains(failing, "stacked-pricing-cards")) {
 		t.Fatalf("the base check does not fail what the goal is about (the overflow and the stacking): %s", stdout)
 	}

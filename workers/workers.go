@@ -25,7 +25,7 @@ var Queues = map[string]string{"control": workflows.ControlQueue, "execute": wor
 func RegisterControl(r worker.Registry, c *activities.Control) {
 	r.RegisterWorkflowWithOptions(workflows.ContractWorkflow, workflow.RegisterOptions{Name: workflows.ContractWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.RepoLockWorkflow, workflow.RegisterOptions{Name: workflows.RepoLockWorkflowName})
-	r.RegisterWorkflowWithOptions(workflows.DiscriminateWorkflow, workflow.RegisterOptions{Name: workflows.DiscriminateWorkflowName})
+	r.RegisterWorkflowWithOptions(workflows.BaseCheckWorkflow, workflow.RegisterOptions{Name: workflows.BaseCheckWorkflowName})
 	r.RegisterActivity(c)
 }
 

@@ -111,8 +111,8 @@ func LockWorkflowID(repoKey string) string { return "repo-lock-" + repoKey }
 // message is immediate and the quote survives a restart of the process doing it.
 const QuoteWorkflowName = "QuoteWorkflow"
 
-// DiscriminateWorkflowName runs a contract's criteria on its base commit.
-const DiscriminateWorkflowName = "DiscriminateWorkflow"
+// BaseCheckWorkflowName runs a contract's criteria on its base commit.
+const BaseCheckWorkflowName = "DiscriminateWorkflow"
 
 // Outcomes of a quote workflow.
 const (
@@ -134,17 +134,14 @@ type ContractInput struct {
 	Timeouts Timeouts        `json:"timeouts"`
 	// ReverifyLimit bounds re-verifications of one commit before pausing for an operator.
 	ReverifyLimit int `json:"reverify_limit"`
-	// Discrimination is the criteria's result on the base commit, checked before the quote
-	// was offered; the workflow records it so the approver's view is part of the timeline.
-	Discrimination *Discrimination `json:"discrimination,omitempty"`
+	// BaseCheck is the criteria's result on the base commit, checked before the quote was
+	// offered; the workflow records it so the approver's view is part of the timeline. The
+	// JSON name is the one recorded histories carry.
+	BaseCheck *contracts.BaseCheck `json:"discrimination,omitempty"`
 	// QuoteExpiresAt, when set, is when the quote stops being open: an approval must arrive
 	// before it (and before Timeouts.Approval, whichever is sooner), or the contract expires.
 	QuoteExpiresAt time.Time `json:"quote_expires_at,omitzero"`
 }
-
-// Discrimination is the base check's record in the workflow's input (kept under this name
-// for the recorded histories' field names; the type lives on the ground floor).
-type Discrimination = contracts.BaseCheck
 
 // Trust is what the policy checks evidence against: the verifier's public key and the
 // verifier digest this deployment runs.
@@ -292,15 +289,15 @@ type Proof struct {
 	Attempts     []AttemptRecord `json:"attempts"`
 }
 
-// DiscriminateInput asks for the base commit check of a contract before it is quoted.
-type DiscriminateInput struct {
+// BaseCheckInput asks for the base commit check of a contract before it is quoted.
+type BaseCheckInput struct {
 	Contract     contracts.Contract `json:"contract"`
 	ContractHash string             `json:"contract_hash"`
 }
 
-// DiscriminateResult is the base commit's build and the verifier's signed evidence; the
+// BaseCheckResult is the base commit's build and the verifier's signed evidence; the
 // caller classifies each criterion as failing (the change must fix it) or a regression guard.
-type DiscriminateResult struct {
+type BaseCheckResult struct {
 	Build    contracts.BuildResult   `json:"build"`
 	Verify   activities.VerifyResult `json:"verify"`
 	Verified bool                    `json:"verified"`

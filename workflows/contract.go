@@ -99,13 +99,13 @@ func newContractRun(ctx workflow.Context, in ContractInput) (*contractRun, error
 		quoted[contracts.DataQuoteExpiresAt] = in.QuoteExpiresAt.UTC().Format(time.RFC3339)
 	}
 	w.event(contracts.EventQuoted, quoted)
-	if d := in.Discrimination; d != nil {
+	if d := in.BaseCheck; d != nil {
 		ev := map[string]string{contracts.DataBase: d.BaseSHA, contracts.DataFailingOnBase: strings.Join(d.Failing, ","),
 			contracts.DataRegressionGuards: strings.Join(d.Guards, ",")}
 		if d.Where != "" {
 			ev[contracts.DataCheckedOn] = d.Where
 		}
-		w.event(contracts.EventDiscrimination, ev)
+		w.event(contracts.EventBaseCheck, ev)
 	}
 	return w, nil
 }

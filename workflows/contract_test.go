@@ -402,24 +402,24 @@ func TestPRHeadMoveRevokesEligibility(t *testing.T) {
 	h.assertPayment(t, 1, 0)
 }
 
-func TestDiscriminationIsRecordedBeforeApproval(t *testing.T) {
+func TestBaseCheckIsRecordedBeforeApproval(t *testing.T) {
 	h := newHarness(t, pass)
-	h.input.Discrimination = &workflows.Discrimination{BaseSHA: h.contract.Repo.BaseCommitSHA,
+	h.input.BaseCheck = &contracts.BaseCheck{BaseSHA: h.contract.Repo.BaseCommitSHA,
 		Failing: []string{"mobile-no-overflow", "mobile-cards"}, Guards: []string{"loads-mobile"}}
 	h.approveAndPay()
 	st := h.run(t)
-	if len(st.Timeline) < 2 || st.Timeline[1].Type != contracts.EventDiscrimination || st.Timeline[1].Data["failing_on_base"] != "mobile-no-overflow,mobile-cards" {
+	if len(st.Timeline) < 2 || st.Timeline[1].Type != contracts.EventBaseCheck || st.Timeline[1].Data["failing_on_base"] != "mobile-no-overflow,mobile-cards" {
 		t.Fatalf("timeline %+v", st.Timeline[:2])
 	}
 }
 
-func TestDiscriminateWorkflowBuildsAndVerifiesTheBase(t *testing.T) {
+func TestBaseCheckWorkflowBuildsAndVerifiesTheBase(t *testing.T) {
 	h := newHarness(t, overflow)
-	h.env.ExecuteWorkflow(workflows.DiscriminateWorkflow, workflows.DiscriminateInput{Contract: h.contract, ContractHash: h.input.Quote.Hash})
+	h.env.ExecuteWorkflow(workflows.BaseCheckWorkflow, workflows.BaseCheckInput{Contract: h.contract, ContractHash: h.input.Quote.Hash})
 	if err := h.env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
-	var res workflows.DiscriminateResult
+	var res workflows.BaseCheckResult
 	if err := h.env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
 	}

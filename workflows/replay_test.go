@@ -71,12 +71,12 @@ func replayer(changed bool) worker.WorkflowReplayer {
 	r := worker.NewWorkflowReplayer()
 	if changed {
 		r.RegisterWorkflowWithOptions(changedWorkflow, workflow.RegisterOptions{Name: workflows.ContractWorkflowName})
-		r.RegisterWorkflowWithOptions(changedDiscriminate, workflow.RegisterOptions{Name: workflows.DiscriminateWorkflowName})
+		r.RegisterWorkflowWithOptions(changedBaseCheck, workflow.RegisterOptions{Name: workflows.BaseCheckWorkflowName})
 		r.RegisterWorkflowWithOptions(changedQuote, workflow.RegisterOptions{Name: workflows.QuoteWorkflowName})
 		return r
 	}
 	r.RegisterWorkflowWithOptions(workflows.ContractWorkflow, workflow.RegisterOptions{Name: workflows.ContractWorkflowName})
-	r.RegisterWorkflowWithOptions(workflows.DiscriminateWorkflow, workflow.RegisterOptions{Name: workflows.DiscriminateWorkflowName})
+	r.RegisterWorkflowWithOptions(workflows.BaseCheckWorkflow, workflow.RegisterOptions{Name: workflows.BaseCheckWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.QuoteWorkflow, workflow.RegisterOptions{Name: workflows.QuoteWorkflowName})
 	return r
 }
@@ -100,12 +100,12 @@ func changedWorkflow(ctx workflow.Context, in workflows.ContractInput) (workflow
 	return workflows.ContractWorkflow(ctx, in)
 }
 
-// changedDiscriminate is the base check with the same extra timer.
-func changedDiscriminate(ctx workflow.Context, in workflows.DiscriminateInput) (workflows.DiscriminateResult, error) {
+// changedBaseCheck is the base check with the same extra timer.
+func changedBaseCheck(ctx workflow.Context, in workflows.BaseCheckInput) (workflows.BaseCheckResult, error) {
 	if err := workflow.Sleep(ctx, time.Second); err != nil {
-		return workflows.DiscriminateResult{}, err
+		return workflows.BaseCheckResult{}, err
 	}
-	return workflows.DiscriminateWorkflow(ctx, in)
+	return workflows.BaseCheckWorkflow(ctx, in)
 }
 
 // changedQuote is the chat quote workflow with the same extra timer.

@@ -262,7 +262,7 @@ func TestShopGoals(t *testing.T) {
 				ids = append(ids, c.ID)
 			}
 			t.Logf("%q (%s): base check %s; criteria %v; failing on base %v; left out %v", g.goal, g.class, time.Since(start).Round(time.Millisecond),
-				ids, res.Discrimination.Failing, res.Discrimination.Preexisting)
+				ids, res.BaseCheck.Failing, res.BaseCheck.Preexisting)
 		}
 		for _, im := range []struct {
 			name, want string

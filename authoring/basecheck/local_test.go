@@ -171,10 +171,10 @@ const (
 	onboardGoal = "Add a 'Skip for now' link to the onboarding page that goes to the watchlist."
 )
 
-// TestDiscriminationOnFinanceFixture builds the base commit once and runs every generated
+// TestBaseCheckOnFinanceFixture builds the base commit once and runs every generated
 // contract against it; then builds W1, a second correct fix, W2 and W4 (in one reused slot)
 // and judges the Watchlist contract on each with the policy, and P1/P2 with the Paper one.
-func TestDiscriminationOnFinanceFixture(t *testing.T) {
+func TestBaseCheckOnFinanceFixture(t *testing.T) {
 	deps, runAs := needSetup(t)
 	mod := moduleRoot(t)
 	root := traversable(t, "authoring-localcheck-")
@@ -222,16 +222,16 @@ func TestDiscriminationOnFinanceFixture(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", goal, err)
 		}
-		rep := res.Discrimination.Report
+		rep := res.BaseCheck.Report
 		t.Logf("%q on base: build %d ms, whole draft %d ms; failing %v, guards %v",
-			goal, rep.BuildMS, time.Since(start).Milliseconds(), res.Discrimination.Failing, res.Discrimination.Guards)
+			goal, rep.BuildMS, time.Since(start).Milliseconds(), res.BaseCheck.Failing, res.BaseCheck.Guards)
 		for _, r := range rep.Results {
 			if len(r.Failures) > 0 || r.Error != "" {
 				t.Logf("  %s %s: %s%s", r.CriterionID, r.Outcome, strings.Join(r.Failures, "; "), r.Error)
 			}
 		}
-		if len(res.Discrimination.Problems) > 0 {
-			t.Errorf("%q: problems on base: %v", goal, res.Discrimination.Problems)
+		if len(res.BaseCheck.Problems) > 0 {
+			t.Errorf("%q: problems on base: %v", goal, res.BaseCheck.Problems)
 		}
 		return res
 	}
@@ -241,7 +241,7 @@ func TestDiscriminationOnFinanceFixture(t *testing.T) {
 	if wl.Contract.Repo.BaseCommitSHA != fx.base {
 		t.Fatalf("contract pinned to %s, want the base %s", wl.Contract.Repo.BaseCommitSHA, fx.base)
 	}
-	rep := wl.Discrimination.Report
+	rep := wl.BaseCheck.Report
 	assertOutcomes(t, "watchlist on base", rep, map[string]string{
 		"loads-mobile": authoring.OutcomePass, "mobile-no-overflow": authoring.OutcomeFail, "mobile-cards": authoring.OutcomeFail,
 		"desktop-table": authoring.OutcomePass, "no-page-errors": authoring.OutcomePass,
@@ -270,8 +270,8 @@ func TestDiscriminationOnFinanceFixture(t *testing.T) {
 	byGoal := map[string]*authoring.Result{watchlistGoal: wl}
 	for _, o := range others {
 		res := draft(o.goal)
-		if res.Discrimination.Report.BuildMS != 0 {
-			t.Errorf("%q rebuilt the base (%d ms) instead of reusing the running preview", o.goal, res.Discrimination.Report.BuildMS)
+		if res.BaseCheck.Report.BuildMS != 0 {
+			t.Errorf("%q rebuilt the base (%d ms) instead of reusing the running preview", o.goal, res.BaseCheck.Report.BuildMS)
 		}
 		want := map[string]string{}
 		for _, id := range o.failing {
@@ -285,11 +285,11 @@ func TestDiscriminationOnFinanceFixture(t *testing.T) {
 		}
 		for _, id := range o.errored {
 			want[id] = authoring.OutcomeError
-			if !slices.Contains(res.Discrimination.Failing, id) {
-				t.Errorf("%q: %s errored on the base but is not counted as failing: %v", o.goal, id, res.Discrimination.Failing)
+			if !slices.Contains(res.BaseCheck.Failing, id) {
+				t.Errorf("%q: %s errored on the base but is not counted as failing: %v", o.goal, id, res.BaseCheck.Failing)
 			}
 		}
-		assertOutcomes(t, o.goal, res.Discrimination.Report, want)
+		assertOutcomes(t, o.goal, res.BaseCheck.Report, want)
 		byGoal[o.goal] = res
 	}
 	fakeFix := byGoal[fakeFixGoal]

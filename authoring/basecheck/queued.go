@@ -20,7 +20,7 @@ import (
 	"github.com/signoff/signoff/workflows"
 )
 
-// Queued implements authoring.BaseChecker with DiscriminateWorkflow.
+// Queued implements authoring.BaseChecker with BaseCheckWorkflow.
 type Queued struct {
 	Client client.Client
 	// Register, when set, makes the contract's base commit available to the execute queue
@@ -67,7 +67,7 @@ func (e *BuildFailedError) Error() string {
 	return msg
 }
 
-// CheckBase runs DiscriminateWorkflow for c and classifies the verifier's evidence with the
+// CheckBase runs BaseCheckWorkflow for c and classifies the verifier's evidence with the
 // same semantics the policy judges by.
 func (q *Queued) CheckBase(ctx context.Context, c contracts.Contract) (*authoring.BaseReport, error) {
 	if q.Client == nil {
@@ -91,7 +91,7 @@ func (q *Queued) CheckBase(ctx context.Context, c contracts.Contract) (*authorin
 			WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 			WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING}
 	}
-	run, err := q.Client.ExecuteWorkflow(ctx, opts, workflows.DiscriminateWorkflowName, workflows.DiscriminateInput{Contract: c, ContractHash: hash})
+	run, err := q.Client.ExecuteWorkflow(ctx, opts, workflows.BaseCheckWorkflowName, workflows.BaseCheckInput{Contract: c, ContractHash: hash})
 	var done *serviceerror.WorkflowExecutionAlreadyStarted
 	switch {
 	case q.Key != "" && errors.As(err, &done):
@@ -102,7 +102,7 @@ func (q *Queued) CheckBase(ctx context.Context, c contracts.Contract) (*authorin
 	if q.Started != nil {
 		q.Started(id)
 	}
-	var res workflows.DiscriminateResult
+	var res workflows.BaseCheckResult
 	if err := run.Get(ctx, &res); err != nil {
 		return nil, fmt.Errorf("base check %s: %w", id, err)
 	}
@@ -147,7 +147,9 @@ func Ready(ctx context.Context, cl client.Client) error {
 	return nil
 }
 
-// workflowID names one base check; checks of the same contract never collide.
+// workflowID names one base check; checks of the same contract never collide. The
+// "discriminate-" prefix is the base check's older name, kept so IDs stay comparable with
+// recorded histories and running checks.
 func workflowID(contractID string) string {
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)

@@ -14,7 +14,7 @@ import (
 
 // Generator turns a goal and a survey into criteria. The rules below need no key and are the
 // default; an LLM-backed generator can implement the same interface later, and its drafts go
-// through the same validation and discrimination.
+// through the same validation and base check.
 type Generator interface {
 	Generate(ctx context.Context, in GenerateInput) (*Draft, error)
 }
@@ -27,8 +27,8 @@ type GenerateInput struct {
 	Survey *survey.Survey
 }
 
-// Roles say what a criterion is for. The discrimination run on the base commit decides what
-// it is: a criterion that already passes there is a regression guard whatever its role.
+// Roles say what a criterion is for. The base check decides what it is: a criterion that
+// already passes there is a regression guard whatever its role.
 const (
 	RoleChange = "change" // checks what the goal asks for: expected to fail on the base commit
 	RoleGuard  = "guard"  // checks what must keep working: expected to hold on the base commit

@@ -11,7 +11,7 @@ import (
 // The survey reads source as text. These are deliberately shallow readers of JSX/TSX: they
 // find anchors (test ids, headings, literal text, structural tags), localStorage keys, literal
 // constants and imports. Anything they miss makes a criterion weaker or absent, never wrong
-// on purpose, and the discrimination run on the base commit shows whether the anchors hold.
+// on purpose, and the base check shows whether the anchors hold.
 
 var (
 	testIDRe    = regexp.MustCompile(`<([a-zA-Z][\w.]*)\b[^<>]*?\bdata-testid=["']([^"']+)["']`)

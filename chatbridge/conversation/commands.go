@@ -20,8 +20,8 @@ import (
 // quoteTerms are what a drafted quote adds to the workflow's input: how long it stands and
 // what the base check found. Prepared runs have neither.
 type quoteTerms struct {
-	ExpiresAt      time.Time
-	Discrimination *workflows.Discrimination
+	ExpiresAt time.Time
+	BaseCheck *contracts.BaseCheck
 }
 
 // startContract starts the contract workflow in state quoted with the sender as requester,
@@ -38,7 +38,7 @@ func (c *Conversation) startContract(ctx context.Context, in chatbridge.Inbound,
 	}
 	id := q.Contract.ContractID
 	_, err = c.contracts.Start(ctx, workflows.ContractInput{Quote: q, Channel: channel(in.Session), Trust: trust, Timeouts: c.cfg.Timeouts,
-		QuoteExpiresAt: terms.ExpiresAt, Discrimination: terms.Discrimination})
+		QuoteExpiresAt: terms.ExpiresAt, BaseCheck: terms.BaseCheck})
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	switch {
 	case errors.As(err, &started):

@@ -61,7 +61,7 @@ func requesterID(id, requester string) string {
 	return id + suffix
 }
 
-func discriminationText(d *authoring.Discrimination) string {
+func baseCheckText(d *authoring.BaseJudgment) string {
 	switch {
 	case d == nil || !d.Checked:
 		return "Base check: skipped (this Signoff quotes chat tasks without it); the criteria were not run on the base commit before quoting."
@@ -87,7 +87,7 @@ func refusalText(err error) string {
 	var r *refusal.Error
 	var a *authoring.AdmissionError
 	var b *pricing.BudgetError
-	var d *authoring.DiscriminationError
+	var d *authoring.BaseCheckError
 	var i *refusal.InputError
 	switch {
 	case errors.As(err, &r):

@@ -39,7 +39,7 @@ func helpText(runNames, repos []string) string {
 }
 
 // quoteText is the quote: terms, criteria, price, hash and how to approve.
-func quoteText(c contracts.Contract, hash string, q *pricing.Quote, discrimination, note string) string {
+func quoteText(c contracts.Contract, hash string, q *pricing.Quote, baseCheck, note string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Quoted contract %s for %s @ %s\n", c.ContractID, c.Repo.Key(), contracts.ShortSHA(c.Repo.BaseCommitSHA))
 	fmt.Fprintf(&b, "Goal: %s\n", c.Goal)
@@ -53,8 +53,8 @@ func quoteText(c contracts.Contract, hash string, q *pricing.Quote, discriminati
 	}
 	fmt.Fprintf(&b, "Price: %s. It is authorized after you approve and captured only if every criterion passes; otherwise the authorization is cancelled. At most %d attempts.\n",
 		price, c.MaxAttempts)
-	if discrimination != "" {
-		b.WriteString(discrimination + "\n")
+	if baseCheck != "" {
+		b.WriteString(baseCheck + "\n")
 	}
 	if note != "" {
 		b.WriteString("Note: " + note + "\n")

@@ -10,7 +10,7 @@ import (
 )
 
 // BaseDir is the folder under a contract's proof folder that holds the base commit's
-// screenshots (the discrimination run), named like an attempt's: shot-<criterion>-<w>x<h>.png.
+// screenshots (the base check), named like an attempt's: shot-<criterion>-<w>x<h>.png.
 const BaseDir = "base"
 
 // TryDir is one verification's folder: <contract>/attempt-<n>/try-<m>.

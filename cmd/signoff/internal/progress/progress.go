@@ -75,7 +75,7 @@ func Describe(ev contracts.Event) string {
 	switch ev.Type {
 	case contracts.EventQuoted:
 		return fmt.Sprintf("quoted: contract hash %s", contracts.ShortSHA(d[contracts.DataHash]))
-	case contracts.EventDiscrimination:
+	case contracts.EventBaseCheck:
 		return fmt.Sprintf("on the base commit: failing %s; already passing %s", orNone(d[contracts.DataFailingOnBase]), orNone(d[contracts.DataRegressionGuards]))
 	case contracts.EventApprovalRefused:
 		return "approval refused: " + d[contracts.DataWhy]

@@ -36,7 +36,7 @@ type CheckOptions struct {
 	JSON        bool
 }
 
-// NewCmdCheck builds `contract check FILE --base`: discrimination before approval.
+// NewCmdCheck builds `contract check FILE --base`: the base check before approval.
 func NewCmdCheck(f *cmdutil.Factory, runF func(*CheckOptions) error) *cobra.Command {
 	o := &CheckOptions{IO: f.IO}
 	cmd := &cobra.Command{
@@ -105,10 +105,10 @@ func RunCheck(ctx context.Context, o *CheckOptions) error {
 
 // checkBase runs the contract's criteria on its base commit: with a Temporal address on the
 // queues of that server (the execute queue builds it, the verify queue verifies it, exactly as
-// for an attempt), else in this process. The third result is the discrimination verdict
+// for an attempt), else in this process. The third result is the base check's verdict
 // (vacuous or inconclusive); the fourth a failure to check at all.
-func checkBase(ctx context.Context, o *CheckOptions, c *contracts.Contract) (authoring.Discrimination, *authoring.BaseReport, error, error) {
-	var none authoring.Discrimination
+func checkBase(ctx context.Context, o *CheckOptions, c *contracts.Contract) (authoring.BaseJudgment, *authoring.BaseReport, error, error) {
+	var none authoring.BaseJudgment
 	dataDir, err := filepath.Abs(o.DataDir)
 	if err != nil {
 		return none, nil, nil, iostreams.BadInput(err)
@@ -134,7 +134,7 @@ func checkBase(ctx context.Context, o *CheckOptions, c *contracts.Contract) (aut
 		rep.Notes = append(rep.Notes, "proof in "+rep.ProofDir)
 	}
 	// A hand-written contract has no planned roles: every criterion is judged by its outcome.
-	disc, derr := authoring.Discriminate(&criteria.Draft{Criteria: c.Criteria}, rep)
+	disc, derr := authoring.JudgeBase(&criteria.Draft{Criteria: c.Criteria}, rep)
 	return disc, rep, derr, nil
 }
 

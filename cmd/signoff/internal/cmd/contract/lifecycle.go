@@ -93,7 +93,7 @@ func RunStart(ctx context.Context, o *StartOptions) error {
 	} else if nf := (*serviceerror.NotFound)(nil); !errors.As(err, &nf) {
 		return iostreams.Failed(fmt.Errorf("look up contract %s: %w", c.ContractID, err))
 	}
-	var disc *workflows.Discrimination
+	var disc *contracts.BaseCheck
 	if o.CheckBase {
 		// Through the queues of the cluster the contract will run on.
 		d, _, derr, err := checkBase(ctx, &CheckOptions{IO: o.IO, Conn: *o.Conn, DataDir: o.DataDir}, c)
@@ -105,11 +105,11 @@ func RunStart(ctx context.Context, o *StartOptions) error {
 		}
 		disc = d.Record()
 	}
-	in := workflows.ContractInput{Quote: q, Channel: "cli", Trust: trust, Discrimination: disc}
+	in := workflows.ContractInput{Quote: q, Channel: "cli", Trust: trust, BaseCheck: disc}
 	if qf != nil {
 		in.QuoteExpiresAt = qf.Quote.ExpiresAt
 		if bc := qf.BaseCheck; disc == nil && bc != nil && bc.BaseSHA == c.Repo.BaseCommitSHA {
-			in.Discrimination = bc
+			in.BaseCheck = bc
 		}
 	}
 	_, err = contractclient.New(cl).Start(ctx, in)
@@ -343,7 +343,7 @@ func PrintStatus(io *iostreams.IO, st workflows.Status) {
 		io.Printf("  quote open until: %s\n", st.QuoteExpiresAt.UTC().Format(time.RFC3339))
 	}
 	for _, e := range st.Timeline {
-		if e.Type == contracts.EventDiscrimination {
+		if e.Type == contracts.EventBaseCheck {
 			io.Printf("  base check (%s): fails on base %s; regression guards %s\n", orDash(e.Data[contracts.DataCheckedOn]), orDash(e.Data[contracts.DataFailingOnBase]), orDash(e.Data[contracts.DataRegressionGuards]))
 		}
 	}

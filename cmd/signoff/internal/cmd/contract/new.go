@@ -120,7 +120,7 @@ func NewCmdNew(f *cmdutil.Factory, runF func(*NewOptions) error) *cobra.Command 
 	fs.BoolVar(&opts.JSON, "json", false, "print machine-readable output")
 	fs.StringVar(&opts.Out, "out", "", "contract file to write (default <contract-id>.contract.json)")
 	fs.BoolVar(&opts.Force, "force", false, "overwrite --out if it holds something else")
-	fs.BoolVar(&opts.NoCheck, "no-check", false, "skip the discrimination check on the base commit (no build, no browser); same as --check none")
+	fs.BoolVar(&opts.NoCheck, "no-check", false, "skip the base check (no build, no browser); same as --check none")
 	fs.StringVar(&opts.Check, "check", CheckAuto, "where the base check runs: auto (the queues of a running 'signoff dev' or worker set, else here), queues, local, none")
 	fs.StringVar(&opts.Base, "base", "HEAD", "commit the contract is pinned to")
 	fs.StringVar(&opts.Name, "name", "", "owner/name of the repository, when it has no origin remote to read it from")
@@ -225,7 +225,7 @@ func RunNew(opts *NewOptions) error {
 		return reportNew(opts, res, "", err)
 	}
 	if mode == CheckNone {
-		res.Discrimination.Skipped = "--no-check: the criteria were not run on the base commit"
+		res.BaseCheck.Skipped = "--no-check: the criteria were not run on the base commit"
 	}
 	file, err := writeContract(opts, res)
 	if err != nil {
@@ -268,7 +268,7 @@ func writeContract(opts *NewOptions, res *authoring.Result) (string, error) {
 // base check from there.
 func writeQuote(opts *NewOptions, res *authoring.Result, contractFile string) error {
 	q := QuoteFile{Version: 1, ContractID: res.Contract.ContractID, ContractHash: res.Hash, Requester: opts.Requester, Quote: *res.Quote,
-		BaseCheck: res.Discrimination.Record()}
+		BaseCheck: res.BaseCheck.Record()}
 	keys, err := workers.ReadPublishedKeys(opts.DataDir)
 	if err != nil {
 		return iostreams.Failed(fmt.Errorf("quote: the data dir's public keys: %w", err))

@@ -26,7 +26,7 @@ type newReport struct {
 }
 
 // reportNew prints the outcome and maps an error to its exit code: refusals of the request
-// exit 2, a contract that cannot discriminate or a failure to run exits 1.
+// exit 2, a contract the base check refuses or a failure to run exits 1.
 func reportNew(opts *NewOptions, res *authoring.Result, file string, err error) error {
 	code := iostreams.ExitOK
 	if err != nil {
@@ -70,7 +70,7 @@ func errorJSON(err error) map[string]any {
 	var r *refusal.Error
 	var a *authoring.AdmissionError
 	var b *pricing.BudgetError
-	var d *authoring.DiscriminationError
+	var d *authoring.BaseCheckError
 	var i *refusal.InputError
 	switch {
 	case errors.As(err, &r):
@@ -80,6 +80,7 @@ func errorJSON(err error) map[string]any {
 	case errors.As(err, &b):
 		out["kind"], out["price"], out["budget"] = "budget", b.Price, b.Budget
 	case errors.As(err, &d):
+		// "discrimination" is the base check's older name, kept for scripts reading --json.
 		out["kind"], out["code"], out["reason"] = "discrimination", d.Code, d.Reason
 	case errors.As(err, &i):
 		out["kind"], out["field"], out["reason"] = "input", i.Field, i.Reason
@@ -101,7 +102,7 @@ func printNew(io *iostreams.IO, res *authoring.Result, file string) {
 	}
 	c := res.Contract
 	io.Printf("Contract %s v%d: %d criteria for %q\n", c.ContractID, c.ContractVersion, len(c.Criteria), c.Goal)
-	disc := res.Discrimination
+	disc := res.BaseCheck
 	for i, cr := range c.Criteria {
 		where := cr.Route
 		if vps := cr.Viewports(); len(vps) > 0 {
@@ -127,14 +128,14 @@ func printNew(io *iostreams.IO, res *authoring.Result, file string) {
 	if disc != nil {
 		switch {
 		case !disc.Checked:
-			io.Printf("Discrimination: not run (%s)\n", disc.Skipped)
+			io.Printf("BaseCheck: not run (%s)\n", disc.Skipped)
 		default:
 			rep := disc.Report
 			where := "in this process"
 			if rep.Where == authoring.WhereQueues {
 				where = "on the execute and verify queues"
 			}
-			io.Printf("Discrimination on base %s, %s (build %s, total %s):\n", contracts.ShortSHA(rep.CommitSHA), where, seconds(rep.BuildMS), seconds(rep.DurationMS))
+			io.Printf("Base check on %s, %s (build %s, total %s):\n", contracts.ShortSHA(rep.CommitSHA), where, seconds(rep.BuildMS), seconds(rep.DurationMS))
 			for _, r := range rep.Results {
 				switch r.Outcome {
 				case authoring.OutcomePass:

@@ -82,7 +82,7 @@ func TestNewWritesContractFromSubfolder(t *testing.T) {
 	}
 	text := stdout.String()
 	for _, want := range []string{"(app in web/)", "mobile-no-overflow", "mobile-cards", "desktop-table", "test hook [data-testid=\"watchlist-card\"]",
-		"Discrimination: not run (--no-check", "Quote: ", "expires 2026-03-02T09:00:00Z", "Contract written to " + out, "Contract hash (approve this): "} {
+		"BaseCheck: not run (--no-check", "Quote: ", "expires 2026-03-02T09:00:00Z", "Contract written to " + out, "Contract hash (approve this): "} {
 		if !strings.Contains(text, want) {
 			t.Errorf("output lacks %q:\n%s", want, text)
 		}
@@ -269,7 +269,7 @@ func TestNewFlagsReachOptions(t *testing.T) {
 	}
 }
 
-// TestNewChecksBaseInBrowser runs the real discrimination check: the app in web/ is built
+// TestNewChecksBaseInBrowser runs the real base check: the app in web/ is built
 // from its folder of the base commit and the Watchlist criteria run in Chromium.
 func TestNewChecksBaseInBrowser(t *testing.T) {
 	if testing.Short() {

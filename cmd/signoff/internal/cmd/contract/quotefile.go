@@ -10,7 +10,6 @@ import (
 
 	"github.com/signoff/signoff/authoring/pricing"
 	"github.com/signoff/signoff/contracts"
-	"github.com/signoff/signoff/workflows"
 )
 
 // QuoteFile is what `contract new` writes beside the contract it offers: the price, how
@@ -18,12 +17,12 @@ import (
 // quote that expired or belongs to another contract or requester, and hands the expiry to the
 // workflow as its approval deadline.
 type QuoteFile struct {
-	Version      int                       `json:"version"`
-	ContractID   string                    `json:"contract_id"`
-	ContractHash string                    `json:"contract_hash"`
-	Requester    string                    `json:"requester"`
-	Quote        pricing.Quote             `json:"quote"`
-	BaseCheck    *workflows.Discrimination `json:"base_check,omitempty"`
+	Version      int                  `json:"version"`
+	ContractID   string               `json:"contract_id"`
+	ContractHash string               `json:"contract_hash"`
+	Requester    string               `json:"requester"`
+	Quote        pricing.Quote        `json:"quote"`
+	BaseCheck    *contracts.BaseCheck `json:"base_check,omitempty"`
 	// VerifierKeyFingerprint and ControlKeyFingerprint (contracts.KeyFingerprint) name the keys
 	// the deployment that quoted will sign the proof with, so the requester knows before
 	// approving which keys to check it against. Empty: not yet published in the data dir

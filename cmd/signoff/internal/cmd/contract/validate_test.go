@@ -121,7 +121,7 @@ func TestMissingFileIsBadInput(t *testing.T) {
 func TestPrintStatusShowsTheQuoteDeadlineAndBaseCheck(t *testing.T) {
 	exp := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	st := workflows.Status{ContractID: "c1", State: workflows.StateQuoted, QuoteExpiresAt: exp,
-		Timeline: []contracts.Event{{Type: contracts.EventQuoted}, {Type: contracts.EventDiscrimination, Data: map[string]string{"checked_on": "queues",
+		Timeline: []contracts.Event{{Type: contracts.EventQuoted}, {Type: contracts.EventBaseCheck, Data: map[string]string{"checked_on": "queues",
 			"failing_on_base": "mobile-no-overflow", "regression_guards": "desktop-table"}}}}
 	io, out, _ := iostreams.Test()
 	contract.PrintStatus(io, st)

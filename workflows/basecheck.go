@@ -8,10 +8,10 @@ import (
 	"github.com/signoff/signoff/activities"
 )
 
-// DiscriminateWorkflow builds the base commit on the execute queue and verifies it on the
+// BaseCheckWorkflow builds the base commit on the execute queue and verifies it on the
 // verify queue, with the same activities and authority boundaries as an attempt. It is
 // attempt 0: its proof goes to the contract's base folder.
-func DiscriminateWorkflow(ctx workflow.Context, in DiscriminateInput) (DiscriminateResult, error) {
+func BaseCheckWorkflow(ctx workflow.Context, in BaseCheckInput) (BaseCheckResult, error) {
 	t := Timeouts{}.withDefaults()
 	c := in.Contract
 	var prev activities.PreviewResult
@@ -19,13 +19,13 @@ func DiscriminateWorkflow(ctx workflow.Context, in DiscriminateInput) (Discrimin
 		ContractID: c.ContractID, Attempt: 0, Try: 1, Repo: c.Repo, CommitSHA: c.Repo.BaseCommitSHA, Stack: c.Stack,
 	}).Get(ctx, &prev)
 	if err != nil {
-		return DiscriminateResult{}, err
+		return BaseCheckResult{}, err
 	}
 	defer func() {
 		dctx, _ := workflow.NewDisconnectedContext(ctx)
 		_ = workflow.ExecuteActivity(executeCtx(dctx, t, 2*time.Minute), execute.StopPreview, prev.PreviewID).Get(dctx, nil)
 	}()
-	res := DiscriminateResult{Build: prev.Build}
+	res := BaseCheckResult{Build: prev.Build}
 	if !prev.Build.Passed {
 		return res, nil
 	}

@@ -40,7 +40,7 @@ func TestBaseCheckOnQueues(t *testing.T) {
 	// of the 404 body (not JSON: nothing the contract asks for is delivered); package.json is
 	// a regression guard.
 	if !disc.Checked || strings.Join(disc.Failing, ",") != "status-served,status-ok,status-version" || len(disc.Guards) != 1 || disc.Guards[0] != "package-kept" {
-		t.Fatalf("discrimination %+v", disc)
+		t.Fatalf("base check %+v", disc)
 	}
 	if _, err := os.Stat(filepath.Join(dataDir, "proofs", "h1-static-status", "base", "evidence.json")); err != nil {
 		t.Fatalf("the base check left no signed evidence: %v", err)
@@ -56,7 +56,7 @@ func TestBaseCheckOnQueues(t *testing.T) {
 	if err := json.Unmarshal([]byte(cli(t, "contract", "status", "h1-static-status", "--json", "--data-dir", dataDir, "--temporal-address", addr)), &st); err != nil {
 		t.Fatal(err)
 	}
-	if len(st.Timeline) < 2 || st.Timeline[1].Type != contracts.EventDiscrimination || st.Timeline[1].Data["regression_guards"] != "package-kept" {
+	if len(st.Timeline) < 2 || st.Timeline[1].Type != contracts.EventBaseCheck || st.Timeline[1].Data["regression_guards"] != "package-kept" {
 		t.Fatalf("timeline %+v", st.Timeline)
 	}
 }

@@ -24,7 +24,7 @@ const (
 	OutcomeError  = "error"
 )
 
-// BaseReport is what the criteria measured on a commit (the base, for discrimination).
+// BaseReport is what the criteria measured on a commit (the base, for the base check).
 type BaseReport struct {
 	// CommitSHA is the commit checked.
 	CommitSHA string `json:"commit_sha"`
@@ -186,8 +186,8 @@ func failureText(ch contracts.Check, obs, want any) string {
 	return fmt.Sprintf("%s%s: observed %s", at, ch.Label, contracts.FormatValue(obs))
 }
 
-// Discrimination says whether the criteria can tell the requested change from no change.
-type Discrimination struct {
+// BaseJudgment says whether the criteria can tell the requested change from no change.
+type BaseJudgment struct {
 	// Checked is false when no base check ran (Skipped says why).
 	Checked bool   `json:"checked"`
 	Skipped string `json:"skipped,omitempty"`
@@ -207,18 +207,18 @@ type Discrimination struct {
 }
 
 // Record is what a contract workflow keeps of the check; nil when no check ran.
-func (d *Discrimination) Record() *contracts.BaseCheck {
+func (d *BaseJudgment) Record() *contracts.BaseCheck {
 	if d == nil || !d.Checked || d.Report == nil {
 		return nil
 	}
 	return &contracts.BaseCheck{BaseSHA: d.Report.CommitSHA, Failing: d.Failing, Guards: d.Guards, Where: d.Report.Where, ProofDir: d.Report.ProofDir}
 }
 
-// Discriminate reads a base report against the draft's roles. It returns a
-// DiscriminationError when the contract must not be offered: every criterion already holds
+// JudgeBase reads a base report against the draft's roles. It returns a
+// BaseCheckError when the contract must not be offered: every criterion already holds
 // on the base (vacuous), or none could be shown to fail (inconclusive).
-func Discriminate(d *criteria.Draft, r *BaseReport) (Discrimination, error) {
-	out := Discrimination{Checked: true, Report: r}
+func JudgeBase(d *criteria.Draft, r *BaseReport) (BaseJudgment, error) {
+	out := BaseJudgment{Checked: true, Report: r}
 	errored := 0
 	for _, res := range r.Results {
 		role := d.Role(res.CriterionID)
@@ -251,9 +251,9 @@ func Discriminate(d *criteria.Draft, r *BaseReport) (Discrimination, error) {
 	}
 	switch {
 	case len(out.Failing) == 0 && errored == 0:
-		return out, &DiscriminationError{Code: DiscVacuous, Reason: fmt.Sprintf("the base commit %s already satisfies all %d criteria: the contract could not tell the change from no change", contracts.ShortSHA(r.CommitSHA), len(r.Results))}
+		return out, &BaseCheckError{Code: BaseVacuous, Reason: fmt.Sprintf("the base commit %s already satisfies all %d criteria: the contract could not tell the change from no change", contracts.ShortSHA(r.CommitSHA), len(r.Results))}
 	case len(out.Failing) == 0:
-		return out, &DiscriminationError{Code: DiscInconclusive, Reason: fmt.Sprintf("no criterion could be shown to fail on the base commit %s (%d could not be measured)", contracts.ShortSHA(r.CommitSHA), errored)}
+		return out, &BaseCheckError{Code: BaseInconclusive, Reason: fmt.Sprintf("no criterion could be shown to fail on the base commit %s (%d could not be measured)", contracts.ShortSHA(r.CommitSHA), errored)}
 	}
 	return out, nil
 }
