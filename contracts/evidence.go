@@ -46,10 +46,12 @@ type Evidence struct {
 // Browser records where the evidence was gathered. The version is recorded, not hashed into
 // the verifier digest, so a browser update does not stale every contract.
 type Browser struct {
-	Name      string `json:"name"`
-	Version   string `json:"version"`
-	Mode      string `json:"mode"` // local or cdp
-	ReplayURL string `json:"replay_url,omitempty"`
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Mode    string `json:"mode"` // local or cdp
+	// RecordingURL is a hosted browser's session recording (Browserbase keeps one); the JSON
+	// name is the one signed evidence carries.
+	RecordingURL string `json:"replay_url,omitempty"`
 	// Sandbox says how the browser was confined: "chromium" (launched by the verifier as an
 	// unprivileged user with Chromium's sandbox on), "none" (the same, sandbox off by the
 	// operator's choice), "remote" (not launched by the verifier). Empty in evidence from

@@ -25,10 +25,10 @@ const (
 // DefaultBrowserbaseURL is Browserbase's public API.
 const DefaultBrowserbaseURL = "https://api.browserbase.com"
 
-// browserbaseReplayBase is where Browserbase keeps a finished session's recording
+// browserbaseRecordingBase is where Browserbase keeps a finished session's recording
 // (docs.browserbase.com/platform/browser/observability: "the recording is available at
 // https://browserbase.com/sessions/{session.id}").
-const browserbaseReplayBase = "https://browserbase.com/sessions/"
+const browserbaseRecordingBase = "https://browserbase.com/sessions/"
 
 // Browserbase is a hosted Chromium: each run creates a session over the REST API, connects to
 // its connectUrl over CDP, and asks for the session's release when done. The session replay
@@ -55,8 +55,10 @@ type BrowserbaseSession struct {
 	Status     string `json:"status"`
 }
 
-// ReplayURL is the session's recording in the Browserbase dashboard.
-func (s BrowserbaseSession) ReplayURL() string { return browserbaseReplayBase + url.PathEscape(s.ID) }
+// RecordingURL is the session's recording in the Browserbase dashboard.
+func (s BrowserbaseSession) RecordingURL() string {
+	return browserbaseRecordingBase + url.PathEscape(s.ID)
+}
 
 // CreateSession starts a hosted browser session.
 func (b *Browserbase) CreateSession(ctx context.Context) (*BrowserbaseSession, error) {
@@ -96,7 +98,7 @@ func (b *Browserbase) Open(ctx context.Context, pw *playwright.Playwright) (*Bro
 	if err != nil {
 		return nil, err
 	}
-	sess, err := CDP{Endpoint: s.ConnectURL, ReplayURL: s.ReplayURL()}.Open(ctx, pw)
+	sess, err := CDP{Endpoint: s.ConnectURL, RecordingURL: s.RecordingURL()}.Open(ctx, pw)
 	if err != nil {
 		b.releaseQuietly(s.ID)
 		return nil, fmt.Errorf("browserbase session %s: %w", s.ID, err)

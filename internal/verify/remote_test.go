@@ -162,7 +162,7 @@ func TestBrowserbaseSource(t *testing.T) {
 	v.Source = src
 	ev := verify(t, v, request(t, srv.URL, crit("hello", "/", contracts.Assertion{Kind: contracts.KindVisibleText, Texts: []string{"hello"}})))
 	wantStatus(t, ev, "hello", contracts.StatusPass)
-	if ev.Browser.ReplayURL != "https://browserbase.com/sessions/sess_1" || ev.Browser.Mode != ModeCDP {
+	if ev.Browser.RecordingURL != "https://browserbase.com/sessions/sess_1" || ev.Browser.Mode != ModeCDP {
 		t.Errorf("browser %+v", ev.Browser)
 	}
 	fake.mu.Lock()
@@ -182,7 +182,7 @@ func TestBrowserbaseClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.ID != "sess_1" || s.ConnectURL != fake.connectURL || s.ReplayURL() != "https://browserbase.com/sessions/sess_1" {
+	if s.ID != "sess_1" || s.ConnectURL != fake.connectURL || s.RecordingURL() != "https://browserbase.com/sessions/sess_1" {
 		t.Errorf("session %+v", s)
 	}
 	if err := bb.ReleaseSession(context.Background(), s.ID); err != nil {

@@ -130,8 +130,8 @@ func (l Local) Open(ctx context.Context, pw *playwright.Playwright) (*BrowserSes
 type CDP struct {
 	Endpoint string
 	Headers  map[string]string
-	// ReplayURL, when known, is recorded in evidence (hosted browsers keep a session replay).
-	ReplayURL string
+	// RecordingURL, when known, is recorded in evidence (hosted browsers keep a session recording).
+	RecordingURL string
 }
 
 // Open connects over CDP. Closing the session only disconnects; the remote browser keeps
@@ -154,7 +154,7 @@ func (c CDP) Open(ctx context.Context, pw *playwright.Playwright) (*BrowserSessi
 	}
 	return &BrowserSession{
 		Browser: br,
-		Info:    contracts.Browser{Name: "chromium", Version: br.Version(), Mode: ModeCDP, ReplayURL: c.ReplayURL, Sandbox: SandboxRemote},
+		Info:    contracts.Browser{Name: "chromium", Version: br.Version(), Mode: ModeCDP, RecordingURL: c.RecordingURL, Sandbox: SandboxRemote},
 		release: func() error { return br.Close() },
 	}, nil
 }

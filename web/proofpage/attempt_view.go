@@ -69,10 +69,10 @@ func newAttemptView(a *Attempt, c *contracts.Contract, base *baseShots, links Li
 		av.E = &evidenceFields{SchemaVersion: e.SchemaVersion, ContractID: e.ContractID, ContractHash: e.ContractHash, Attempt: e.Attempt,
 			VerifierName: e.Verifier.Name, VerifierVersion: e.Verifier.Version, VerifierID: e.Verifier.Digest,
 			ExpectedSHA: e.ExpectedSHA, RuntimeSHA: e.RuntimeSHA, PreviewURL: e.PreviewURL,
-			Browser: e.Browser.Name, BrowserVersion: e.Browser.Version, Mode: e.Browser.Mode, ReplayURL: e.Browser.ReplayURL,
+			Browser: e.Browser.Name, BrowserVersion: e.Browser.Version, Mode: e.Browser.Mode, RecordingURL: e.Browser.RecordingURL,
 			StartedAt: e.StartedAt, FinishedAt: e.FinishedAt, Signature: e.Signature}
-		if u, err := url.Parse(e.Browser.ReplayURL); err == nil && u.Scheme == "https" {
-			av.E.ReplayLink = e.Browser.ReplayURL
+		if u, err := url.Parse(e.Browser.RecordingURL); err == nil && u.Scheme == "https" {
+			av.E.RecordingLink = e.Browser.RecordingURL
 		}
 		ev := fileViews(e.Artifacts, a.Rel)
 		if a.Bundle == nil || !sameFiles(ev, av.Files) {

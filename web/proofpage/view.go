@@ -157,14 +157,14 @@ type stepView struct {
 }
 
 type evidenceFields struct {
-	SchemaVersion, ContractID, ContractHash   string
-	Attempt                                   int
-	VerifierName, VerifierVersion, VerifierID string
-	ExpectedSHA, RuntimeSHA, PreviewURL       string
-	Browser, BrowserVersion, Mode, ReplayURL  string
-	ReplayLink                                string // ReplayURL when it is http(s)
-	StartedAt, FinishedAt                     string
-	Signature                                 string
+	SchemaVersion, ContractID, ContractHash     string
+	Attempt                                     int
+	VerifierName, VerifierVersion, VerifierID   string
+	ExpectedSHA, RuntimeSHA, PreviewURL         string
+	Browser, BrowserVersion, Mode, RecordingURL string
+	RecordingLink                               string // RecordingURL when it is http(s)
+	StartedAt, FinishedAt                       string
+	Signature                                   string
 }
 
 type reasonView struct {
