@@ -149,7 +149,7 @@ func NewCommandExecutor(cfg Config, getenv func(string) string) (*executor.Comma
 	}
 	// Like previews, outside the data dir: the CLI's user must reach its job folders but
 	// never the keys beside them.
-	jobs, err := sandboxRoot(cfg.DataDir, "signoff-executor")
+	jobs, err := sandboxRoot(cfg.DataDir, executorBase, "")
 	if err != nil {
 		return nil, err
 	}

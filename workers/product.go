@@ -1,8 +1,6 @@
 package workers
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -101,29 +99,6 @@ func NewExecute(cfg Config, o ExecuteOptions) (*activities.Execute, error) {
 		e.Previews = o.WrapPreviews(e.Previews)
 	}
 	return e, nil
-}
-
-// PreviewJobsRoot is where previews are built: under the system temp folder, which every
-// user can traverse, because the data dir (keys, payment state) must stay closed to the
-// preview user and its parents may be too (a home folder). One folder per data dir.
-func PreviewJobsRoot(dataDir string) (string, error) { return sandboxRoot(dataDir, "signoff-previews") }
-
-// sandboxRoot is a folder of base under the system temp folder, one per data dir: the
-// unprivileged user can traverse it (0711), and nothing of the data dir is inside it.
-func sandboxRoot(dataDir, base string) (string, error) {
-	abs, err := filepath.Abs(dataDir)
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256([]byte(abs))
-	dir := filepath.Join(os.TempDir(), base)
-	if err := os.MkdirAll(dir, 0o711); err != nil {
-		return "", err
-	}
-	if err := os.Chmod(dir, 0o711); err != nil {
-		return "", err
-	}
-	return filepath.Join(dir, hex.EncodeToString(sum[:6])), nil
 }
 
 // VerifierTrust writes what the control plane must trust about this verifier: its public key

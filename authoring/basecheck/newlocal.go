@@ -51,7 +51,7 @@ func NewLocal(o LocalOptions) (*Local, error) {
 	}
 	// Like the execute queue's previews, outside the data dir: the app runs as the preview
 	// user, who must reach its folders but never the keys beside them.
-	root, err := workers.PreviewJobsRoot(o.DataDir)
+	root, err := workers.AuthoringPreviewJobsRoot(o.DataDir)
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +59,7 @@ func NewLocal(o LocalOptions) (*Local, error) {
 	if err != nil {
 		return nil, err
 	}
-	launcher, err := preview.New(preview.Config{JobsRoot: root + "-authoring", SharedDeps: shared, RunAs: workers.RunAsUser(o.RunAs),
+	launcher, err := preview.New(preview.Config{JobsRoot: root, SharedDeps: shared, RunAs: workers.RunAsUser(o.RunAs),
 		Sandbox: sb, InstallNetwork: sandbox.NetEgress})
 	if err != nil {
 		return nil, err

@@ -403,6 +403,13 @@ func (l *Launcher) Stop(job *Job) error {
 
 func (l *Launcher) pidDir() string { return filepath.Join(l.cfg.JobsRoot, pidsDir) }
 
+// HasProcesses reports whether a jobs root has processes on record (a pid file each), so a
+// caller cleaning up roots leaves one that may still be serving alone.
+func HasProcesses(jobsRoot string) bool {
+	pids, err := os.ReadDir(filepath.Join(jobsRoot, pidsDir))
+	return err == nil && len(pids) > 0
+}
+
 func lookBin(configured, name string) (string, error) {
 	if configured == "" {
 		configured = name
