@@ -394,34 +394,39 @@ func caseSizeLimit(t *testing.T, loc string) {
 	}
 }
 
+// caseConcurrentPuts has several goroutines put one content at once. 9 MiB is past the S3
+// transfer manager's 8 MiB part size, so that size goes up as a multipart upload, whose
+// If-None-Match rides on the completing request.
 func caseConcurrentPuts(t *testing.T, loc string) {
 	s := open(t, loc)
-	content := randomBytes(8, 1<<20)
-	want := sha256Digest(content)
 	const workers = 8
-	digests := make([]Digest, workers)
-	errs := make([]error, workers)
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for i := range workers {
-		wg.Go(func() {
-			<-start
-			digests[i], errs[i] = s.Put(t.Context(), bytes.NewReader(content))
-		})
-	}
-	close(start)
-	wg.Wait()
-	for i := range workers {
-		if errs[i] != nil || digests[i] != want {
-			t.Fatalf("put %d: %s, %v; want %s", i, digests[i], errs[i], want)
+	for i, size := range []int{1 << 20, 9 << 20} {
+		content := randomBytes(uint64(80+i), size)
+		want := sha256Digest(content)
+		digests := make([]Digest, workers)
+		errs := make([]error, workers)
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Go(func() {
+				<-start
+				digests[w], errs[w] = s.Put(t.Context(), bytes.NewReader(content))
+			})
 		}
-	}
-	if keys := rawKeys(t, s); len(keys) != 1 {
-		t.Fatalf("%d concurrent puts of one content left %d objects, want 1: %v", workers, len(keys), keys)
-	}
-	got, err := get(t, s, want)
-	if err != nil || !bytes.Equal(got, content) {
-		t.Fatalf("get after concurrent puts: %d bytes, %v", len(got), err)
+		close(start)
+		wg.Wait()
+		for w := range workers {
+			if errs[w] != nil || digests[w] != want {
+				t.Fatalf("%d bytes: put %d: %s, %v; want %s", size, w, digests[w], errs[w], want)
+			}
+		}
+		if keys := rawKeys(t, s); len(keys) != i+1 {
+			t.Fatalf("%d concurrent puts of %d bytes: the bucket holds %d objects, want %d: %v", workers, size, len(keys), i+1, keys)
+		}
+		got, err := get(t, s, want)
+		if err != nil || !bytes.Equal(got, content) {
+			t.Fatalf("get after concurrent puts of %d bytes: %d bytes, %v", size, len(got), err)
+		}
 	}
 }
 

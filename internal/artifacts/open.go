@@ -59,7 +59,7 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (Store, error) {
 	case "s3":
 		return openS3(ctx, u, o)
 	default:
-		return nil, fmt.Errorf("artifacts: open %s: unsupported scheme %q: use file:///abs/path or s3://bucket?...", u.Redacted(), u.Scheme)
+		return nil, fmt.Errorf("artifacts: open %s: unsupported scheme %q: use file:///abs/path or s3://BUCKET?QUERY", u.Redacted(), u.Scheme)
 	}
 }
 
@@ -97,7 +97,7 @@ func openFile(u *url.URL, o options) (Store, error) {
 func openS3(ctx context.Context, u *url.URL, o options) (Store, error) {
 	where := u.Redacted()
 	if u.Host == "" {
-		return nil, fmt.Errorf("artifacts: open %s: the URL names no bucket: want s3://bucket?...", where)
+		return nil, fmt.Errorf("artifacts: open %s: the URL names no bucket: want s3://BUCKET?QUERY", where)
 	}
 	if u.User != nil {
 		return nil, fmt.Errorf("artifacts: open %s: credentials in the URL are refused; use the AWS environment variables", where)

@@ -45,9 +45,10 @@ func TestS3Store(t *testing.T) {
 	runStoreCases(t, func(t *testing.T) string { return w.newBucket(t) })
 }
 
-// TestS3Refusals covers what only a server can answer: a bucket that does not exist, and
-// credentials it does not know, both refused at Open rather than at the first artifact.
-func TestS3Refusals(t *testing.T) {
+// TestS3Open covers what only a server can answer: a bucket that does not exist and a secret
+// it does not know are refused at Open, not at the first artifact; and stores opened with
+// different prefix= values on one bucket do not see each other's names or blobs.
+func TestS3Open(t *testing.T) {
 	if testing.Short() {
 		t.Skip("SeaweedFS-backed store tests skipped in -short mode")
 	}
@@ -58,7 +59,21 @@ func TestS3Refusals(t *testing.T) {
 	} else if !strings.Contains(err.Error(), `bucket "no-such-bucket" not reachable`) {
 		t.Fatalf("open of a missing bucket: %v", err)
 	}
+
 	loc := w.newBucket(t)
+	a, b := open(t, loc+"&prefix=a/"), open(t, loc+"&prefix=b/")
+	d := put(t, a, []byte("only in a"))
+	link(t, a, "proofs/c1/evidence.json", d)
+	if ok, err := b.Has(t.Context(), d); err != nil || ok {
+		t.Fatalf("store b has a's blob: %v, %v", ok, err)
+	}
+	if entries, err := b.List(t.Context(), ""); err != nil || len(entries) != 0 {
+		t.Fatalf("store b lists %v, %v; want nothing", entries, err)
+	}
+	if entries, err := a.List(t.Context(), ""); err != nil || len(entries) != 1 {
+		t.Fatalf("store a lists %v, %v; want its one name", entries, err)
+	}
+
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "wrong-secret")
 	if s, err := Open(t.Context(), loc); err == nil {
 		_ = s.Close()
