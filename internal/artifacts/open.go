@@ -12,9 +12,9 @@ import (
 	_ "gocloud.dev/blob/s3blob" // registers the s3 scheme with blob.OpenBucket
 )
 
-// DefaultMaxObjectSize bounds one artifact. The largest today are trace zips and git bundles of
-// a few MiB; 512 MiB leaves room for those to grow while stopping a runaway producer from
-// filling the bucket or the spool disk.
+// DefaultMaxObjectSize bounds one artifact. Traces, screenshots and git bundles run to
+// megabytes; 512 MiB leaves them room to grow while stopping a runaway producer from filling
+// the bucket or the spool disk.
 const DefaultMaxObjectSize int64 = 512 << 20
 
 // Option adjusts Open.

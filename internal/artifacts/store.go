@@ -233,8 +233,9 @@ func (s *bucketStore) readErr(op string, err error) error {
 }
 
 // conditionalCreate is createOnce for S3: a PUT with If-None-Match: *, which the server
-// decides atomically (AWS S3 and R2 do, and so does SeaweedFS, under a per-object lock). On a
-// server that ignored the header, Link's read-before-write still refuses a repoint done one
+// decides atomically. AWS S3 does (conditional writes, 2024), and so does SeaweedFS, under a
+// per-object lock (the s3:// tests race it); check any other server before relying on it. On
+// a server that ignored the header, Link's read-before-write still refuses a repoint done one
 // after another; only two Links racing on a brand-new name could then both succeed.
 func (s *bucketStore) conditionalCreate(ctx context.Context, key string, data []byte) error {
 	err := s.bucket.WriteAll(ctx, key, data, &blob.WriterOptions{
