@@ -123,7 +123,7 @@ func checkBase(ctx context.Context, o *CheckOptions, c *contracts.Contract) (aut
 			return none, nil, nil, err
 		}
 		ch.Source = src
-		ch.Local = localChecker(basecheck.LocalOptions{DataDir: dataDir, Source: src, SharedDeps: o.SharedDeps, RunAs: o.RunAs, Unsandboxed: o.Unsandboxed})
+		ch.Local = localChecker(basecheck.LocalOptions{DataDir: dataDir, Source: src, SharedDeps: o.SharedDeps, RunAs: o.RunAs, Unsandboxed: o.Unsandboxed}, "")
 	}
 	defer ch.Close()
 	rep, err := ch.CheckBase(ctx, *c)

@@ -16,16 +16,17 @@ import (
 func newChoice(opts *NewOptions, mode, dataDir string, src *survey.Source) *basecheck.Choice {
 	return &basecheck.Choice{Mode: basecheck.Mode(mode), Address: opts.Conn.Address, Dial: opts.Conn.Dial,
 		DataDir: dataDir, Source: src, Progress: opts.IO.ErrOut,
-		Local: localChecker(basecheck.LocalOptions{DataDir: dataDir, Source: src, SharedDeps: opts.SharedDeps, RunAs: opts.RunAs, Unsandboxed: opts.Unsandboxed})}
+		Local: localChecker(basecheck.LocalOptions{DataDir: dataDir, Source: src, SharedDeps: opts.SharedDeps, RunAs: opts.RunAs, Unsandboxed: opts.Unsandboxed}, "or pass --no-check")}
 }
 
-// localChecker builds the checker of this process, naming the way out when the browser
-// setup is missing.
-func localChecker(o basecheck.LocalOptions) func() (*basecheck.Local, error) {
+// localChecker builds the checker of this process. When the browser setup is missing, the
+// error names the setup task and, where the command has one, the way around (skip: "or pass
+// --no-check"; `contract check` has none, the check being all it does).
+func localChecker(o basecheck.LocalOptions, skip string) func() (*basecheck.Local, error) {
 	return func() (*basecheck.Local, error) {
 		l, err := basecheck.NewLocal(o)
-		if verify.IsSetupError(err) {
-			return nil, fmt.Errorf("%w (or pass --no-check)", err)
+		if skip != "" && verify.IsSetupError(err) {
+			return nil, fmt.Errorf("%w (%s)", err, skip)
 		}
 		return l, err
 	}
