@@ -19,17 +19,8 @@ import (
 // and a trace link per criterion. A screenshot of the page is kept under testdata-out/.
 func checkProofPageInChromium(t *testing.T, url, run string, want []string, traces int) {
 	t.Helper()
-	cfg := verify.DefaultConfig()
-	d, err := verify.StartDriver(cfg)
-	if err != nil {
-		t.Fatalf("playwright driver: %v (run go tool task browser:setup)", err)
-	}
-	defer d.Stop() //nolint:errcheck
-	sess, err := verify.Local{Chromium: cfg.Chromium}.Open(context.Background(), d.Playwright())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Close() //nolint:errcheck
+	sess, done := openChromium(t)
+	defer done()
 	page, err := sess.Browser.NewPage(playwright.BrowserNewPageOptions{Viewport: &playwright.Size{Width: 390, Height: 844}})
 	if err != nil {
 		t.Fatal(err)
@@ -84,17 +75,8 @@ func checkProofPageInChromium(t *testing.T, url, run string, want []string, trac
 // the log says how many there were.
 func checkFirstScreenInChromium(t *testing.T, url, prefix, contains string) {
 	t.Helper()
-	cfg := verify.DefaultConfig()
-	d, err := verify.StartDriver(cfg)
-	if err != nil {
-		t.Fatalf("playwright driver: %v (run go tool task browser:setup)", err)
-	}
-	defer d.Stop() //nolint:errcheck
-	sess, err := verify.Local{Chromium: cfg.Chromium}.Open(context.Background(), d.Playwright())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Close() //nolint:errcheck
+	sess, done := openChromium(t)
+	defer done()
 	out := filepath.Join(repoRoot(), "testdata-out", "proofpages")
 	_ = os.MkdirAll(out, 0o755)
 	for _, size := range []playwright.Size{{Width: 1280, Height: 800}, {Width: 390, Height: 844}} {
@@ -139,4 +121,21 @@ func checkFirstScreenInChromium(t *testing.T, url, prefix, contains string) {
 		}
 		_ = page.Close()
 	}
+}
+
+// openChromium starts the Playwright driver and a local Chromium as the verifier would;
+// done stops both.
+func openChromium(t *testing.T) (sess *verify.BrowserSession, done func()) {
+	t.Helper()
+	cfg := verify.DefaultConfig()
+	d, err := verify.StartDriver(cfg)
+	if err != nil {
+		t.Fatalf("playwright driver: %v (run go tool task browser:setup)", err)
+	}
+	sess, err = verify.Local{Chromium: cfg.Chromium}.Open(context.Background(), d.Playwright())
+	if err != nil {
+		_ = d.Stop()
+		t.Fatal(err)
+	}
+	return sess, func() { _ = sess.Close(); _ = d.Stop() }
 }
