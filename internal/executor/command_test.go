@@ -24,7 +24,7 @@ import (
 	"github.com/signoff/signoff/internal/executor"
 	"github.com/signoff/signoff/internal/hostiletest"
 	"github.com/signoff/signoff/internal/localgit"
-	"github.com/signoff/signoff/internal/sandbox"
+	"github.com/signoff/signoff/internal/sandbox/sandboxtest"
 	"github.com/signoff/signoff/internal/unprivileged"
 )
 
@@ -43,23 +43,6 @@ func script(name string) string {
 		panic(err)
 	}
 	return p
-}
-
-var (
-	runnerOnce sync.Once
-	runner     *sandbox.Runner
-	runnerErr  error
-)
-
-// testSandbox is the sandbox every test's CLI runs in; its absence fails the test with the
-// setup task that installs it.
-func testSandbox(t testing.TB) *sandbox.Runner {
-	t.Helper()
-	runnerOnce.Do(func() { runner, runnerErr = sandbox.New(sandbox.Config{}) })
-	if runnerErr != nil {
-		t.Fatal(runnerErr)
-	}
-	return runner
 }
 
 func newCmdEnv(t testing.TB, argv ...string) *cmdEnv {
@@ -84,7 +67,7 @@ func newCmdEnv(t testing.TB, argv ...string) *cmdEnv {
 	return &cmdEnv{
 		exec: &executor.Command{Argv: argv, JobsDir: filepath.Join(shared, "jobs"), LogDir: filepath.Join(dir, "logs"),
 			Remotes: remotes, Allow: executor.Allowlist{"acme/*"}, Timeout: 20 * time.Second, KillGrace: time.Second,
-			Sandbox: testSandbox(t), RunAs: cred, Writable: []string{dump}, ReadOnly: []string{script("")}},
+			Sandbox: sandboxtest.Runner(t), RunAs: cred, Writable: []string{dump}, ReadOnly: []string{script("")}},
 		remote: remote,
 		repo:   contracts.Repo{Owner: "acme", Name: "web", BaseCommitSHA: base},
 		dump:   dump,

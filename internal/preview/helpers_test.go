@@ -10,12 +10,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/signoff/signoff/fixtures/fixturerepo"
-	"github.com/signoff/signoff/internal/sandbox"
+	"github.com/signoff/signoff/internal/sandbox/sandboxtest"
 )
 
 // tinyApp is a Node app with no dependencies, shaped like a Next app to the
@@ -159,27 +158,10 @@ func tinyShared(t testing.TB, root string) string {
 	return dir
 }
 
-var (
-	sandboxOnce sync.Once
-	sandboxRun  *sandbox.Runner
-	sandboxErr  error
-)
-
-// testSandbox is the sandbox every test preview runs in; without one the test fails with the
-// setup task that installs it.
-func testSandbox(t testing.TB) *sandbox.Runner {
-	t.Helper()
-	sandboxOnce.Do(func() { sandboxRun, sandboxErr = sandbox.New(sandbox.Config{}) })
-	if sandboxErr != nil {
-		t.Fatal(sandboxErr)
-	}
-	return sandboxRun
-}
-
 func newTinyLauncher(t testing.TB, root string, mutate func(*Config)) *Launcher {
 	t.Helper()
 	cfg := Config{
-		Sandbox:      testSandbox(t),
+		Sandbox:      sandboxtest.Runner(t),
 		JobsRoot:     filepath.Join(root, "jobs"),
 		SharedDeps:   tinyShared(t, root),
 		RunAs:        previewUser(t),

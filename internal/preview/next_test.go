@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/signoff/signoff/fixtures/fixturerepo"
+	"github.com/signoff/signoff/internal/sandbox/sandboxtest"
 )
 
 // moduleRoot is the repository root, found from this file's path.
@@ -106,7 +107,7 @@ func TestNextFixture(t *testing.T) {
 		t.Fatal(err)
 	}
 	l, err := New(Config{
-		Sandbox:      testSandbox(t),
+		Sandbox:      sandboxtest.Runner(t),
 		JobsRoot:     filepath.Join(root, "jobs"),
 		SharedDeps:   deps,
 		RunAs:        previewUser(t),
@@ -178,7 +179,7 @@ func TestAllRunPatchesBuild(t *testing.T) {
 	if err != nil || len(patches) == 0 {
 		t.Fatalf("no patches: %v", err)
 	}
-	l, err := New(Config{Sandbox: testSandbox(t), JobsRoot: filepath.Join(root, "jobs"), SharedDeps: deps, RunAs: previewUser(t), StepTimeout: 5 * time.Minute, StartTimeout: 2 * time.Minute})
+	l, err := New(Config{Sandbox: sandboxtest.Runner(t), JobsRoot: filepath.Join(root, "jobs"), SharedDeps: deps, RunAs: previewUser(t), StepTimeout: 5 * time.Minute, StartTimeout: 2 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/signoff/signoff/fixtures/fixturerepo"
+	"github.com/signoff/signoff/internal/sandbox/sandboxtest"
 )
 
 func TestPrepareServesBuiltSHAAndStopKillsGroup(t *testing.T) {
@@ -182,7 +183,7 @@ func TestNewRefusesReadableSecret(t *testing.T) {
 	if err := os.Chmod(open, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	_, err := New(Config{JobsRoot: filepath.Join(root, "jobs"), RunAs: DefaultUser, SecretPaths: []string{filepath.Join(open, "key")}, Sandbox: testSandbox(t)})
+	_, err := New(Config{JobsRoot: filepath.Join(root, "jobs"), RunAs: DefaultUser, SecretPaths: []string{filepath.Join(open, "key")}, Sandbox: sandboxtest.Runner(t)})
 	var ie *InputError
 	if !errors.As(err, &ie) {
 		t.Fatalf("New with a world-readable key: err = %v, want *InputError", err)
@@ -190,7 +191,7 @@ func TestNewRefusesReadableSecret(t *testing.T) {
 	if err := os.Chmod(open, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := New(Config{JobsRoot: filepath.Join(root, "jobs"), RunAs: DefaultUser, SecretPaths: []string{filepath.Join(open, "key")}, Sandbox: testSandbox(t)}); err != nil {
+	if _, err := New(Config{JobsRoot: filepath.Join(root, "jobs"), RunAs: DefaultUser, SecretPaths: []string{filepath.Join(open, "key")}, Sandbox: sandboxtest.Runner(t)}); err != nil {
 		t.Fatalf("New with the key in a 0700 dir: %v", err)
 	}
 }

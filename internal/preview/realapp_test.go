@@ -15,6 +15,7 @@ import (
 	"github.com/signoff/signoff/fixtures/fixturerepo"
 	"github.com/signoff/signoff/internal/realapps"
 	"github.com/signoff/signoff/internal/sandbox"
+	"github.com/signoff/signoff/internal/sandbox/sandboxtest"
 	"github.com/signoff/signoff/internal/unprivileged"
 	"github.com/signoff/signoff/internal/verify"
 )
@@ -51,7 +52,7 @@ func TestRealAppsWithoutVerificationRoute(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates and builds real Next.js apps from the npm registry (minutes cold, under a minute warm); skipped in -short")
 	}
-	sb := testSandbox(t)
+	sb := sandboxtest.Runner(t)
 	maker := realAppMaker(t, sb)
 	for _, r := range realapps.Recipes {
 		t.Run(r.Name, func(t *testing.T) {
