@@ -29,17 +29,18 @@ type Deliverer interface {
 	Head(ctx context.Context, req HeadRequest) (string, error)
 }
 
-// ProofStore keeps bundles and artifacts on disk, addressed by contract and attempt.
+// ProofStore keeps bundles and artifacts, addressed by contract and attempt: in the control
+// worker's proof folder, and in the artifact store the workers share.
 type ProofStore interface {
-	WriteBundle(c contracts.Contract, b contracts.Bundle) (RecordResult, error)
-	WriteSettlement(s contracts.Settlement) (string, error)
+	WriteBundle(ctx context.Context, c contracts.Contract, b contracts.Bundle) (RecordResult, error)
+	WriteSettlement(ctx context.Context, s contracts.Settlement) (string, error)
 }
 
 // BaseRefs is a proof store that can bind a contract's base check to its bundles: the
 // evidence the verifier left in the contract's base folder for this contract hash and base
 // commit, or nil when there is none.
 type BaseRefs interface {
-	BaseRef(contractID, contractHash, baseSHA string) (*contracts.BaseRef, error)
+	BaseRef(ctx context.Context, contractID, contractHash, baseSHA string) (*contracts.BaseRef, error)
 }
 
 // Index is the contract index that outlives workflow retention.
@@ -123,7 +124,7 @@ func (c *Control) RecordAttempt(ctx context.Context, req RecordRequest) (RecordR
 	// The base screenshots a reviewer compares with the implementation's are covered by the
 	// bundle's signature, as the attempt's are, when the base check left its evidence.
 	if br, ok := c.Proofs.(BaseRefs); ok && b.Base == nil {
-		ref, err := br.BaseRef(b.ContractID, b.ContractHash, b.BaseSHA)
+		ref, err := br.BaseRef(ctx, b.ContractID, b.ContractHash, b.BaseSHA)
 		if err != nil {
 			return RecordResult{}, fmt.Errorf("bind the base check: %w", err)
 		}
@@ -132,7 +133,7 @@ func (c *Control) RecordAttempt(ctx context.Context, req RecordRequest) (RecordR
 	if err := b.Sign(c.BundleKey); err != nil {
 		return RecordResult{}, fmt.Errorf("sign bundle: %w", err)
 	}
-	res, err := c.Proofs.WriteBundle(req.Contract, b)
+	res, err := c.Proofs.WriteBundle(ctx, req.Contract, b)
 	if err != nil {
 		return RecordResult{}, fmt.Errorf("write bundle: %w", err)
 	}
@@ -158,7 +159,7 @@ func (c *Control) RecordSettlement(ctx context.Context, s contracts.Settlement) 
 	if err := s.Sign(c.BundleKey); err != nil {
 		return "", fmt.Errorf("sign settlement: %w", err)
 	}
-	path, err := c.Proofs.WriteSettlement(s)
+	path, err := c.Proofs.WriteSettlement(ctx, s)
 	if err != nil {
 		return "", fmt.Errorf("write settlement: %w", err)
 	}

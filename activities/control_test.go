@@ -14,12 +14,12 @@ type fakeProofs struct {
 	settled contracts.Settlement
 }
 
-func (f *fakeProofs) WriteSettlement(s contracts.Settlement) (string, error) {
+func (f *fakeProofs) WriteSettlement(_ context.Context, s contracts.Settlement) (string, error) {
 	f.settled = s
 	return "/p/settlement.json", nil
 }
 
-func (f *fakeProofs) WriteBundle(c contracts.Contract, b contracts.Bundle) (activities.RecordResult, error) {
+func (f *fakeProofs) WriteBundle(_ context.Context, c contracts.Contract, b contracts.Bundle) (activities.RecordResult, error) {
 	f.got = b
 	return activities.RecordResult{ProofDir: "/p", BundleDigest: "d"}, nil
 }
@@ -65,7 +65,7 @@ type baseProofs struct {
 	asked [3]string
 }
 
-func (f *baseProofs) BaseRef(id, hash, base string) (*contracts.BaseRef, error) {
+func (f *baseProofs) BaseRef(_ context.Context, id, hash, base string) (*contracts.BaseRef, error) {
 	f.asked = [3]string{id, hash, base}
 	return &contracts.BaseRef{EvidenceDigest: "base-digest"}, nil
 }

@@ -60,11 +60,13 @@ func (i *instant) Report(ctx context.Context, b contracts.Bundle, final bool, co
 
 func (i *instant) Head(ctx context.Context, r activities.HeadRequest) (string, error) { return "", nil }
 
-func (i *instant) WriteBundle(c contracts.Contract, b contracts.Bundle) (activities.RecordResult, error) {
+func (i *instant) WriteBundle(_ context.Context, c contracts.Contract, b contracts.Bundle) (activities.RecordResult, error) {
 	return activities.RecordResult{}, nil
 }
 
-func (i *instant) WriteSettlement(s contracts.Settlement) (string, error) { return "", nil }
+func (i *instant) WriteSettlement(_ context.Context, s contracts.Settlement) (string, error) {
+	return "", nil
+}
 
 func (i *instant) Run(ctx context.Context, r activities.ExecRequest) (activities.ExecResult, error) {
 	return activities.ExecResult{CommitSHA: fmt.Sprintf("%040d", r.Attempt), Branch: "signoff/b"}, nil

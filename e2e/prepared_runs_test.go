@@ -13,6 +13,7 @@ import (
 	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/fixtures/runs"
 	"github.com/signoff/signoff/internal/proofstore"
+	"github.com/signoff/signoff/internal/proofsync"
 	"github.com/signoff/signoff/internal/signing"
 	"github.com/signoff/signoff/temporal"
 	"github.com/signoff/signoff/web"
@@ -86,6 +87,15 @@ func TestPreparedRuns(t *testing.T) {
 		}
 		switch name {
 		case "W1":
+			// The one-machine default keeps the proof in the data dir's artifact store as well:
+			// the folder `proof get` materialises from it verifies as the local one does.
+			got := proofsync.Sync{Store: st.Config.Artifacts, Root: t.TempDir()}
+			if _, err := got.FetchContract(ctx, r.Contract.ContractID); err != nil {
+				t.Fatalf("W1: proof get from the default store: %v", err)
+			}
+			if rep, err := proofstore.VerifyContract(got.Root, r.Contract.ContractID, vk, ck); err != nil || !rep.OK {
+				t.Errorf("W1: the proof got from the store does not verify: %v %+v", err, rep)
+			}
 			url := st.LoopbackURL + "/proofs/" + r.Contract.ContractID + "/"
 			get(t, url)
 			checkProofPageInChromium(t, url, name, []string{"atisfied", "payment captured", "signature and link to the last bundle verified"}, len(r.Contract.Criteria))

@@ -173,7 +173,8 @@ func TestStartRejectsBadConfig(t *testing.T) {
 	}{
 		{"no data dir", func(c *temporal.Config) { c.DataDir = "" }, "data dir is required"},
 		{"non-loopback host", func(c *temporal.Config) { c.Host = "0.0.0.0" }, "loopback"},
-		{"hostname", func(c *temporal.Config) { c.Host = "example.com" }, "loopback"},
+		{"hostname", func(c *temporal.Config) { c.Host = "example.com" }, "not an IP address"},
+		{"other hosts with the UI on", func(c *temporal.Config) { c.Host, c.OtherHosts, c.UIPort = "0.0.0.0", true, 8299 }, "Web UI stays on loopback"},
 		{"negative retention", func(c *temporal.Config) { c.RetentionDays = -1 }, "retention"},
 		{"bad log level", func(c *temporal.Config) { c.LogLevel = "chatty" }, "log level"},
 		{"bad namespace", func(c *temporal.Config) { c.Namespace = "has space" }, "namespace"},

@@ -38,6 +38,10 @@ type Config struct {
 	// Host is the loopback address every listener binds to. Default 127.0.0.1.
 	// Non-loopback addresses are refused: the embedded server has no auth.
 	Host string
+	// OtherHosts lifts the loopback rule, UI off, for workers on other hosts: the server
+	// then answers anyone who reaches Host, with no TLS and no authentication, so it
+	// belongs on a private network only (a test rig's namespaces, a firewalled LAN).
+	OtherHosts bool
 	// FrontendPort is the gRPC port clients dial. 0 or AnyPort picks a free port.
 	FrontendPort int
 	// UIPort is the Web UI port. 0 turns the UI off; AnyPort picks a free port.
@@ -83,8 +87,15 @@ func (cfg Config) normalized() (Config, error) {
 		cfg.Host = DefaultHost
 	}
 	ip := net.ParseIP(cfg.Host)
-	if ip == nil || !ip.IsLoopback() {
-		return cfg, fmt.Errorf("temporal: host %q is not a loopback IP address; the embedded server binds to loopback only (use an external cluster to serve other hosts)", cfg.Host)
+	switch {
+	case ip == nil:
+		return cfg, fmt.Errorf("temporal: host %q is not an IP address", cfg.Host)
+	case !ip.IsLoopback() && !cfg.OtherHosts:
+		return cfg, fmt.Errorf("temporal: host %q is not a loopback IP address; the embedded server binds to loopback only unless told to serve other hosts (use an external cluster in production)", cfg.Host)
+	case !ip.IsLoopback() && cfg.UIPort != 0:
+		// The ui-server behind the UI front trusts any request with an Authorization
+		// header; it must never listen where other hosts reach it.
+		return cfg, fmt.Errorf("temporal: the Web UI stays on loopback: turn it off (UI port 0) to serve other hosts on %s", cfg.Host)
 	}
 	cfg.Host = ip.String()
 

@@ -53,10 +53,14 @@ func NewControl(cfg Config, c client.Client, l *Local, notifier activities.Notif
 	if _, err := signing.WritePublic(keyPath, key); err != nil {
 		return nil, fmt.Errorf("control public key: %w", err)
 	}
-	ctl := &activities.Control{Payments: l.Payments, Deliverer: l.Deliverer, Proofs: l.Proofs, Index: l.Index,
+	ctl := &activities.Control{Payments: l.Payments, Deliverer: l.Deliverer,
+		Proofs: ControlProofs{Local: l.Proofs, Share: cfg.proofShare()}, Index: l.Index,
 		Notifier: notifier, BundleKey: key, Temporal: c}
 	if l.Publisher != nil {
 		ctl.Deliverer = l.Publisher
+	}
+	if cfg.Artifacts != nil {
+		ctl.Deliverer = sharedDeliverer{Deliverer: ctl.Deliverer, git: cfg.gitShare()}
 	}
 	ctl.Comment = prComment(cfg, key.Public().(ed25519.PublicKey))
 	return ctl, nil

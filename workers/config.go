@@ -5,6 +5,10 @@ package workers
 
 import (
 	"path/filepath"
+
+	"github.com/signoff/signoff/internal/artifacts"
+	"github.com/signoff/signoff/internal/localgit"
+	"github.com/signoff/signoff/internal/proofsync"
 )
 
 // Config is what the workers need to know about this machine.
@@ -24,6 +28,32 @@ type Config struct {
 	// Sandbox is the process's one sandbox for repository code and coding CLIs, made when
 	// first needed; nil makes a default, sandboxed one for each caller.
 	Sandbox *LazySandbox
+	// Artifacts is the store the queues share (see share.go): a file:// folder in the data
+	// dir on one machine, an S3-compatible bucket across hosts. Nil shares nothing: every
+	// queue must then run on this data dir.
+	Artifacts artifacts.Store
+}
+
+// DefaultArtifactsURL is the one-machine artifact store: a folder in the data dir.
+func DefaultArtifactsURL(dataDir string) string {
+	abs, err := filepath.Abs(filepath.Join(dataDir, "artifacts"))
+	if err != nil {
+		abs = filepath.Join(dataDir, "artifacts")
+	}
+	return "file://" + filepath.ToSlash(abs)
+}
+
+// proofShare is the proof folder's link to the artifact store, nil without one.
+func (c Config) proofShare() *proofsync.Sync {
+	if c.Artifacts == nil {
+		return nil
+	}
+	return &proofsync.Sync{Store: c.Artifacts, Root: c.Layout().Proofs}
+}
+
+// gitShare moves commits between this host's remotes and the artifact store.
+func (c Config) gitShare() localgit.Shared {
+	return localgit.Shared{Remotes: localgit.Remotes{Root: c.Layout().Remotes}, Store: c.Artifacts}
 }
 
 // Layout names the files and folders under the data dir.

@@ -100,9 +100,21 @@ func NewExecutor(cfg Config, kind string, getenv func(string) string) (activitie
 	return nil, fmt.Errorf("unknown executor %q (want %s or %s)", kind, ExecutorPrepared, ExecutorCommand)
 }
 
+// IsPrepared reports whether ex is the prepared runs' executor, shared or not.
+func IsPrepared(ex activities.Executor) bool {
+	if s, ok := ex.(sharedExecutor); ok {
+		ex = s.Executor
+	}
+	_, ok := ex.(*executor.Prepared)
+	return ok
+}
+
 // DescribeExecutor is the line a person starting the execute queue reads: which executor
 // runs, and as whom.
 func DescribeExecutor(ex activities.Executor) string {
+	if s, ok := ex.(sharedExecutor); ok {
+		ex = s.Executor
+	}
 	switch e := ex.(type) {
 	case *executor.Command:
 		return fmt.Sprintf("Executor:         coding CLI %s, %s, scrubbed environment", filepath.Base(e.Argv[0]), e.Isolation())

@@ -52,6 +52,10 @@ type ExecuteOptions struct {
 	InstallNetwork sandbox.Network
 	// WrapPreviews, when set, decorates the previews (prepared runs: runs.WithFaults).
 	WrapPreviews func(activities.Previews) activities.Previews
+	// Listen, Advertise and FirstPort place the previews where the verify queue reaches
+	// them (preview.Config); empty keeps them on this host's loopback.
+	Listen, Advertise string
+	FirstPort         int
 }
 
 // NewExecute builds the execute queue's activities. A restarted worker first sweeps preview
@@ -87,7 +91,7 @@ func NewExecute(cfg Config, o ExecuteOptions) (*activities.Execute, error) {
 			return nil, err
 		}
 		l, err := preview.New(preview.Config{JobsRoot: root, SharedDeps: o.SharedDeps, RunAs: runAs, SecretPaths: []string{keys},
-			Sandbox: sb, InstallNetwork: o.InstallNetwork})
+			Sandbox: sb, InstallNetwork: o.InstallNetwork, Listen: o.Listen, Advertise: o.Advertise, FirstPort: o.FirstPort})
 		if err != nil {
 			return nil, fmt.Errorf("preview: %w", err)
 		}
@@ -97,6 +101,17 @@ func NewExecute(cfg Config, o ExecuteOptions) (*activities.Execute, error) {
 	}
 	if o.WrapPreviews != nil {
 		e.Previews = o.WrapPreviews(e.Previews)
+	}
+	if cfg.Artifacts != nil {
+		git := cfg.gitShare()
+		e.Previews = sharedPreviews{Previews: e.Previews, git: git}
+		if e.Executor != nil {
+			logs := ""
+			if _, ok := e.Executor.(*executor.Command); ok {
+				logs = p.ExecutorLogs
+			}
+			e.Executor = sharedExecutor{Executor: e.Executor, git: git, logs: logs}
+		}
 	}
 	return e, nil
 }
@@ -130,5 +145,8 @@ func NewVerify(cfg Config, gate activities.Gate) (*activities.Verify, func(), er
 		stop = func() { _ = d.Stop() }
 	} // else: Verify reports the setup error per call, as verification_error
 	act := &verify.Activity{Verifier: v, Proofs: proofstore.Store{Root: p.Proofs}}
+	if share := cfg.proofShare(); share != nil {
+		act.Share = share
+	}
 	return &activities.Verify{Verifier: act, Gate: gate}, stop, nil
 }

@@ -99,14 +99,14 @@ func (f *fakes) Report(ctx context.Context, b contracts.Bundle, final bool, comm
 	return contracts.PRRef{}, nil
 }
 
-func (f *fakes) WriteBundle(c contracts.Contract, b contracts.Bundle) (activities.RecordResult, error) {
+func (f *fakes) WriteBundle(_ context.Context, c contracts.Contract, b contracts.Bundle) (activities.RecordResult, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.bundles = append(f.bundles, b)
 	return activities.RecordResult{ProofDir: fmt.Sprintf("/proofs/attempt-%d", b.Attempt), BundleDigest: fmt.Sprintf("digest-%d-%d", b.Attempt, b.Try)}, nil
 }
 
-func (f *fakes) WriteSettlement(s contracts.Settlement) (string, error) {
+func (f *fakes) WriteSettlement(_ context.Context, s contracts.Settlement) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.settlements = append(f.settlements, s)

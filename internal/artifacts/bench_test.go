@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/signoff/signoff/internal/artifacts/weedtest"
 )
 
 // attemptArtifact is one file a verification attempt leaves, at a representative size.
@@ -28,14 +30,14 @@ var attemptArtifacts = []attemptArtifact{
 // time per attempt of each and their ratio: what moving artifacts off the local disk costs
 // before any network distance is added. Figures, not assertions.
 func BenchmarkStoreOverhead(b *testing.B) {
-	w := startWeed(b)
+	w := weedtest.Start(b)
 	stores := []struct {
 		label string
 		store Store
 		spent time.Duration
 	}{
 		{label: "file", store: openBench(b, "file://"+b.TempDir())},
-		{label: "s3", store: openBench(b, w.newBucket(b))},
+		{label: "s3", store: openBench(b, w.NewBucket(b))},
 	}
 	contents := make([][]byte, len(attemptArtifacts))
 	attempts := 0

@@ -35,6 +35,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -100,6 +101,16 @@ type Config struct {
 	StartTimeout time.Duration
 	// StopGrace is the time between SIGTERM and SIGKILL (default 5s).
 	StopGrace time.Duration
+	// Listen is the host (an IP address) the verification proxy in front of each preview
+	// listens on; default 127.0.0.1. A verify worker on another host needs one it can
+	// reach; the app itself stays in its own network namespace either way.
+	Listen string
+	// Advertise is the host (a name or an address) preview URLs name for the verify queue;
+	// default the Listen host.
+	Advertise string
+	// FirstPort, when set, keeps the proxies on ports FirstPort to FirstPort+PortSpan-1
+	// (so a firewall can open that range); 0 takes any free port.
+	FirstPort int
 }
 
 // Options select how one preview is prepared.
@@ -157,6 +168,21 @@ func New(cfg Config) (*Launcher, error) {
 	}
 	if cfg.StopGrace <= 0 {
 		cfg.StopGrace = 5 * time.Second
+	}
+	if cfg.Listen == "" {
+		cfg.Listen = "127.0.0.1"
+	}
+	if net.ParseIP(cfg.Listen) == nil {
+		return nil, &InputError{Field: "listen", Reason: fmt.Sprintf("%q is not an IP address", cfg.Listen)}
+	}
+	if cfg.Advertise == "" {
+		cfg.Advertise = cfg.Listen
+	}
+	if cfg.FirstPort < 0 || cfg.FirstPort > 65535 {
+		return nil, &InputError{Field: "first port", Reason: fmt.Sprintf("%d is not a port", cfg.FirstPort)}
+	}
+	if err := CheckHost(cfg.Advertise); err != nil {
+		return nil, &InputError{Field: "advertise", Reason: err.Error()}
 	}
 	l := &Launcher{cfg: cfg, slots: map[string]string{}, running: map[string]*proc{}}
 	node, err := lookBin(cfg.Node, "node")

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -36,19 +38,28 @@ type verificationProxy struct {
 	client   *http.Client
 	srv      *http.Server
 	ln       net.Listener
+	// advertise is the host the preview's URL names (see Config.Advertise).
+	advertise string
 }
 
-// startProxy listens on a fresh loopback port in front of the app at appAddr (host:port).
-func startProxy(appAddr, builtSHA string) (*verificationProxy, error) {
+// PortSpan is how many ports from Config.FirstPort the previews may take: one per
+// preview running at once, so a firewall or a container's port mapping can name the range.
+const PortSpan = 64
+
+// startProxy listens on a free port of listenHost (any port, or the first free one of
+// PortSpan from firstPort) in front of the app at appAddr (host:port); its URL names
+// advertiseHost.
+func startProxy(appAddr, builtSHA, listenHost, advertiseHost string, firstPort int) (*verificationProxy, error) {
 	upstream := &url.URL{Scheme: "http", Host: appAddr}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := listenProxy(listenHost, firstPort)
 	if err != nil {
 		return nil, fmt.Errorf("preview: proxy: %w", err)
 	}
 	p := &verificationProxy{
-		builtSHA: builtSHA,
-		upstream: upstream,
-		ln:       ln,
+		builtSHA:  builtSHA,
+		upstream:  upstream,
+		ln:        ln,
+		advertise: advertiseHost,
 		client: &http.Client{
 			Timeout: 10 * time.Second,
 			// The app's own answer at this path is what counts, not where it points.
@@ -76,8 +87,31 @@ func startProxy(appAddr, builtSHA string) (*verificationProxy, error) {
 	return p, nil
 }
 
-// URL is the preview's address as the verifier sees it.
-func (p *verificationProxy) URL() string { return "http://" + p.ln.Addr().String() }
+func listenProxy(host string, firstPort int) (net.Listener, error) {
+	if firstPort == 0 {
+		return net.Listen("tcp", net.JoinHostPort(host, "0"))
+	}
+	var last error
+	for port := firstPort; port < firstPort+PortSpan && port <= 65535; port++ {
+		ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+		if err == nil {
+			return ln, nil
+		}
+		last = err
+	}
+	return nil, fmt.Errorf("no free port in %d-%d (%d previews at once at most): %w", firstPort, firstPort+PortSpan-1, PortSpan, last)
+}
+
+// URL is the preview's address as the verifier sees it: the advertised host, the port the
+// proxy listens on.
+func (p *verificationProxy) URL() string {
+	_, port, _ := net.SplitHostPort(p.ln.Addr().String())
+	return "http://" + net.JoinHostPort(p.advertise, port)
+}
+
+// localURL reaches the proxy from this host, whatever it advertises (a name other hosts
+// resolve, an address behind NAT).
+func (p *verificationProxy) localURL() string { return "http://" + p.ln.Addr().String() }
 
 // Close stops listening and ends every open connection.
 func (p *verificationProxy) Close() { _ = p.srv.Close() }
@@ -159,4 +193,18 @@ func (p *verificationProxy) appClaim(ctx context.Context) (string, error) {
 		// Not a commit, but a claim all the same: it cannot be the built one.
 		return fmt.Sprint(v), nil
 	}
+}
+
+var hostName = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]{0,62}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,62}[A-Za-z0-9])?)*$`)
+
+// CheckHost accepts what a preview URL may name as its host: an IP address or a DNS name,
+// without a port, scheme or path (the port is the proxy's own).
+func CheckHost(h string) error {
+	if net.ParseIP(h) != nil {
+		return nil
+	}
+	if len(h) > 253 || !hostName.MatchString(h) {
+		return fmt.Errorf("%q is not an IP address or host name (no port: the preview picks its own)", h)
+	}
+	return nil
 }

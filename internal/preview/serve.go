@@ -54,7 +54,7 @@ func (l *Launcher) start(ctx context.Context, ws *workspace, job *Job) error {
 	p.unhook = unhook
 	// Signoff's proxy stands in front of the forward: it states the built commit at
 	// /__verification, so the app needs no route of its own.
-	px, err := startProxy(addr, job.SHA)
+	px, err := startProxy(addr, job.SHA, l.cfg.Listen, l.cfg.Advertise, l.cfg.FirstPort)
 	if err != nil {
 		p.stop()
 		return &StartError{Reason: err.Error(), Log: logPath}
@@ -73,7 +73,7 @@ func (l *Launcher) start(ctx context.Context, ws *workspace, job *Job) error {
 		}
 		return &StartError{Reason: err.Error(), Log: logPath}
 	}
-	runtimeSHA, err := readVerification(ctx, job.URL)
+	runtimeSHA, err := readVerification(ctx, px.localURL())
 	job.Start.Duration = time.Since(begin)
 	if err != nil {
 		exited := p.exited()

@@ -2,13 +2,18 @@ package verify
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"go.temporal.io/sdk/activity"
 
 	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/artifacts"
 	"github.com/signoff/signoff/internal/proofstore"
+	"github.com/signoff/signoff/internal/proofsync"
 )
 
 // Activity adapts the Verifier to the verify queue: artifacts and evidence.json go to the
@@ -17,6 +22,16 @@ import (
 type Activity struct {
 	Verifier *Verifier
 	Proofs   proofstore.Store
+	// Share, when set, publishes each verification's folder to the artifact store, where the
+	// control worker (on this host or another) and `signoff proof get` read it.
+	Share Publisher
+}
+
+// Publisher moves a verification's folder to and from the artifact store
+// (proofsync.Sync). Rel and part name the folder and the verifier's part of it.
+type Publisher interface {
+	Publish(ctx context.Context, contractID, rel, part string, files []string) (artifacts.Digest, error)
+	Fetch(ctx context.Context, contractID, rel, part string) (bool, error)
 }
 
 // Verify runs the criteria and stores the evidence.
@@ -49,6 +64,78 @@ func (a *Activity) Verify(ctx context.Context, req activities.VerifyRequest) (ac
 	if err != nil {
 		return activities.VerifyResult{}, err
 	}
-	return activities.VerifyResult{Evidence: ev, EvidenceDigest: digest, ProofDir: dir,
-		ArtifactProblems: proofstore.CheckArtifacts(dir, ev.Artifacts)}, nil
+	problems := proofstore.CheckArtifacts(dir, ev.Artifacts)
+	if a.Share != nil {
+		adopted, err := a.publish(ctx, req, dir, ev)
+		if err != nil {
+			return activities.VerifyResult{}, err
+		}
+		if adopted != nil {
+			ev, digest, problems = adopted.ev, adopted.digest, proofstore.CheckArtifacts(dir, adopted.ev.Artifacts)
+		}
+	}
+	return activities.VerifyResult{Evidence: ev, EvidenceDigest: digest, ProofDir: dir, ArtifactProblems: problems}, nil
+}
+
+// published is a verification another verify worker published first.
+type published struct {
+	ev     *contracts.Evidence
+	digest string
+}
+
+// publish puts the folder's evidence and the artifacts it lists in the artifact store, as
+// one part, evidence last. A verification of this attempt and try that is there already
+// was made by a worker that died before the workflow heard of it (or by this activity's
+// previous try): it stands, and is adopted, so one verification has one proof whichever
+// worker finishes it.
+func (a *Activity) publish(ctx context.Context, req activities.VerifyRequest, dir string, ev *contracts.Evidence) (*published, error) {
+	rel, part := proofsync.TryRel(req.Attempt, max(req.Try, 1)), proofsync.PartVerifier
+	if req.Attempt == 0 {
+		var err error
+		rel = proofsync.BaseRel
+		if part, err = proofsync.BasePart(req.ContractHash); err != nil {
+			return nil, activities.Refused(err)
+		}
+	}
+	files := make([]string, 0, len(ev.Artifacts)+1)
+	seen := map[string]bool{}
+	for _, art := range ev.Artifacts {
+		// A missing or unsafe artifact is already a problem the policy turns into
+		// verification_error; the rest of the folder is still worth keeping.
+		name := filepath.ToSlash(filepath.Clean(art.Name))
+		if seen[name] {
+			continue
+		}
+		if p, err := proofstore.Contained(dir, art.Name); err == nil {
+			if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() {
+				files = append(files, name)
+				seen[name] = true
+			}
+		}
+	}
+	files = append(files, proofstore.EvidenceFile)
+	_, err := a.Share.Publish(ctx, req.ContractID, rel, part, files)
+	var conflict *artifacts.ConflictError
+	switch {
+	case err == nil:
+		return nil, nil
+	case !errors.As(err, &conflict):
+		return nil, fmt.Errorf("publish the evidence: %w", err)
+	}
+	if _, err := a.Share.Fetch(ctx, req.ContractID, rel, part); err != nil {
+		return nil, fmt.Errorf("adopt the evidence published first: %w", err)
+	}
+	data, err := proofstore.ReadDocument(dir, proofstore.EvidenceFile)
+	if err != nil {
+		return nil, fmt.Errorf("adopt the evidence published first: %w", err)
+	}
+	adopted, err := contracts.DecodeEvidence(data)
+	if err != nil {
+		return nil, fmt.Errorf("adopt the evidence published first: %w", err)
+	}
+	if activity.IsActivity(ctx) {
+		activity.GetLogger(ctx).Info("verification already published; adopting it", "contract", req.ContractID,
+			"attempt", req.Attempt, "try", req.Try)
+	}
+	return &published{ev: adopted, digest: contracts.DigestBytes(data)}, nil
 }

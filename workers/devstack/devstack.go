@@ -22,6 +22,7 @@ import (
 	"go.temporal.io/sdk/interceptor"
 
 	"github.com/signoff/signoff/activities"
+	"github.com/signoff/signoff/internal/artifacts"
 	"github.com/signoff/signoff/internal/hostcheck"
 	"github.com/signoff/signoff/internal/signing"
 	"github.com/signoff/signoff/internal/verify"
@@ -38,6 +39,9 @@ type Options struct {
 	Dial temporal.DialConfig
 	// ProofDir overrides where proofs are written (default: the data dir's proofs/).
 	ProofDir string
+	// Artifacts is the artifact store's URL the queues share (artifacts.Open); "" is
+	// workers.DefaultArtifactsURL, a folder in the data dir, for one machine.
+	Artifacts string
 	// TemporalPort and UIPort for the embedded server (temporal.AnyPort picks free ones;
 	// UIPort 0 turns the Web UI off).
 	TemporalPort, UIPort int
@@ -143,6 +147,14 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	}
 
 	s.Config = workers.Config{DataDir: o.DataDir, ProofDir: o.ProofDir, RunsDir: o.RunsDir, Allow: o.Allow, LoopbackURL: s.LoopbackURL}
+	storeURL := o.Artifacts
+	if storeURL == "" {
+		storeURL = workers.DefaultArtifactsURL(o.DataDir)
+	}
+	if s.Config.Artifacts, err = artifacts.Open(ctx, storeURL); err != nil {
+		return nil, fmt.Errorf("artifact store: %w", err)
+	}
+	s.closers = append(s.closers, func() { _ = s.Config.Artifacts.Close() })
 	s.Local = workers.NewLocal(s.Config)
 	if err := openServices(ctx, s, o, logger); err != nil {
 		return nil, err

@@ -91,6 +91,10 @@ type ExecuteFlags struct {
 	// InstallNetwork is what install steps may reach: egress (never the host's loopback)
 	// or none.
 	InstallNetwork string
+	// PreviewListen, PreviewAdvertise and PreviewFirstPort place the previews for a verify
+	// worker on another host (`worker --listen --advertise`); empty: loopback.
+	PreviewListen, PreviewAdvertise string
+	PreviewFirstPort                int
 }
 
 func (e *ExecuteFlags) addFlags(fs *pflag.FlagSet) {
@@ -123,7 +127,8 @@ func (e *ExecuteFlags) newExecute(cfg workers.Config, faults *runs.FaultPlan) (*
 		return nil, err
 	}
 	shared, _ := filepath.Abs(e.SharedDeps)
-	o := workers.ExecuteOptions{Executor: ex, Preview: e.Preview, SharedDeps: shared, RunAs: e.RunAs, InstallNetwork: installNet}
+	o := workers.ExecuteOptions{Executor: ex, Preview: e.Preview, SharedDeps: shared, RunAs: e.RunAs, InstallNetwork: installNet,
+		Listen: e.PreviewListen, Advertise: e.PreviewAdvertise, FirstPort: e.PreviewFirstPort}
 	if faults != nil {
 		o.WrapPreviews = faults.Decorator()
 	}

@@ -1,5 +1,6 @@
-// Package proof holds `signoff proof verify|render|serve`: re-check a proof offline, write it
-// as a static site, or serve it with the trace viewer on loopback.
+// Package proof holds `signoff proof get|verify|render|serve`: copy a proof out of the
+// artifact store, re-check it offline, write it as a static site, or serve it with the trace
+// viewer on loopback.
 package proof
 
 import (
@@ -22,8 +23,8 @@ import (
 
 // NewCmdProof groups the proof commands.
 func NewCmdProof(f *cmdutil.Factory) *cobra.Command {
-	cmd := &cobra.Command{Use: "proof", Short: "Verify, render and serve proof bundles"}
-	cmd.AddCommand(NewCmdVerify(f, nil), NewCmdRender(f, nil), NewCmdServe(f, nil))
+	cmd := &cobra.Command{Use: "proof", Short: "Get, verify, render and serve proof bundles"}
+	cmd.AddCommand(NewCmdVerify(f, nil), NewCmdRender(f, nil), NewCmdServe(f, nil), NewCmdGet(f, nil))
 	return cmd
 }
 

@@ -35,6 +35,11 @@ type Options struct {
 	SharedDeps string
 	RunAs      string
 	JSON       bool
+	// Queues are the queues this process works; the others' workers run elsewhere
+	// (`signoff worker`), against the same Temporal and artifact store.
+	Queues []string
+	// Artifacts is the artifact store's URL ("": the data dir's folder).
+	Artifacts string
 }
 
 // NewCmdReplay builds `replay RUN...`.
@@ -72,6 +77,8 @@ func NewCmdReplay(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command 
 	fs.StringVar(&o.SharedDeps, "shared-deps", filepath.Join(".cache", "finance-deps"), "installed node_modules to hardlink from")
 	fs.StringVar(&o.RunAs, "run-as", "", "user the app runs as (default signoff-preview; - for this user)")
 	fs.BoolVar(&o.JSON, "json", false, "JSON lines for progress and a JSON summary")
+	fs.StringSliceVar(&o.Queues, "queues", []string{"control", "execute", "verify"}, "queues this process works; with --temporal-address the others may run as signoff worker processes on other hosts (control must be here: it holds the local Stripe test double the replay pays through)")
+	fs.StringVar(&o.Artifacts, "artifacts", "", "artifact store shared with workers elsewhere (default: file://<data-dir>/artifacts)")
 	return cmd
 }
 
@@ -102,10 +109,14 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return iostreams.BadInput(err)
 	}
+	queues, err := replayQueues(o.Queues)
+	if err != nil {
+		return iostreams.BadInput(err)
+	}
 	faults := &runs.FaultPlan{}
 	st, err := devstack.Start(ctx, devstack.Options{
-		DataDir: dataDir, Dial: o.Conn.DialConfig(), ProofDir: o.ProofDir, TemporalPort: temporal.AnyPort,
-		RunsDir: runsDir, Allow: []string{"signoff-fixtures/*"}, Control: true, Execute: true, Verify: true,
+		DataDir: dataDir, Dial: o.Conn.DialConfig(), ProofDir: o.ProofDir, TemporalPort: temporal.AnyPort, Artifacts: o.Artifacts,
+		RunsDir: runsDir, Allow: []string{"signoff-fixtures/*"}, Control: true, Execute: queues["execute"], Verify: queues["verify"],
 		BuildExecute: func(cfg workers.Config) (*activities.Execute, error) {
 			return workers.NewExecute(cfg, workers.ExecuteOptions{Executor: workers.NewPreparedExecutor(cfg),
 				Preview: o.Preview, SharedDeps: shared, RunAs: o.RunAs, WrapPreviews: faults.Decorator()})
@@ -167,6 +178,22 @@ func Run(ctx context.Context, o *Options) error {
 		return iostreams.SilentExit(iostreams.ExitFailure)
 	}
 	return nil
+}
+
+// replayQueues reads --queues: control always, since the replay pays through the local Stripe
+// test double that the control queue's process runs.
+func replayQueues(names []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	for _, n := range names {
+		if _, ok := workers.Queues[n]; !ok {
+			return nil, fmt.Errorf("--queues: %q is not a queue (control, execute, verify)", n)
+		}
+		out[n] = true
+	}
+	if !out["control"] {
+		return nil, fmt.Errorf("--queues must include control: the replay pays through the local Stripe test double the control queue runs")
+	}
+	return out, nil
 }
 
 func printSummary(io *iostreams.IO, r *runs.Run, st workflows.Status, mismatches []string) {

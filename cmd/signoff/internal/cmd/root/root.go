@@ -12,6 +12,7 @@ import (
 	"github.com/signoff/signoff/cmd/signoff/internal/cmd/policy"
 	"github.com/signoff/signoff/cmd/signoff/internal/cmd/proof"
 	"github.com/signoff/signoff/cmd/signoff/internal/cmd/replay"
+	"github.com/signoff/signoff/cmd/signoff/internal/cmd/server"
 	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
 )
 
@@ -32,6 +33,6 @@ func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 	cmd.PersistentFlags().StringVar(&f.DataDir, "data-dir", f.DataDir, "Signoff data dir: keys, index, proofs, previews, clones (default $"+cmdutil.EnvDataDir+" or .signoff)")
 	cmd.AddCommand(chat.NewCmdChat(f, nil))
 	cmd.AddCommand(contract.NewCmdContract(f), policy.NewCmdPolicy(f), dev.NewCmdDev(f, nil), dev.NewCmdWorker(f, nil),
-		payment.NewCmdPayment(f), replay.NewCmdReplay(f, nil), proof.NewCmdProof(f), keys.NewCmdKeys(f, nil))
+		payment.NewCmdPayment(f), replay.NewCmdReplay(f, nil), proof.NewCmdProof(f), keys.NewCmdKeys(f, nil), server.NewCmdServer(f, nil))
 	return cmd
 }

@@ -1,0 +1,100 @@
+// Package server holds `signoff server`: the embedded Temporal server alone, for workers that
+// run elsewhere (`signoff worker --temporal-address`).
+package server
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
+	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
+	"github.com/signoff/signoff/temporal"
+)
+
+// Options are the inputs of `server`.
+type Options struct {
+	IO        *iostreams.IO
+	DataDir   string
+	IP        string
+	Port      int
+	UIPort    int
+	Retention int
+	// Ready, when set, is called with the frontend address once the server answers (tests).
+	Ready func(addr string)
+}
+
+// NewCmdServer builds `server`.
+func NewCmdServer(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
+	o := &Options{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "server",
+		Short: "Run only the embedded Temporal server, for workers on other hosts",
+		Long: "Starts the embedded Temporal server (SQLite under <data-dir>/temporal) and nothing else: no\n" +
+			"workers, no listeners. Workers started with `signoff worker --temporal-address` on this or\n" +
+			"other hosts connect to it.\n\n" +
+			"By default it listens on 127.0.0.1. --ip with another address serves every host that reaches\n" +
+			"it, with no TLS and no authentication, and needs --ui-port 0: use it on a private network\n" +
+			"only (a test rig, a firewalled LAN). A production deployment uses a Temporal cluster.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.DataDir = f.DataDir
+			if runF != nil {
+				return runF(o)
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			return Run(ctx, o)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&o.IP, "ip", temporal.DefaultHost, "address to listen on; not loopback: every host that reaches it may use it, no TLS or auth")
+	fs.IntVar(&o.Port, "port", temporal.DefaultFrontendPort, "frontend gRPC port")
+	fs.IntVar(&o.UIPort, "ui-port", temporal.DefaultUIPort, "Web UI port on loopback (0 turns it off; must be 0 with a non-loopback --ip)")
+	fs.IntVar(&o.Retention, "retention-days", temporal.DefaultRetentionDays, "workflow history retention")
+	return cmd
+}
+
+// Run serves until ctx ends.
+func Run(ctx context.Context, o *Options) error {
+	ip := net.ParseIP(o.IP)
+	if ip == nil {
+		return iostreams.BadInput(fmt.Errorf("--ip %q: want an IP address", o.IP))
+	}
+	if !ip.IsLoopback() && o.UIPort != 0 {
+		return iostreams.BadInput(fmt.Errorf("--ip %s serves other hosts; pass --ui-port 0 (the Web UI stays on loopback)", o.IP))
+	}
+	dir := filepath.Join(o.DataDir, "temporal")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return iostreams.Failed(err)
+	}
+	logFile, err := os.OpenFile(filepath.Join(dir, "server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return iostreams.Failed(err)
+	}
+	defer logFile.Close()
+	srv, err := temporal.Start(ctx, temporal.Config{DataDir: dir, Host: o.IP, OtherHosts: !ip.IsLoopback(),
+		FrontendPort: o.Port, UIPort: o.UIPort, RetentionDays: o.Retention, LogLevel: "warn", LogOutput: logFile})
+	if err != nil {
+		return iostreams.Failed(err)
+	}
+	defer func() { _ = srv.Stop() }()
+	fmt.Fprintf(o.IO.ErrOut, "Temporal server on %s (namespace %s, history in %s), pid %d\n", srv.FrontendAddress(), srv.Namespace(), srv.DBPath(), os.Getpid())
+	if !ip.IsLoopback() {
+		fmt.Fprintf(o.IO.ErrOut, "serving other hosts on %s: no TLS, no authentication; keep it on a private network\n", o.IP)
+	}
+	if u := srv.UIURL(); u != "" {
+		fmt.Fprintf(o.IO.ErrOut, "Web UI: %s\n", u)
+	}
+	if o.Ready != nil {
+		o.Ready(srv.FrontendAddress())
+	}
+	<-ctx.Done()
+	return nil
+}

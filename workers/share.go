@@ -1,0 +1,181 @@
+package workers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/signoff/signoff/activities"
+	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/artifacts"
+	"github.com/signoff/signoff/internal/localgit"
+	"github.com/signoff/signoff/internal/proofstore"
+	"github.com/signoff/signoff/internal/proofsync"
+)
+
+// The queues share nothing but Temporal and the artifact store (Config.Artifacts): each keeps
+// its own data dir, and what one queue makes that another needs travels through the store.
+//
+//   - verify publishes each verification's folder (evidence, screenshots, traces);
+//   - control materialises it before it binds and signs the bundle, then publishes the bundle
+//     and, at the end, the settlement;
+//   - execute publishes each attempt's commit as a git bundle, and its executor log; control
+//     and the other execute hosts fetch a commit they lack before they use it.
+//
+// On one machine the store is a file:// folder in the data dir and every fetch finds the files
+// already in place, so the one-machine default behaves as before.
+
+// ControlProofs is the control worker's proof store: its own proof folder, kept complete by
+// materialising what the verify worker published, and the artifact store it publishes its
+// own parts to.
+type ControlProofs struct {
+	Local proofstore.Store
+	// Share is nil when no artifact store is configured: the folder is all there is.
+	Share *proofsync.Sync
+}
+
+// WriteBundle fetches the verification the bundle judges, writes the bundle and the contract
+// beside it, and publishes them.
+func (p ControlProofs) WriteBundle(ctx context.Context, c contracts.Contract, b contracts.Bundle) (activities.RecordResult, error) {
+	rel := proofsync.TryRel(b.Attempt, max(b.Try, 1))
+	if p.Share != nil && b.Attempt > 0 {
+		// No verifier part means the attempt ended before verification (a failed build):
+		// the bundle alone is the record.
+		if _, err := p.Share.Fetch(ctx, b.ContractID, rel, proofsync.PartVerifier); err != nil {
+			return activities.RecordResult{}, fmt.Errorf("fetch the verification: %w", err)
+		}
+	}
+	res, err := p.Local.WriteBundle(c, b)
+	if err != nil || p.Share == nil {
+		return res, err
+	}
+	if _, err := p.Share.Publish(ctx, b.ContractID, rel, proofsync.PartControl,
+		[]string{proofstore.ContractFile, proofstore.BundleFile}); err != nil {
+		return activities.RecordResult{}, fmt.Errorf("publish the bundle: %w", err)
+	}
+	return res, nil
+}
+
+// WriteSettlement writes and publishes the settlement.
+func (p ControlProofs) WriteSettlement(ctx context.Context, s contracts.Settlement) (string, error) {
+	path, err := p.Local.WriteSettlement(s)
+	if err != nil || p.Share == nil {
+		return path, err
+	}
+	if _, err := p.Share.Publish(ctx, s.ContractID, "", proofsync.PartSettlement, []string{proofstore.SettlementFile}); err != nil {
+		return "", fmt.Errorf("publish the settlement: %w", err)
+	}
+	return path, nil
+}
+
+// BaseRef fetches the base check's evidence for this contract hash, when the verify queue
+// published one, and binds it.
+func (p ControlProofs) BaseRef(ctx context.Context, contractID, contractHash, baseSHA string) (*contracts.BaseRef, error) {
+	if p.Share != nil {
+		part, err := proofsync.BasePart(contractHash)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := p.Share.Fetch(ctx, contractID, proofsync.BaseRel, part); err != nil {
+			return nil, fmt.Errorf("fetch the base check: %w", err)
+		}
+	}
+	return p.Local.BaseRef(contractID, contractHash, baseSHA)
+}
+
+// sharedExecutor brings the attempt's parent commit to this host before the executor runs,
+// and hands the new commit and the executor's log to the store after.
+type sharedExecutor struct {
+	activities.Executor
+	git localgit.Shared
+	// logs is the command executor's log folder (<digest>.log); "" when it keeps none.
+	logs string
+}
+
+func (s sharedExecutor) Run(ctx context.Context, req activities.ExecRequest) (activities.ExecResult, error) {
+	if err := s.git.Ensure(ctx, req.Repo.Owner, req.Repo.Name, req.ParentSHA); err != nil {
+		return activities.ExecResult{}, fmt.Errorf("bring the parent commit to this host: %w", err)
+	}
+	res, err := s.Executor.Run(ctx, req)
+	if err != nil {
+		return res, err
+	}
+	if !res.Empty {
+		if _, err := s.git.Export(ctx, req.Repo.Owner, req.Repo.Name, req.Repo.BaseCommitSHA, res.CommitSHA); err != nil {
+			return activities.ExecResult{}, fmt.Errorf("hand the commit to the other hosts: %w", err)
+		}
+	}
+	if err := s.putLog(ctx, res.OutputDigest); err != nil {
+		return activities.ExecResult{}, err
+	}
+	return res, nil
+}
+
+// ExecutorLogName is where an executor log is kept in the store, by the hex sha256 the
+// attempt's ExecResult.OutputDigest names.
+func ExecutorLogName(digest string) string { return "logs/executor/" + digest + ".log" }
+
+func (s sharedExecutor) putLog(ctx context.Context, digest string) error {
+	if s.logs == "" || digest == "" {
+		return nil
+	}
+	f, err := os.Open(filepath.Join(s.logs, filepath.Base(digest)+".log"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("executor log: %w", err)
+	}
+	defer f.Close()
+	d, err := s.git.Store.Put(ctx, f)
+	if err != nil {
+		return fmt.Errorf("executor log: %w", err)
+	}
+	if err := s.git.Store.Link(ctx, ExecutorLogName(digest), d); err != nil {
+		return fmt.Errorf("executor log: %w", err)
+	}
+	return nil
+}
+
+// sharedPreviews brings the commit to this host before it is built: the executor that made
+// it may have run on another execute host.
+type sharedPreviews struct {
+	activities.Previews
+	git localgit.Shared
+}
+
+func (s sharedPreviews) Start(ctx context.Context, req activities.PreviewRequest) (activities.PreviewResult, error) {
+	if err := s.git.Ensure(ctx, req.Repo.Owner, req.Repo.Name, req.CommitSHA); err != nil {
+		return activities.PreviewResult{}, fmt.Errorf("bring commit %s to this host: %w", req.CommitSHA, err)
+	}
+	return s.Previews.Start(ctx, req)
+}
+
+// sharedDeliverer brings the attempt's commit into the control host's remote, on its branch,
+// before the deliverable publishes it (the local bare remote checks the branch head; GitHub
+// pushes from that remote).
+type sharedDeliverer struct {
+	activities.Deliverer
+	git localgit.Shared
+}
+
+func (s sharedDeliverer) Publish(ctx context.Context, req activities.PublishRequest) (contracts.PRRef, error) {
+	remote, err := s.git.Remotes.Path(req.Repo.Owner, req.Repo.Name)
+	if err != nil {
+		return contracts.PRRef{}, activities.Refused(err)
+	}
+	// A commit already here came with its branch (one machine: the executor pushed both);
+	// the branch is left as it is, so a push made since is still caught by the deliverable.
+	if localgit.Has(ctx, remote, req.CommitSHA) {
+		return s.Deliverer.Publish(ctx, req)
+	}
+	if err := s.git.EnsureBranch(ctx, req.Repo.Owner, req.Repo.Name, req.Branch, req.CommitSHA); err != nil {
+		if errors.Is(err, artifacts.ErrNotFound) {
+			return contracts.PRRef{}, fmt.Errorf("publish: commit %s is in neither this host's remote nor the artifact store: %w", req.CommitSHA, err)
+		}
+		return contracts.PRRef{}, fmt.Errorf("publish: bring commit %s to this host: %w", req.CommitSHA, err)
+	}
+	return s.Deliverer.Publish(ctx, req)
+}
