@@ -49,48 +49,13 @@ type Server struct {
 // one process. It fails (never skips) when the binary is missing, naming the setup task.
 func Start(tb testing.TB) *Server {
 	tb.Helper()
-	root, err := modroot.FromWD()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	bin := filepath.Join(root, ".bin", "weed")
-	if _, err := os.Stat(bin); err != nil {
-		tb.Fatalf("SeaweedFS is not installed (%v): run `%s`", err, Setup)
-	}
+	bin := Binary(tb)
 	isolateAWSConfig(tb)
-
 	dir := tb.TempDir()
-	config := `{"identities":[{"name":"signoff-test","credentials":[{"accessKey":"` + AccessKey +
-		`","secretKey":"` + SecretKey + `"}],"actions":["Admin","Read","Write","List","Tagging"]}]}`
-	if err := os.WriteFile(filepath.Join(dir, "s3.json"), []byte(config), 0o600); err != nil {
-		tb.Fatal(err)
-	}
-	if err := os.Mkdir(filepath.Join(dir, "data"), 0o755); err != nil {
-		tb.Fatal(err)
-	}
-	ports := freePorts(tb, 8)
-	master, masterGRPC, volume, volumeGRPC, filer, filerGRPC, s3Port, s3GRPC := ports[0], ports[1], ports[2], ports[3], ports[4], ports[5], ports[6], ports[7]
-	args := []string{
-		"-logtostderr",
-		"-config_dir=" + dir, // an empty config dir: no security.toml or master.toml from the host
-		"server",
-		"-dir=" + filepath.Join(dir, "data"),
-		"-ip=127.0.0.1", "-ip.bind=127.0.0.1",
-		"-master.port=" + strconv.Itoa(master), "-master.port.grpc=" + strconv.Itoa(masterGRPC),
-		"-master.telemetry=false",
-		"-master.volumeSizeLimitMB=64",
-		"-volume.port=" + strconv.Itoa(volume), "-volume.port.grpc=" + strconv.Itoa(volumeGRPC),
-		"-volume.max=0",
-		"-volume.preStopSeconds=0",
-		"-filer",
-		"-filer.port=" + strconv.Itoa(filer), "-filer.port.grpc=" + strconv.Itoa(filerGRPC),
-		"-filer.localSocket=" + filepath.Join(dir, "filer.sock"),
-		"-s3",
-		"-s3.port=" + strconv.Itoa(s3Port), "-s3.port.grpc=" + strconv.Itoa(s3GRPC),
-		"-s3.port.iceberg=0", "-s3.port.lance=0",
-		"-s3.localSocket=" + filepath.Join(dir, "s3.sock"),
-		"-s3.config=" + filepath.Join(dir, "s3.json"),
-	}
+	p := freePorts(tb, 8)
+	ports := Ports{Master: p[0], MasterGRPC: p[1], Volume: p[2], VolumeGRPC: p[3], Filer: p[4], FilerGRPC: p[5], S3: p[6], S3GRPC: p[7]}
+	args := Args(tb, dir, "127.0.0.1", ports)
+	masterGRPC, volumeGRPC, filerGRPC, s3GRPC, s3Port := ports.MasterGRPC, ports.VolumeGRPC, ports.FilerGRPC, ports.S3GRPC, ports.S3
 	logPath := filepath.Join(dir, "weed.log")
 	logFile, err := os.Create(logPath)
 	if err != nil {
@@ -129,6 +94,62 @@ func Start(tb testing.TB) *Server {
 	return w
 }
 
+// Binary is the installed weed, or a failed test naming the setup task.
+func Binary(tb testing.TB) string {
+	tb.Helper()
+	root, err := modroot.FromWD()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	bin := filepath.Join(root, ".bin", "weed")
+	if _, err := os.Stat(bin); err != nil {
+		tb.Fatalf("SeaweedFS is not installed (%v): run `%s`", err, Setup)
+	}
+	return bin
+}
+
+// Ports are the eight ports one `weed server` listens on.
+type Ports struct {
+	Master, MasterGRPC, Volume, VolumeGRPC, Filer, FilerGRPC, S3, S3GRPC int
+}
+
+// Args prepares dir (the identity file the S3 gateway knows, a data folder) and returns the
+// arguments of a `weed server` on ip: master, volume server, filer and S3 gateway in one
+// process, its state under dir, nothing read from the host's configuration.
+func Args(tb testing.TB, dir, ip string, p Ports) []string {
+	tb.Helper()
+	config := `{"identities":[{"name":"signoff-test","credentials":[{"accessKey":"` + AccessKey +
+		`","secretKey":"` + SecretKey + `"}],"actions":["Admin","Read","Write","List","Tagging"]}]}`
+	if err := os.WriteFile(filepath.Join(dir, "s3.json"), []byte(config), 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	port := strconv.Itoa
+	return []string{
+		"-logtostderr",
+		"-config_dir=" + dir, // an empty config dir: no security.toml or master.toml from the host
+		"server",
+		"-dir=" + filepath.Join(dir, "data"),
+		"-ip=" + ip, "-ip.bind=" + ip,
+		"-master.port=" + port(p.Master), "-master.port.grpc=" + port(p.MasterGRPC),
+		"-master.telemetry=false",
+		"-master.volumeSizeLimitMB=64",
+		"-volume.port=" + port(p.Volume), "-volume.port.grpc=" + port(p.VolumeGRPC),
+		"-volume.max=0",
+		"-volume.preStopSeconds=0",
+		"-filer",
+		"-filer.port=" + port(p.Filer), "-filer.port.grpc=" + port(p.FilerGRPC),
+		"-filer.localSocket=" + filepath.Join(dir, "filer.sock"),
+		"-s3",
+		"-s3.port=" + port(p.S3), "-s3.port.grpc=" + port(p.S3GRPC),
+		"-s3.port.iceberg=0", "-s3.port.lance=0",
+		"-s3.localSocket=" + filepath.Join(dir, "s3.sock"),
+		"-s3.config=" + filepath.Join(dir, "s3.json"),
+	}
+}
+
 // stopWeed ends the server we started, by its own PID: SIGTERM, then SIGKILL if it has not
 // exited a few seconds later (its graceful shutdown can wait on its own peers).
 func stopWeed(tb testing.TB, p *os.Process, exited <-chan struct{}) {
@@ -144,33 +165,17 @@ func stopWeed(tb testing.TB, p *os.Process, exited <-chan struct{}) {
 	<-exited
 }
 
-// waitReady polls the S3 endpoint until it answers, can create a bucket and can store an
-// object: the gateway answers before the filer behind it is ready, and the first write waits
-// for the filers' lock ring, so only a completed write means the server is ready. The
-// deadline only catches a hang.
+// waitReady polls the S3 endpoint until Probe succeeds. The deadline only catches a hang.
 func (w *Server) waitReady(tb testing.TB, exited <-chan struct{}) error {
 	ctx, cancel := context.WithTimeout(tb.Context(), startLimit)
 	defer cancel()
 	endpoint := w.Endpoint()
-	w.client = s3.New(s3.Options{
-		BaseEndpoint: aws.String(endpoint),
-		Region:       "us-east-1",
-		UsePathStyle: true,
-		Credentials:  aws.CredentialsProviderFunc(staticCredentials),
-	})
+	w.client = Client(endpoint)
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	var last error
 	for {
-		last = w.createBucket(ctx, "ready-probe")
-		if last == nil {
-			_, last = w.client.PutObject(ctx, &s3.PutObjectInput{
-				Bucket: aws.String("ready-probe"),
-				Key:    aws.String("probe"),
-				Body:   strings.NewReader("ready"),
-			})
-		}
-		if last == nil {
+		if last = Probe(ctx, w.client, endpoint, "ready-probe"); last == nil {
 			return nil
 		}
 		select {
@@ -183,13 +188,38 @@ func (w *Server) waitReady(tb testing.TB, exited <-chan struct{}) error {
 	}
 }
 
+// Client is an S3 client of the test server at endpoint, with its credentials.
+func Client(endpoint string) *s3.Client {
+	return s3.New(s3.Options{
+		BaseEndpoint: aws.String(endpoint),
+		Region:       "us-east-1",
+		UsePathStyle: true,
+		Credentials:  aws.CredentialsProviderFunc(staticCredentials),
+	})
+}
+
+// Probe makes bucket (if it is not there yet) and stores an object in it: the gateway
+// answers before the filer behind it is ready, and the first write waits for the filers'
+// lock ring, so only a completed write means the server is ready. One try; callers poll.
+func Probe(ctx context.Context, c *s3.Client, endpoint, bucket string) error {
+	if err := createBucket(ctx, c, endpoint, bucket); err != nil {
+		return err
+	}
+	_, err := c.PutObject(ctx, &s3.PutObjectInput{
+		Bucket: aws.String(bucket),
+		Key:    aws.String("probe"),
+		Body:   strings.NewReader("ready"),
+	})
+	return err
+}
+
 func staticCredentials(context.Context) (aws.Credentials, error) {
 	return aws.Credentials{AccessKeyID: AccessKey, SecretAccessKey: SecretKey, Source: "test"}, nil
 }
 
-func (w *Server) createBucket(ctx context.Context, name string) error {
+func createBucket(ctx context.Context, c *s3.Client, endpoint, name string) error {
 	// A plain GET first: no point signing requests before anything listens.
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, w.Endpoint()+"/", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint+"/", nil)
 	if err != nil {
 		return err
 	}
@@ -198,7 +228,7 @@ func (w *Server) createBucket(ctx context.Context, name string) error {
 		return err
 	}
 	_ = resp.Body.Close()
-	_, err = w.client.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(name)})
+	_, err = c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(name)})
 	var owned *types.BucketAlreadyOwnedByYou
 	if errors.As(err, &owned) { // an earlier probe's create landed after all
 		return nil
@@ -206,12 +236,16 @@ func (w *Server) createBucket(ctx context.Context, name string) error {
 	return err
 }
 
+// Endpoint is the S3 gateway's URL.
 func (w *Server) Endpoint() string { return "http://127.0.0.1:" + strconv.Itoa(w.s3Port) }
 
 // BucketURL is the store URL for a bucket on this server, in the form Open documents.
-func (w *Server) BucketURL(bucket string) string {
+func (w *Server) BucketURL(bucket string) string { return BucketURL(w.Endpoint(), bucket) }
+
+// BucketURL is the store URL (artifacts.Open) of bucket on the S3 endpoint.
+func BucketURL(endpoint, bucket string) string {
 	q := url.Values{}
-	q.Set("endpoint", w.Endpoint())
+	q.Set("endpoint", endpoint)
 	q.Set("region", "us-east-1")
 	q.Set("use_path_style", "true")
 	return "s3://" + bucket + "?" + q.Encode()
@@ -221,31 +255,37 @@ func (w *Server) BucketURL(bucket string) string {
 func (w *Server) NewBucket(tb testing.TB) string {
 	tb.Helper()
 	name := fmt.Sprintf("case-%d", w.buckets.Add(1))
-	if err := w.createBucket(tb.Context(), name); err != nil {
+	if err := createBucket(tb.Context(), w.client, w.Endpoint(), name); err != nil {
 		tb.Fatalf("create bucket %s: %v", name, err)
 	}
 	return w.BucketURL(name)
 }
 
-// isolateAWSConfig gives the SDK the test server's credentials and nothing from the host: no
-// shared config or profile, no endpoint override, and no instance metadata lookup (which
-// would leave loopback).
+// isolateAWSConfig gives the SDK the test server's credentials and nothing from the host.
 func isolateAWSConfig(tb testing.TB) {
-	none := filepath.Join(tb.TempDir(), "none")
-	for k, v := range map[string]string{
-		"AWS_ACCESS_KEY_ID":           AccessKey,
-		"AWS_SECRET_ACCESS_KEY":       SecretKey,
-		"AWS_SESSION_TOKEN":           "",
-		"AWS_PROFILE":                 "",
-		"AWS_CONFIG_FILE":             none,
-		"AWS_SHARED_CREDENTIALS_FILE": none,
-		"AWS_EC2_METADATA_DISABLED":   "true",
-		"AWS_ENDPOINT_URL":            "",
-		"AWS_ENDPOINT_URL_S3":         "",
-		"AWS_REGION":                  "",
-		"AWS_DEFAULT_REGION":          "",
-	} {
+	for _, kv := range Env(filepath.Join(tb.TempDir(), "none")) {
+		k, v, _ := strings.Cut(kv, "=")
 		tb.Setenv(k, v)
+	}
+}
+
+// Env is the environment (KEY=value) that gives the AWS SDK the test server's credentials
+// and nothing from the host: no shared config or profile (both point at missing, a path that
+// does not exist), no endpoint override, and no instance metadata lookup (which would leave
+// loopback). Processes a test starts get it too.
+func Env(missing string) []string {
+	return []string{
+		"AWS_ACCESS_KEY_ID=" + AccessKey,
+		"AWS_SECRET_ACCESS_KEY=" + SecretKey,
+		"AWS_SESSION_TOKEN=",
+		"AWS_PROFILE=",
+		"AWS_CONFIG_FILE=" + missing,
+		"AWS_SHARED_CREDENTIALS_FILE=" + missing,
+		"AWS_EC2_METADATA_DISABLED=true",
+		"AWS_ENDPOINT_URL=",
+		"AWS_ENDPOINT_URL_S3=",
+		"AWS_REGION=",
+		"AWS_DEFAULT_REGION=",
 	}
 }
 

@@ -2,10 +2,15 @@
 package replay
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,6 +21,7 @@ import (
 	"github.com/signoff/signoff/cmd/signoff/internal/progress"
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/fixtures/runs"
+	"github.com/signoff/signoff/internal/proofstore"
 	"github.com/signoff/signoff/temporal"
 	"github.com/signoff/signoff/web"
 	"github.com/signoff/signoff/workers"
@@ -40,6 +46,9 @@ type Options struct {
 	Queues []string
 	// Artifacts is the artifact store's URL ("": the data dir's folder).
 	Artifacts string
+	// Parallel runs that many runs at once (each on its own repository, or the repository
+	// lock serialises them); 1 runs them one after another.
+	Parallel int
 }
 
 // NewCmdReplay builds `replay RUN...`.
@@ -78,6 +87,7 @@ func NewCmdReplay(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command 
 	fs.StringVar(&o.RunAs, "run-as", "", "user the app runs as (default signoff-preview; - for this user)")
 	fs.BoolVar(&o.JSON, "json", false, "JSON lines for progress and a JSON summary")
 	fs.StringSliceVar(&o.Queues, "queues", []string{"control", "execute", "verify"}, "queues this process works; with --temporal-address the others may run as signoff worker processes on other hosts (control must be here: it holds the local Stripe test double the replay pays through)")
+	fs.IntVar(&o.Parallel, "parallel", 1, "runs at once (runs on one repository still take turns: it is locked per contract)")
 	fs.StringVar(&o.Artifacts, "artifacts", "", "artifact store shared with workers elsewhere (default: file://<data-dir>/artifacts)")
 	return cmd
 }
@@ -109,6 +119,9 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return iostreams.BadInput(err)
 	}
+	if o.Parallel < 1 {
+		return iostreams.BadInput(fmt.Errorf("--parallel %d: want 1 or more", o.Parallel))
+	}
 	queues, err := replayQueues(o.Queues)
 	if err != nil {
 		return iostreams.BadInput(err)
@@ -134,30 +147,42 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return iostreams.Failed(err)
 	}
-	failed := 0
-	var summaries []map[string]any
-	for _, r := range loaded {
-		if !o.JSON {
-			o.IO.Printf("== %s: %s\n", r.Name, r.Spec.Description)
-		}
-		p := &progress.Printer{Out: o.IO.Out, TTY: o.IO.IsTTY, JSON: o.JSON}
-		final, mismatches, err := r.Replay(ctx, runs.Env{Client: st.Client, Remotes: st.Local.Deliverer.Remotes, DataDir: dataDir,
+	replayOne := func(r *runs.Run, out io.Writer, tty bool) (workflows.Status, []string, error) {
+		p := &progress.Printer{Out: out, TTY: tty, JSON: o.JSON}
+		return r.Replay(ctx, runs.Env{Client: st.Client, Remotes: st.Local.Deliverer.Remotes, DataDir: dataDir,
 			Trust: trust, Faults: faults, OnStatus: p.Update,
 			Pay: func(ctx context.Context, id string) error {
 				_, err := web.CompleteTestCheckout(ctx, st.Client, id)
 				return err
 			}})
-		if err != nil {
-			return iostreams.Failed(fmt.Errorf("run %s: %w", r.Name, err))
-		}
+	}
+	failed := 0
+	var summaries []map[string]any
+	report := func(r *runs.Run, final workflows.Status, mismatches []string) {
 		if len(mismatches) > 0 {
 			failed++
 		}
 		if o.JSON {
 			summaries = append(summaries, map[string]any{"run": r.Name, "status": final, "mismatches": mismatches, "ok": len(mismatches) == 0})
-			continue
+			return
 		}
-		printSummary(o.IO, r, final, mismatches)
+		printSummary(o.IO, r, final, mismatches, proofstore.Store{Root: st.Config.Layout().Proofs})
+	}
+	if o.Parallel > 1 {
+		if err := replayParallel(o, loaded, replayOne, report); err != nil {
+			return iostreams.Failed(err)
+		}
+	} else {
+		for _, r := range loaded {
+			if !o.JSON {
+				o.IO.Printf("== %s: %s\n", r.Name, r.Spec.Description)
+			}
+			final, mismatches, err := replayOne(r, o.IO.Out, o.IO.IsTTY)
+			if err != nil {
+				return iostreams.Failed(fmt.Errorf("run %s: %w", r.Name, err))
+			}
+			report(r, final, mismatches)
+		}
 	}
 	if o.JSON {
 		_ = o.IO.WriteJSON(summaries)
@@ -180,6 +205,59 @@ func Run(ctx context.Context, o *Options) error {
 	return nil
 }
 
+// replayParallel runs up to o.Parallel runs at once; each progress line is prefixed with its
+// run's name, and each summary printed when its run ends.
+func replayParallel(o *Options, loaded []*runs.Run, one func(*runs.Run, io.Writer, bool) (workflows.Status, []string, error),
+	report func(*runs.Run, workflows.Status, []string)) error {
+	var mu sync.Mutex // orders progress lines and summaries
+	sem := make(chan struct{}, o.Parallel)
+	errs := make([]error, len(loaded))
+	var wg sync.WaitGroup
+	for i, r := range loaded {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			final, mismatches, err := one(r, &prefixLines{mu: &mu, out: o.IO.Out, prefix: "[" + r.Name + "] "}, false)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs[i] = fmt.Errorf("run %s: %w", r.Name, err)
+				return
+			}
+			report(r, final, mismatches)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// prefixLines writes whole lines, each with a prefix, under a lock shared with other runs.
+type prefixLines struct {
+	mu     *sync.Mutex
+	out    io.Writer
+	prefix string
+	buf    []byte
+}
+
+func (w *prefixLines) Write(p []byte) (int, error) {
+	w.buf = append(w.buf, p...)
+	for {
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		w.mu.Lock()
+		_, err := fmt.Fprintf(w.out, "%s%s\n", w.prefix, w.buf[:i])
+		w.mu.Unlock()
+		w.buf = w.buf[i+1:]
+		if err != nil {
+			return len(p), err
+		}
+	}
+}
+
 // replayQueues reads --queues: control always, since the replay pays through the local Stripe
 // test double that the control queue's process runs.
 func replayQueues(names []string) (map[string]bool, error) {
@@ -196,7 +274,10 @@ func replayQueues(names []string) (map[string]bool, error) {
 	return out, nil
 }
 
-func printSummary(io *iostreams.IO, r *runs.Run, st workflows.Status, mismatches []string) {
+// printSummary prints a run's outcome. Proof folders are named in this process's own proof
+// store, where the control queue keeps each attempt whole; the verify queue's folder, which
+// the status names, may be on another host.
+func printSummary(io *iostreams.IO, r *runs.Run, st workflows.Status, mismatches []string, proofs proofstore.Store) {
 	io.Printf("-- %s result\n", r.Name)
 	for _, a := range st.Attempts {
 		io.Printf("   attempt %d (try %d): %s", a.Attempt, a.Try, a.Verdict)
@@ -204,8 +285,14 @@ func printSummary(io *iostreams.IO, r *runs.Run, st workflows.Status, mismatches
 			io.Printf(" — %s", a.Reasons[0].Message)
 		}
 		io.Printf("\n")
-		if a.ProofDir != "" {
-			io.Printf("     proof: %s\n", a.ProofDir)
+		dir := a.ProofDir
+		if d, err := proofs.Dir(r.Contract.ContractID, a.Attempt, max(a.Try, 1)); err == nil {
+			if _, err := os.Stat(d); err == nil {
+				dir = d
+			}
+		}
+		if dir != "" {
+			io.Printf("     proof: %s\n", dir)
 		}
 	}
 	label := ""
