@@ -91,9 +91,10 @@ func newRig(t testing.TB, names ...string) *rig {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build the CLI: %v\n%s", err, out)
 	}
-	// The hub: a network namespace holding only the bridge. Its shell waits on stdin, so
+	// The hub: a network namespace holding only the bridge (and a mount namespace, so it
+	// is told apart from this process as every host is). Its shell waits on stdin, so
 	// closing that ends it.
-	r.hub = exec.Command("unshare", "--net", "--", "/bin/sh", "-c", "read _")
+	r.hub = exec.Command("unshare", "--net", "--mount", "--", "/bin/sh", "-c", "read _")
 	if r.hubIn, err = r.hub.StdinPipe(); err != nil {
 		t.Fatal(err)
 	}
@@ -106,9 +107,13 @@ func newRig(t testing.TB, names ...string) *rig {
 	return r
 }
 
-// inNet runs a command in the network namespace of pid.
+// inNet runs a command in the network namespace of pid, which must be one of the rig's own:
+// never the namespace this test runs in, whose network belongs to the machine.
 func (r *rig) inNet(pid int, argv ...string) {
 	r.t.Helper()
+	if err := awaitOwnNamespaces(pid); err != nil {
+		r.t.Fatal(err)
+	}
 	cmd := exec.Command("nsenter", append([]string{"-t", strconv.Itoa(pid), "-n", "--"}, argv...)...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		r.t.Fatalf("in namespace of %d: %s: %v\n%s", pid, strings.Join(argv, " "), err, out)
@@ -200,6 +205,10 @@ func (r *rig) start(name string, octet int, env []string, readyLine string, argv
 	}()
 
 	pid := h.cmd.Process.Pid
+	// The veth's far end goes into pid's network namespace: only once it is the host's own.
+	if err := awaitOwnNamespaces(pid); err != nil {
+		r.t.Fatal(err)
+	}
 	veth := "v" + name
 	if len(veth) > 15 {
 		veth = veth[:15]
@@ -430,6 +439,31 @@ func subreaper() error {
 		return errno
 	}
 	return nil
+}
+
+// awaitOwnNamespaces waits until pid runs in network and mount namespaces other than this
+// process's: unshare(1) is started before it makes them, so for a moment its PID still
+// stands in the test's own.
+func awaitOwnNamespaces(pid int) error {
+	deadline := time.Now().Add(time.Minute) // catches a hang only
+	for {
+		other := true
+		for _, ns := range []string{"net", "mnt"} {
+			mine, err1 := os.Readlink("/proc/self/ns/" + ns)
+			theirs, err2 := os.Readlink("/proc/" + strconv.Itoa(pid) + "/ns/" + ns)
+			if err1 != nil || err2 != nil {
+				return fmt.Errorf("namespaces of %d: %v %v", pid, err1, err2)
+			}
+			other = other && mine != theirs
+		}
+		if other {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("process %d never left this test's namespaces", pid)
+		}
+		time.Sleep(10 * time.Millisecond) // polling /proc while unshare(1) makes the namespaces
+	}
 }
 
 // awaitFile waits for path to exist; it returns its content. A host exiting first is an error.

@@ -1,0 +1,88 @@
+package workers
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/artifacts"
+	"github.com/signoff/signoff/internal/proofstore"
+	"github.com/signoff/signoff/internal/proofsync"
+)
+
+// The control worker's proof store on a host of its own: it has nothing of the verifier's
+// until it fetches the published part, then writes and publishes its own.
+func TestControlProofsAcrossHosts(t *testing.T) {
+	ctx := context.Background()
+	store, err := artifacts.Open(ctx, "file://"+t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	verifyRoot, controlRoot := t.TempDir(), t.TempDir()
+	const id = "c-shared"
+	hash := "sha256:" + strings.Repeat("ab", 32)
+	base := strings.Repeat("0", 40)
+
+	// What the verify host wrote and published: an attempt and the base check.
+	verifier := proofsync.Sync{Store: store, Root: verifyRoot}
+	write := func(rel, name, body string) {
+		t.Helper()
+		dir := filepath.Join(verifyRoot, id, rel)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("attempt-1/try-1", "shot.png", "png bytes")
+	write("attempt-1/try-1", proofstore.EvidenceFile, `{"contract_hash":"`+hash+`","attempt":1}`)
+	if _, err := verifier.Publish(ctx, id, proofsync.TryRel(1, 1), proofsync.PartVerifier, []string{"shot.png", proofstore.EvidenceFile}); err != nil {
+		t.Fatal(err)
+	}
+	baseEvidence := `{"contract_hash":"` + hash + `","attempt":0,"expected_sha":"` + base + `"}`
+	write(proofsync.BaseRel, proofstore.EvidenceFile, baseEvidence)
+	part, _ := proofsync.BasePart(hash)
+	if _, err := verifier.Publish(ctx, id, proofsync.BaseRel, part, []string{proofstore.EvidenceFile}); err != nil {
+		t.Fatal(err)
+	}
+
+	p := ControlProofs{Local: proofstore.Store{Root: controlRoot}, Share: &proofsync.Sync{Store: store, Root: controlRoot}}
+	ref, err := p.BaseRef(ctx, id, hash, base)
+	if err != nil || ref == nil || ref.EvidenceDigest != contracts.DigestBytes([]byte(baseEvidence)) {
+		t.Fatalf("BaseRef: %+v, %v; want the published base evidence bound", ref, err)
+	}
+	res, err := p.WriteBundle(ctx, contracts.Contract{ContractID: id}, contracts.Bundle{ContractID: id, ContractHash: hash, Attempt: 1, Try: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"shot.png", proofstore.EvidenceFile, proofstore.BundleFile, proofstore.ContractFile} {
+		if _, err := os.Stat(filepath.Join(res.ProofDir, name)); err != nil {
+			t.Errorf("control's folder lacks %s: %v", name, err)
+		}
+	}
+	if _, err := p.WriteSettlement(ctx, contracts.Settlement{ContractID: id}); err != nil {
+		t.Fatal(err)
+	}
+	// A third host gets the whole proof from the store alone.
+	reader := proofsync.Sync{Store: store, Root: t.TempDir()}
+	parts, err := reader.FetchContract(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"proofs/c-shared/attempt-1/try-1/control", "proofs/c-shared/attempt-1/try-1/verifier",
+		"proofs/c-shared/base/" + part, "proofs/c-shared/settlement"}
+	if strings.Join(parts, " ") != strings.Join(want, " ") {
+		t.Errorf("parts in the store: %v, want %v", parts, want)
+	}
+
+	// Without a store the folder is all there is, and nothing is fetched.
+	alone := ControlProofs{Local: proofstore.Store{Root: t.TempDir()}}
+	if ref, err := alone.BaseRef(ctx, id, hash, base); err != nil || ref != nil {
+		t.Errorf("BaseRef without a store: %+v, %v; want none", ref, err)
+	}
+}
