@@ -6,6 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+
+	"go.temporal.io/sdk/activity"
 
 	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/contracts"
@@ -150,8 +155,52 @@ func (s sharedPreviews) Start(ctx context.Context, req activities.PreviewRequest
 	if err := s.git.Ensure(ctx, req.Repo.Owner, req.Repo.Name, req.CommitSHA); err != nil {
 		return activities.PreviewResult{}, fmt.Errorf("bring commit %s to this host: %w", req.CommitSHA, err)
 	}
-	return s.Previews.Start(ctx, req)
+	res, err := s.Previews.Start(ctx, req)
+	if err == nil {
+		s.putBuildLogs(ctx, req, res.Build)
+	}
+	return res, err
 }
+
+// BuildLogPrefix is where a verification's build logs are kept in the store: each under
+// "<digest hex>-<file name>", so a retried build adds its logs beside the first's.
+func BuildLogPrefix(contractID string, attempt, try int) string {
+	return fmt.Sprintf("logs/build/%s/attempt-%d/try-%d/", contractID, attempt, max(try, 1))
+}
+
+// putBuildLogs keeps the build's step logs in the store. The preview is running by now, so
+// a log that cannot be stored is reported, not turned into a failed (and retried) start.
+func (s sharedPreviews) putBuildLogs(ctx context.Context, req activities.PreviewRequest, b contracts.BuildResult) {
+	for _, step := range b.Steps {
+		if step.Log == "" || !filepath.IsAbs(step.Log) {
+			continue
+		}
+		if err := s.putLog(ctx, BuildLogPrefix(req.ContractID, req.Attempt, req.Try), step.Log); err != nil && activity.IsActivity(ctx) {
+			activity.GetLogger(ctx).Warn("build log not stored", "contract", req.ContractID, "step", step.Name, "error", err)
+		}
+	}
+}
+
+func (s sharedPreviews) putLog(ctx context.Context, prefix, path string) error {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	d, err := s.git.Store.Put(ctx, f)
+	if err != nil {
+		return err
+	}
+	base := logName.ReplaceAllString(filepath.Base(path), "_")
+	if len(base) > 100 {
+		base = base[len(base)-100:]
+	}
+	name := prefix + strings.TrimPrefix(d.String(), "sha256:") + "-" + base
+	return s.git.Store.Link(ctx, name, d)
+}
+
+// logName keeps a log's file name within the store's name alphabet.
+var logName = regexp.MustCompile(`[^A-Za-z0-9._-]`)
 
 // sharedDeliverer brings the attempt's commit into the control host's remote, on its branch,
 // before the deliverable publishes it (the local bare remote checks the branch head; GitHub

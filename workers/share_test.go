@@ -2,13 +2,16 @@ package workers
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/internal/artifacts"
+	"github.com/signoff/signoff/internal/localgit"
 	"github.com/signoff/signoff/internal/proofstore"
 	"github.com/signoff/signoff/internal/proofsync"
 )
@@ -84,5 +87,53 @@ func TestControlProofsAcrossHosts(t *testing.T) {
 	alone := ControlProofs{Local: proofstore.Store{Root: t.TempDir()}}
 	if ref, err := alone.BaseRef(ctx, id, hash, base); err != nil || ref != nil {
 		t.Errorf("BaseRef without a store: %+v, %v; want none", ref, err)
+	}
+}
+
+// A verification's build logs reach the store under its attempt and try, each named by its
+// digest, so a retried build adds its logs rather than colliding with the first's.
+func TestBuildLogsGoToTheStore(t *testing.T) {
+	ctx := context.Background()
+	store, err := artifacts.Open(ctx, "file://"+t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	dir := t.TempDir()
+	install, build := filepath.Join(dir, "install.log"), filepath.Join(dir, "build step.log")
+	for path, body := range map[string]string{install: "added 312 packages", build: "compiled"} {
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := sharedPreviews{git: localgit.Shared{Store: store}}
+	req := activities.PreviewRequest{ContractID: "c-logs", Attempt: 2, Try: 1}
+	steps := contracts.BuildResult{Steps: []contracts.BuildStep{{Name: "install", Log: install}, {Name: "build", Log: build},
+		{Name: "relative", Log: "not/absolute.log"}}}
+	p.putBuildLogs(ctx, req, steps)
+	p.putBuildLogs(ctx, req, steps) // a retried start stores nothing twice
+	entries, err := store.List(ctx, BuildLogPrefix("c-logs", 2, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 2 {
+		t.Fatalf("stored %v, want the two absolute logs once each", entries)
+	}
+	for _, e := range entries {
+		rc, err := store.Get(ctx, e.Digest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case strings.HasSuffix(e.Name, "-install.log") && string(data) == "added 312 packages":
+		case strings.HasSuffix(e.Name, "-build_step.log") && string(data) == "compiled":
+		default:
+			t.Errorf("%s holds %q", e.Name, data)
+		}
 	}
 }
