@@ -43,8 +43,9 @@ type rig struct {
 	hub   *exec.Cmd
 	hubIn io.WriteCloser
 
-	mu    sync.Mutex
-	hosts []*host
+	mu        sync.Mutex
+	hosts     []*host
+	closeOnce sync.Once
 }
 
 // host is one process in its namespaces.
@@ -293,7 +294,11 @@ func (r *rig) stop(h *host) {
 	}
 }
 
-func (r *rig) close() {
+// close stops every host and removes the rig (kept when the test failed); once only, so a
+// benchmark can end one rig before it makes the next.
+func (r *rig) close() { r.closeOnce.Do(r.shutdown) }
+
+func (r *rig) shutdown() {
 	r.mu.Lock()
 	hosts := r.hosts
 	r.mu.Unlock()
