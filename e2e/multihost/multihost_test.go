@@ -117,10 +117,17 @@ func (c *cluster) worker(name string, octet int, queue string, extraEnv []string
 }
 
 // executeWorker runs the prepared runs' executor and previews that the verify hosts reach at
-// the host's own address.
+// the host's own address. The fixture's installed dependencies are copied onto the host, as
+// its image would hold them: previews hardlink them, which works only within one mount, and
+// the repository is a read-only mount of its own on every host.
 func (c *cluster) executeWorker(name string, octet int, runsDir string) *host {
+	c.t.Helper()
+	deps := filepath.Join(c.root, name, "finance-deps")
+	if out, err := exec.Command("cp", "-a", filepath.Join(c.repo, ".cache", "finance-deps"), deps).CombinedOutput(); err != nil {
+		c.t.Fatalf("copy the fixture's dependencies to %s: %v\n%s", name, err, out)
+	}
 	return c.worker(name, octet, "execute", nil, "--executor", "prepared", "--runs-dir", runsDir,
-		"--shared-deps", filepath.Join(c.repo, ".cache", "finance-deps"), "--allow", "signoff-fixtures/*",
+		"--shared-deps", deps, "--allow", "signoff-fixtures/*",
 		"--advertise", rigSubnet+strconv.Itoa(octet), "--install-network", "none")
 }
 

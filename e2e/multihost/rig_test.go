@@ -22,10 +22,9 @@ import (
 // namespace and a mount namespace of its own, made by unshare(1), wired to the others through
 // a bridge that lives in a further namespace of the rig's (the hub). The test's own network is
 // never touched. In its mount namespace a host gets a private /tmp and /dev/shm, sees the
-// other hosts' folders as empty read-only mounts, and sees the rig's binaries read-only: it
-// can write nowhere another host reads. The repository (fixtures, Chromium's driver, the
-// fixture's installed dependencies) is the machine image every host starts from; no worker
-// writes to it.
+// other hosts' folders as empty read-only mounts, and sees the rig's binaries and the
+// repository (fixtures, Chromium's driver: the machine image every host starts from)
+// read-only: it can write nowhere another host reads.
 
 // rigSubnet is the hosts' network; it exists only inside the rig's namespaces.
 const rigSubnet = "10.77.0."
@@ -128,9 +127,8 @@ read _
 mount -t tmpfs -o mode=1777 rig-tmp /tmp
 mount -t tmpfs -o mode=1777 rig-shm /dev/shm
 for d in $RIG_HIDE; do mount -t tmpfs -o ro,mode=0755,size=4k rig-hidden "$d"; done
-mount --bind "$RIG_BIN" "$RIG_BIN"
-mount -o remount,bind,ro "$RIG_BIN"
-unset RIG_HIDE RIG_BIN
+for d in "$RIG_BIN" "$RIG_REPO"; do mount --bind "$d" "$d"; mount -o remount,bind,ro "$d"; done
+unset RIG_HIDE RIG_BIN RIG_REPO
 exec "$@"
 `
 
@@ -160,7 +158,7 @@ func (r *rig) start(name string, octet int, env []string, readyLine string, argv
 	h.cmd = exec.Command("unshare", args...)
 	h.cmd.Dir = r.repo
 	h.cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + h.dir, "TMPDIR=" + tmp, "LANG=C.UTF-8",
-		"RIG_HIDE=" + strings.Join(hide, " "), "RIG_BIN=" + filepath.Dir(r.bin)}, env...)
+		"RIG_HIDE=" + strings.Join(hide, " "), "RIG_BIN=" + filepath.Dir(r.bin), "RIG_REPO=" + r.repo}, env...)
 	stdin, err := h.cmd.StdinPipe()
 	if err != nil {
 		r.t.Fatal(err)
