@@ -101,7 +101,7 @@ type sharedExecutor struct {
 
 func (s sharedExecutor) Run(ctx context.Context, req activities.ExecRequest) (activities.ExecResult, error) {
 	if err := s.git.Ensure(ctx, req.Repo.Owner, req.Repo.Name, req.ParentSHA); err != nil {
-		return activities.ExecResult{}, fmt.Errorf("bring the parent commit to this host: %w", err)
+		return activities.ExecResult{}, missingCommit(err, req.Repo, req.ParentSHA)
 	}
 	res, err := s.Executor.Run(ctx, req)
 	if err != nil {
@@ -116,6 +116,16 @@ func (s sharedExecutor) Run(ctx context.Context, req activities.ExecRequest) (ac
 		return activities.ExecResult{}, err
 	}
 	return res, nil
+}
+
+// missingCommit says what to do when a commit is neither on this host nor in the store: for
+// the base, register it where the store can be reached.
+func missingCommit(err error, repo contracts.Repo, sha string) error {
+	if errors.Is(err, artifacts.ErrNotFound) && sha == repo.BaseCommitSHA {
+		return fmt.Errorf("the base commit %s of %s is on neither this host nor the artifact store: register it with `signoff contract new` or `signoff contract check --temporal-address ... --artifacts URL`, or on this host: %w",
+			contracts.ShortSHA(sha), repo.Key(), err)
+	}
+	return fmt.Errorf("bring commit %s of %s to this host: %w", contracts.ShortSHA(sha), repo.Key(), err)
 }
 
 // ExecutorLogName is where an executor log is kept in the store, by the hex sha256 the
@@ -153,7 +163,7 @@ type sharedPreviews struct {
 
 func (s sharedPreviews) Start(ctx context.Context, req activities.PreviewRequest) (activities.PreviewResult, error) {
 	if err := s.git.Ensure(ctx, req.Repo.Owner, req.Repo.Name, req.CommitSHA); err != nil {
-		return activities.PreviewResult{}, fmt.Errorf("bring commit %s to this host: %w", req.CommitSHA, err)
+		return activities.PreviewResult{}, missingCommit(err, req.Repo, req.CommitSHA)
 	}
 	res, err := s.Previews.Start(ctx, req)
 	if err == nil {

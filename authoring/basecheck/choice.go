@@ -21,6 +21,7 @@ import (
 	"github.com/signoff/signoff/authoring"
 	"github.com/signoff/signoff/authoring/survey"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/artifacts"
 	"github.com/signoff/signoff/internal/localgit"
 	"github.com/signoff/signoff/workers"
 )
@@ -73,6 +74,10 @@ type Choice struct {
 	Local func() (*Local, error)
 	// Progress, when set, is told each check as it starts and where it runs.
 	Progress io.Writer
+	// Artifacts, when set, is the URL of the artifact store the server's workers share
+	// (workers on other hosts): a base commit registered here is put there too, without its
+	// history, for the execute worker that builds it.
+	Artifacts string
 
 	mu      sync.Mutex
 	decided bool
@@ -203,6 +208,9 @@ func (ch *Choice) choose(ctx context.Context) error {
 	if register == nil && ch.Source != nil {
 		register = RegisterFrom(localgit.Remotes{Root: workers.Paths(ch.DataDir).Remotes}, ch.Source.GitDir)
 	}
+	if register != nil && ch.Artifacts != "" {
+		register = shareBase(register, localgit.Remotes{Root: workers.Paths(ch.DataDir).Remotes}, ch.Artifacts)
+	}
 	cl := ch.Client
 	if cl == nil {
 		if ch.Address == "" {
@@ -248,4 +256,23 @@ func (ch *Choice) buildLocal() (*Local, error) {
 		}
 	}
 	return ch.local, ch.lerr
+}
+
+// shareBase registers the base commit here, then puts it in the artifact store at url, where
+// an execute worker on another host finds it.
+func shareBase(register func(context.Context, contracts.Contract) error, remotes localgit.Remotes, url string) func(context.Context, contracts.Contract) error {
+	return func(ctx context.Context, c contracts.Contract) error {
+		if err := register(ctx, c); err != nil {
+			return err
+		}
+		store, err := artifacts.Open(ctx, url)
+		if err != nil {
+			return fmt.Errorf("artifact store: %w", err)
+		}
+		defer store.Close()
+		if _, err := (localgit.Shared{Remotes: remotes, Store: store}).ExportBase(ctx, c.Repo.Owner, c.Repo.Name, c.Repo.BaseCommitSHA); err != nil {
+			return fmt.Errorf("put the base commit in the artifact store: %w", err)
+		}
+		return nil
+	}
 }

@@ -258,3 +258,40 @@ func wantVerdicts(t *testing.T, dir string, want ...string) {
 		t.Errorf("%s: verdicts %v, want %v", filepath.Base(dir), got, want)
 	}
 }
+
+// TestBaseCheckAcrossHosts: `contract check --base` on a host of its own, through the queues
+// of workers elsewhere. The execute host has never seen the repository: the base commit
+// reaches it through the store, without its history, and the check runs there.
+func TestBaseCheckAcrossHosts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Temporal, SeaweedFS and three workers in namespaces; builds the fixture and drives Chromium")
+	}
+	c := startCluster(t, "execute", "verify", "control", "cli")
+	noRuns := filepath.Join(c.root, "bin", "no-runs") // so the execute host registers nothing itself
+	if err := os.Mkdir(noRuns, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w1, err := runs.Load(filepath.Join(c.repo, "fixtures", "runs"), "W1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.worker("verify", 5, "verify", nil)
+	c.executeWorker("execute", 4, noRuns)
+	c.trustVerifier("verify", "control")
+	c.worker("control", 6, "control", nil)
+	c.trustVerifier("verify", "cli")
+	cli := c.start("cli", 9, c.awsEnv, "", c.bin, "contract", "check", filepath.Join(c.repo, "fixtures", "runs", "W1", "contract.json"),
+		"--base", "--temporal-address", c.temporal, "--artifacts", c.store, "--data-dir", filepath.Join(c.root, "cli"))
+	if code := c.wait(cli); code != 0 {
+		t.Fatalf("contract check through the rig's queues: exit %d\n%s", code, cli.tail(6000))
+	}
+	out := cli.output()
+	if !strings.Contains(out, w1.Contract.ContractID+" on base "+contracts.ShortSHA(w1.Contract.Repo.BaseCommitSHA)) || !strings.Contains(out, "mobile-cards") {
+		t.Errorf("the check does not report W1's criteria on its base:\n%s", out)
+	}
+	// The execute host holds the base as a shallow boundary: the commit, not its history.
+	shallow, err := os.ReadFile(filepath.Join(c.root, "execute", "remotes", w1.Contract.Repo.Owner, w1.Contract.Repo.Name+".git", "shallow"))
+	if err != nil || !strings.Contains(string(shallow), w1.Contract.Repo.BaseCommitSHA) {
+		t.Errorf("the execute host's remote is not shallow at the base (%v): %q", err, shallow)
+	}
+}

@@ -34,6 +34,8 @@ type CheckOptions struct {
 	// Unsandboxed runs the app without the sandbox (the operator's choice).
 	Unsandboxed bool
 	JSON        bool
+	// Artifacts is the store the server's workers share, when they run on other hosts.
+	Artifacts string
 }
 
 // NewCmdCheck builds `contract check FILE --base`: the base check before approval.
@@ -63,6 +65,7 @@ func NewCmdCheck(f *cmdutil.Factory, runF func(*CheckOptions) error) *cobra.Comm
 	fs.BoolVar(&o.Unsandboxed, workers.FlagUnsandboxed, false, "run the app WITHOUT the sandbox (where namespaces are unavailable)")
 	fs.BoolVar(&o.JSON, "json", false, "print machine-readable output")
 	o.Conn.AddFlags(cmd, "")
+	fs.StringVar(&o.Artifacts, "artifacts", "", artifactsUsage)
 	return cmd
 }
 
@@ -114,7 +117,7 @@ func checkBase(ctx context.Context, o *CheckOptions, c *contracts.Contract) (aut
 		return none, nil, nil, iostreams.BadInput(err)
 	}
 	remotes := localgit.Remotes{Root: workers.Paths(dataDir).Remotes}
-	ch := &basecheck.Choice{Mode: basecheck.ModeLocal, DataDir: dataDir}
+	ch := &basecheck.Choice{Mode: basecheck.ModeLocal, DataDir: dataDir, Artifacts: o.Artifacts}
 	if o.Conn.Address != "" {
 		ch.Mode, ch.Address, ch.Dial, ch.Register = basecheck.ModeQueues, o.Conn.Address, o.Conn.Dial, queueRegister(o, remotes, dataDir, c)
 	} else {

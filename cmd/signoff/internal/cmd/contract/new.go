@@ -51,6 +51,8 @@ type NewOptions struct {
 	Check string
 	// Conn reaches the Signoff server whose queues run the base check.
 	Conn cmdutil.Conn
+	// Artifacts is the store the server's workers share, when they run on other hosts.
+	Artifacts string
 
 	// Checker replaces the base check (tests); nil chooses one by Check.
 	Checker authoring.BaseChecker
@@ -131,6 +133,7 @@ func NewCmdNew(f *cmdutil.Factory, runF func(*NewOptions) error) *cobra.Command 
 	fs.StringVar(&opts.RunAs, "run-as", "", "user the app runs as in a local check (default signoff-preview when root; - for this user)")
 	fs.BoolVar(&opts.Unsandboxed, workers.FlagUnsandboxed, false, "run a local check's app WITHOUT the sandbox (where namespaces are unavailable)")
 	opts.Conn.AddFlags(cmd, "127.0.0.1:7233")
+	fs.StringVar(&opts.Artifacts, "artifacts", "", artifactsUsage)
 	return cmd
 }
 

@@ -15,9 +15,12 @@ import (
 // opts.Conn, or this process.
 func newChoice(opts *NewOptions, mode, dataDir string, src *survey.Source) *basecheck.Choice {
 	return &basecheck.Choice{Mode: basecheck.Mode(mode), Address: opts.Conn.Address, Dial: opts.Conn.Dial,
-		DataDir: dataDir, Source: src, Progress: opts.IO.ErrOut,
+		DataDir: dataDir, Source: src, Progress: opts.IO.ErrOut, Artifacts: opts.Artifacts,
 		Local: localChecker(basecheck.LocalOptions{DataDir: dataDir, Source: src, SharedDeps: opts.SharedDeps, RunAs: opts.RunAs, Unsandboxed: opts.Unsandboxed}, "or pass --no-check")}
 }
+
+// artifactsUsage documents --artifacts for contract new and check.
+const artifactsUsage = "with --temporal-address, the artifact store the workers share when they run on other hosts (s3://...): the base commit is put there for the execute worker that builds it"
 
 // localChecker builds the checker of this process. When the browser setup is missing, the
 // error names the setup task and, where the command has one, the way around (skip: "or pass
