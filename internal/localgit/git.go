@@ -99,23 +99,8 @@ func (r Remotes) Register(ctx context.Context, owner, name, source, sha string) 
 		return "", fmt.Errorf("register %s/%s: %q is not a full commit SHA", owner, name, sha)
 	}
 	if _, err := os.Stat(filepath.Join(p, "HEAD")); err != nil {
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		if _, err := createRemote(ctx, p, nil); err != nil {
 			return "", err
-		}
-		tmp, err := os.MkdirTemp(filepath.Dir(p), "."+name+"-*.git")
-		if err != nil {
-			return "", err
-		}
-		if _, err := Git(ctx, tmp, "init", "--quiet", "--bare", "."); err != nil {
-			_ = os.RemoveAll(tmp)
-			return "", err
-		}
-		// Another registration may have won the race; its remote is as good as ours.
-		if err := os.Rename(tmp, p); err != nil {
-			_ = os.RemoveAll(tmp)
-			if _, statErr := os.Stat(filepath.Join(p, "HEAD")); statErr != nil {
-				return "", fmt.Errorf("create remote %s: %w", p, err)
-			}
 		}
 	}
 	if Has(ctx, p, sha) {
@@ -147,6 +132,38 @@ func (r Remotes) Register(ctx context.Context, owner, name, source, sha string) 
 		return "", fmt.Errorf("register %s/%s: the push left %s without %s", owner, name, p, sha)
 	}
 	return p, nil
+}
+
+// createRemote makes the bare remote p: an empty repository beside it, filled by fill when
+// set, then renamed into place, so p never exists half made. When another worker created p
+// first, its remote is as good as ours: created is false and the error nil.
+func createRemote(ctx context.Context, p string, fill func(tmp string) error) (created bool, err error) {
+	parent := filepath.Dir(p)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return false, err
+	}
+	tmp, err := os.MkdirTemp(parent, "."+strings.TrimSuffix(filepath.Base(p), ".git")+"-*.git")
+	if err != nil {
+		return false, err
+	}
+	if _, err := Git(ctx, tmp, "init", "--quiet", "--bare", "."); err != nil {
+		_ = os.RemoveAll(tmp)
+		return false, err
+	}
+	if fill != nil {
+		if err := fill(tmp); err != nil {
+			_ = os.RemoveAll(tmp)
+			return false, err
+		}
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		_ = os.RemoveAll(tmp)
+		if isRemote(p) {
+			return false, nil
+		}
+		return false, fmt.Errorf("create remote %s: %w", p, err)
+	}
+	return true, nil
 }
 
 // BaseTag is the tag a registered base commit is kept under in its remote.

@@ -480,30 +480,7 @@ func (s Shared) ensureBase(ctx context.Context, owner, name, sha string) (string
 // built under a temporary name and renamed into place, so a remote never appears without its
 // base, and a refused bundle leaves no remote behind.
 func newRemoteFromBase(ctx context.Context, p, scratch, bundle, sha string) (bool, error) {
-	parent := filepath.Dir(p)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return false, err
-	}
-	tmp, err := os.MkdirTemp(parent, "."+strings.TrimSuffix(filepath.Base(p), ".git")+"-*.git")
-	if err != nil {
-		return false, err
-	}
-	if _, err := Git(ctx, tmp, "init", "--quiet", "--bare", "."); err != nil {
-		_ = os.RemoveAll(tmp)
-		return false, err
-	}
-	if err := fetchBase(ctx, tmp, scratch, bundle, sha); err != nil {
-		_ = os.RemoveAll(tmp)
-		return false, err
-	}
-	if err := os.Rename(tmp, p); err != nil {
-		_ = os.RemoveAll(tmp)
-		if isRemote(p) {
-			return false, nil
-		}
-		return false, fmt.Errorf("create remote %s: %w", p, err)
-	}
-	return true, nil
+	return createRemote(ctx, p, func(tmp string) error { return fetchBase(ctx, tmp, scratch, bundle, sha) })
 }
 
 // fetchBase brings base sha from bundle into remote as a shallow boundary and tags it.
