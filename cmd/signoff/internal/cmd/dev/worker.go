@@ -159,6 +159,9 @@ func RunWorker(ctx context.Context, o *WorkerOptions) error {
 
 // previewAddress reads --advertise and --listen into the execute flags.
 func (o *WorkerOptions) previewAddress() error {
+	if (o.Advertise != "" || o.Listen != "") && o.Preview == workers.PreviewStatic {
+		return fmt.Errorf("--advertise and --listen place next previews; static previews serve this host's loopback only")
+	}
 	host, port := o.Advertise, 0
 	if h, p, err := net.SplitHostPort(o.Advertise); err == nil {
 		n, err := strconv.Atoi(p)

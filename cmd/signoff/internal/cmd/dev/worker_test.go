@@ -3,11 +3,14 @@ package dev
 import (
 	"strings"
 	"testing"
+
+	"github.com/signoff/signoff/workers"
 )
 
 func TestPreviewAddress(t *testing.T) {
 	cases := []struct {
 		advertise, listen    string
+		static               bool
 		wantListen, wantHost string
 		wantPort             int
 		wantErr              string
@@ -21,9 +24,13 @@ func TestPreviewAddress(t *testing.T) {
 		{advertise: "exec-1.lan:65535", wantErr: "the port must be a number"},
 		{advertise: "http://exec-1.lan", wantErr: "--advertise"},
 		{listen: "exec-1.lan", wantErr: "--listen"},
+		{advertise: "10.0.3.2", static: true, wantErr: "static previews serve this host's loopback only"},
 	}
 	for _, c := range cases {
 		o := &WorkerOptions{Advertise: c.advertise, Listen: c.listen}
+		if c.static {
+			o.Preview = workers.PreviewStatic
+		}
 		err := o.previewAddress()
 		if c.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
