@@ -20,6 +20,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -266,13 +267,19 @@ func (p *proc) output() string {
 	return string(b)
 }
 
-// waitFile waits for a file to exist, failing after d.
-func waitFile(t *testing.T, path string, d time.Duration, what func() string) {
+// waitFile waits for a file another process writes. It fails as soon as over says the file
+// can no longer come (nil: never), or after d, which only catches a hang.
+func waitFile(t *testing.T, path string, d time.Duration, what func() string, over func() string) {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
 		if _, err := os.Stat(path); err == nil {
 			return
+		}
+		if over != nil {
+			if why := over(); why != "" {
+				t.Fatalf("%s will not appear: %s\n%s", filepath.Base(path), why, what())
+			}
 		}
 		time.Sleep(20 * time.Millisecond) // waiting for a file another process writes
 	}
@@ -316,7 +323,8 @@ func TestWorkerKilledAtEachPhase(t *testing.T) {
 
 			cfg := workers.Config{DataDir: dataDir}
 			local := workers.NewLocal(cfg)
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			// Both deadlines only catch a hang: a loaded machine may be many times slower.
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()
 			type result struct {
 				st  workflows.Status
@@ -324,16 +332,23 @@ func TestWorkerKilledAtEachPhase(t *testing.T) {
 				err error
 			}
 			done := make(chan result, 1)
+			var ended atomic.Pointer[result]
 			go func() {
 				st, mm, err := r.Replay(ctx, runs.Env{Client: c, Remotes: local.Deliverer.Remotes, DataDir: dataDir, Trust: testTrust(r.Contract),
 					Timeouts: fastTimeouts, Pay: func(ctx context.Context, id string) error {
 						_, err := web.CompleteTestCheckout(ctx, c, id)
 						return err
 					}})
+				ended.Store(&result{st, mm, err})
 				done <- result{st, mm, err}
 			}()
 			p := procs[pt.queue]
-			waitFile(t, filepath.Join(barrier, name+".reached"), 90*time.Second, func() string { return p.output() })
+			waitFile(t, filepath.Join(barrier, name+".reached"), 5*time.Minute, func() string { return p.output() }, func() string {
+				if r := ended.Load(); r != nil {
+					return fmt.Sprintf("the run ended first (state %s, mismatches %v, error %v)", r.st.State, r.mm, r.err)
+				}
+				return ""
+			})
 			p.kill()
 			if err := os.WriteFile(filepath.Join(barrier, name+".release"), nil, 0o644); err != nil {
 				t.Fatal(err)
@@ -442,7 +457,7 @@ func TestDevRestartResumesFromSQLite(t *testing.T) {
 	cli(t, append([]string{"contract", "approve", "h1-static-status", started.Hash, "--as", "alice"}, conn...)...)
 	cli(t, append([]string{"payment", "authorize", "h1-static-status"}, conn...)...)
 
-	waitFile(t, filepath.Join(barrier, "RunExecutor_start.reached"), 60*time.Second, dev.output)
+	waitFile(t, filepath.Join(barrier, "RunExecutor_start.reached"), 5*time.Minute, dev.output, nil)
 	dev.kill()
 	if err := os.WriteFile(filepath.Join(barrier, "RunExecutor_start.release"), nil, 0o644); err != nil {
 		t.Fatal(err)

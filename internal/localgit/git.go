@@ -48,24 +48,25 @@ func (r Remotes) Path(owner, name string) (string, error) {
 }
 
 // Ensure creates the bare remote of owner/name from a local repository if it does not exist
-// yet, and returns its path. An existing remote is left as it is.
+// yet, and returns its path. An existing remote is left as it is, and so is one another
+// caller makes meanwhile.
 func (r Remotes) Ensure(ctx context.Context, owner, name, source string) (string, error) {
 	p, err := r.Path(owner, name)
 	if err != nil {
 		return "", err
 	}
-	if _, err := os.Stat(filepath.Join(p, "HEAD")); err == nil {
+	if isRemote(p) {
 		return p, nil
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+	abs, err := filepath.Abs(source)
+	if err != nil {
 		return "", err
 	}
-	tmp := p + ".tmp"
-	_ = os.RemoveAll(tmp)
-	if _, err := Git(ctx, filepath.Dir(p), "clone", "--quiet", "--bare", source, tmp); err != nil {
-		return "", err
-	}
-	return p, os.Rename(tmp, p)
+	_, err = createRemote(ctx, p, func(tmp string) error {
+		_, err := Git(ctx, tmp, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", abs, "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*")
+		return err
+	})
+	return p, err
 }
 
 // Has reports whether the remote holds commit sha.
