@@ -8,13 +8,13 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
 
 	"go.temporal.io/api/serviceerror"
 
+	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/internal/contractclient"
 	"github.com/signoff/signoff/internal/executor"
 	"github.com/signoff/signoff/internal/github"
@@ -321,13 +321,11 @@ func (o *onceSet) add(k string) {
 	o.keys[k] = true
 }
 
-var contractIDPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{2,63}$`)
-
 // signalContract signals a contract's workflow. A contract Signoff no longer runs (finished
 // and past retention, or another installation's) is acknowledged, so the sender stops
 // redelivering; any other failure asks for redelivery.
 func signalContract(ctx context.Context, sig Signaler, log *slog.Logger, contractID, name string, arg any) error {
-	if !contractIDPattern.MatchString(contractID) {
+	if !contracts.ValidContractID(contractID) {
 		log.Warn("webhook names no Signoff contract; ignored", "signal", name)
 		return nil
 	}

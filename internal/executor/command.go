@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/signoff/signoff/activities"
+	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/internal/localgit"
 	"github.com/signoff/signoff/internal/sandbox"
 	"github.com/signoff/signoff/internal/unprivileged"
@@ -237,7 +238,7 @@ func (c *Command) Run(ctx context.Context, req activities.ExecRequest) (activiti
 	if err := c.Check(); err != nil {
 		return activities.ExecResult{}, activities.NotConfigured("command executor (" + err.Error() + ")")
 	}
-	if !safeID.MatchString(req.ContractID) {
+	if !contracts.ValidContractID(req.ContractID) {
 		return activities.ExecResult{}, activities.Refused(fmt.Errorf("contract id %q is not a safe name", req.ContractID))
 	}
 	branch := Branch(req.ContractID)

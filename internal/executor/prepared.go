@@ -12,10 +12,10 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/signoff/signoff/activities"
+	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/fixtures/fixturerepo"
 	"github.com/signoff/signoff/internal/localgit"
 )
@@ -70,8 +70,6 @@ func (p *Prepared) RunDir(contractID string) (string, error) {
 	return "", fmt.Errorf("no prepared run holds contract %q", contractID)
 }
 
-var safeID = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{2,63}$`)
-
 // Run makes attempt n's commit: the base tree plus the attempt's patch, committed on top of
 // the parent, pushed to the bare remote on branch signoff/<contract>. A missing patch is an
 // executor that changed nothing: an empty attempt.
@@ -79,7 +77,7 @@ func (p *Prepared) Run(ctx context.Context, req activities.ExecRequest) (activit
 	if !p.Allow.Allows(req.Repo.Owner, req.Repo.Name) {
 		return activities.ExecResult{}, activities.Refused(fmt.Errorf("repository %s is not on the allowlist", req.Repo.Key()))
 	}
-	if !safeID.MatchString(req.ContractID) {
+	if !contracts.ValidContractID(req.ContractID) {
 		return activities.ExecResult{}, activities.Refused(fmt.Errorf("contract id %q is not a safe name", req.ContractID))
 	}
 	run, err := p.RunDir(req.ContractID)

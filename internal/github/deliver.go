@@ -131,13 +131,10 @@ type record struct {
 	UpdatedAt  string `json:"updated_at"`
 }
 
-var (
-	safeContract = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{2,63}$`)
-	fullSHA      = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
-)
+var fullSHA = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
 
 func (d *Deliverer) recordPath(contractID string) (string, error) {
-	if !safeContract.MatchString(contractID) {
+	if !contracts.ValidContractID(contractID) {
 		return "", fmt.Errorf("contract id %q is not a safe name", contractID)
 	}
 	return filepath.Join(d.cfg.Store, contractID+".json"), nil
@@ -165,7 +162,7 @@ func (d *Deliverer) save(r record) error {
 // check refuses what Signoff must never write to GitHub: a repository off the allowlist, a
 // branch outside signoff/<contract>.
 func (d *Deliverer) check(contractID string, repo contracts.Repo, branch string) (string, error) {
-	if !safeContract.MatchString(contractID) {
+	if !contracts.ValidContractID(contractID) {
 		return "", activities.Refused(fmt.Errorf("contract id %q is not a safe name", contractID))
 	}
 	if !d.cfg.Allow.Allows(repo.Owner, repo.Name) {

@@ -125,7 +125,7 @@ func (w *Webhook) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	head := ev.PullRequest.GetHead()
 	branch := head.GetRef()
 	contractID, ok := strings.CutPrefix(branch, executor.BranchPrefix)
-	if !ok || !safeContract.MatchString(contractID) {
+	if !ok || !contracts.ValidContractID(contractID) {
 		rw.WriteHeader(http.StatusAccepted)
 		fmt.Fprintln(rw, "ignored: not a Signoff branch")
 		return

@@ -12,7 +12,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/signoff/signoff/activities"
@@ -33,12 +32,10 @@ type Store struct {
 	Root string
 }
 
-var contractIDPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{2,63}$`)
-
 // Dir is the proof directory of one verification. Contract ids are checked again here, so a
 // hostile id cannot reach outside the root.
 func (s Store) Dir(contractID string, attempt, try int) (string, error) {
-	if !contractIDPattern.MatchString(contractID) {
+	if !contracts.ValidContractID(contractID) {
 		return "", fmt.Errorf("proof store: contract id %q is not a safe path element", contractID)
 	}
 	if attempt < 0 || try < 1 {
@@ -84,7 +81,7 @@ func (s Store) WriteBundle(c contracts.Contract, b contracts.Bundle) (activities
 
 // WriteSettlement writes settlement.json into the contract's folder and returns its path.
 func (s Store) WriteSettlement(st contracts.Settlement) (string, error) {
-	if !contractIDPattern.MatchString(st.ContractID) {
+	if !contracts.ValidContractID(st.ContractID) {
 		return "", fmt.Errorf("proof store: contract id %q is not a safe path element", st.ContractID)
 	}
 	dir := filepath.Join(s.Root, st.ContractID)

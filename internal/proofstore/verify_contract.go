@@ -26,7 +26,7 @@ type ContractReport struct {
 // extends the previous one's (a later bundle cannot rewrite earlier history).
 func VerifyContract(root, contractID string, verifierPub, controlPub ed25519.PublicKey) (ContractReport, error) {
 	dir := filepath.Join(root, contractID)
-	if !contractIDPattern.MatchString(contractID) {
+	if !contracts.ValidContractID(contractID) {
 		return ContractReport{}, inputErr("verify: contract id %q is not a safe path element", contractID)
 	}
 	if err := NotSymlink(dir); err != nil {

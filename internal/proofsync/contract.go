@@ -30,8 +30,8 @@ type tryParts struct {
 // fetched, sorted. A contract with no part in the store is an error wrapping
 // artifacts.ErrNotFound.
 func (s Sync) FetchContract(ctx context.Context, contractID string) ([]string, error) {
-	if !contractIDPattern.MatchString(contractID) {
-		return nil, fmt.Errorf("proofsync: fetch contract: contract id %q does not match %s", contractID, contractIDPattern)
+	if !contracts.ValidContractID(contractID) {
+		return nil, fmt.Errorf("proofsync: fetch contract: contract id %q does not match %s", contractID, contracts.ContractIDPattern)
 	}
 	fail := func(err error) ([]string, error) {
 		return nil, fmt.Errorf("proofsync: fetch contract %s: %w", contractID, err)

@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"path"
 	"regexp"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/internal/proofstore"
 )
 
@@ -34,11 +34,7 @@ const (
 	maxPathLen    = 1024
 )
 
-var (
-	contractIDPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{2,63}$`)
-	tryRelPattern     = regexp.MustCompile(`^attempt-([1-9][0-9]{0,3})/try-([1-9][0-9]{0,3})$`)
-	hashHexPattern    = regexp.MustCompile(`^[0-9a-f]{1,64}$`)
-)
+var hashHexPattern = regexp.MustCompile(`^[0-9a-f]{1,64}$`)
 
 // BasePart is the name of the base check's verifier part for a contract hash ("verifier-"
 // and its hex, with any "sha256:" prefix dropped). The hash becomes part of a store name, so
@@ -71,8 +67,8 @@ func Name(contractID, rel, part string) (string, error) {
 }
 
 func checkName(contractID, rel, part string) error {
-	if !contractIDPattern.MatchString(contractID) {
-		return fmt.Errorf("contract id %q does not match %s", contractID, contractIDPattern)
+	if !contracts.ValidContractID(contractID) {
+		return fmt.Errorf("contract id %q does not match %s", contractID, contracts.ContractIDPattern)
 	}
 	switch {
 	case rel == "":
@@ -83,7 +79,7 @@ func checkName(contractID, rel, part string) error {
 		if !isBasePart(part) {
 			return fmt.Errorf("part %q in the base folder: want %s-<contract hash>", part, PartVerifier)
 		}
-	case tryRelPattern.MatchString(rel):
+	case isTryRel(rel):
 		if part != PartVerifier && part != PartControl {
 			return fmt.Errorf("part %q in %s: want %q or %q", part, rel, PartVerifier, PartControl)
 		}
@@ -98,15 +94,16 @@ func isBasePart(part string) bool {
 	return ok && hashHexPattern.MatchString(h)
 }
 
-// parseTryRel returns the attempt and try numbers of a try folder's rel.
+// parseTryRel returns the attempt and try numbers of a try folder's rel: the proof store's
+// attempt-<n>/try-<m> and nothing around it.
 func parseTryRel(rel string) (attempt, try int, ok bool) {
-	m := tryRelPattern.FindStringSubmatch(rel)
-	if m == nil {
-		return 0, 0, false
-	}
-	attempt, _ = strconv.Atoi(m[1])
-	try, _ = strconv.Atoi(m[2])
-	return attempt, try, true
+	attempt, try, ok = proofstore.ParseTryDir(rel)
+	return attempt, try, ok && rel == TryRel(attempt, try)
+}
+
+func isTryRel(rel string) bool {
+	_, _, ok := parseTryRel(rel)
+	return ok
 }
 
 // checkPath refuses any path that could leave the part's folder, collide with a temporary

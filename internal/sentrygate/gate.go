@@ -66,9 +66,8 @@ type Gate struct {
 }
 
 var (
-	slug         = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
-	numericID    = regexp.MustCompile(`^[0-9]{1,20}$`)
-	safeContract = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{2,63}$`)
+	slug      = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+	numericID = regexp.MustCompile(`^[0-9]{1,20}$`)
 )
 
 // New checks the configuration and fills in defaults.
@@ -151,7 +150,7 @@ var ErrInconclusive = errors.New("sentry gate: inconclusive")
 // [From, To]. Errors found end the check at once; a clean answer needs a query made after
 // To + Grace. At most MaxPolls queries are made.
 func (g *Gate) Check(ctx context.Context, req activities.GateRequest) (contracts.GateResult, error) {
-	if !safeContract.MatchString(req.ContractID) || req.Attempt < 1 {
+	if !contracts.ValidContractID(req.ContractID) || req.Attempt < 1 {
 		return contracts.GateResult{}, activities.Refused(fmt.Errorf("sentry gate: contract %q attempt %d", req.ContractID, req.Attempt))
 	}
 	from, err := time.Parse(time.RFC3339Nano, req.From)
