@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"hash"
+	"io"
 	"strings"
 )
 
@@ -38,6 +39,17 @@ func (d Digest) hex() (string, error) {
 		}
 	}
 	return h, nil
+}
+
+// Sum reads r to its end and returns the digest the store would keep its bytes under, and
+// how many there were: what a copy already on disk is compared with before fetching again.
+func Sum(r io.Reader) (Digest, int64, error) {
+	h := sha256.New()
+	n, err := io.Copy(h, r)
+	if err != nil {
+		return "", n, err
+	}
+	return digestOf(h), n, nil
 }
 
 func digestOf(h hash.Hash) Digest {

@@ -192,8 +192,13 @@ func (s Sync) fetch(ctx context.Context, contractID, rel, part string) (Manifest
 // fetchFile writes one file under a dot-prefixed temporary name and renames it into place
 // only once all its bytes were read and matched the manifest, so a reader of the local
 // folder never sees a partial or unverified file. Renaming replaces a symlink planted at
-// the name rather than writing through it.
+// the name rather than writing through it. A plain file already there with the manifest's
+// size and digest is left as it is: on one machine the control worker's folder is the
+// verifier's, and every file would otherwise be copied over itself for each bundle.
 func (s Sync) fetchFile(ctx context.Context, dir *os.Root, f File) (err error) {
+	if present(dir, f) {
+		return nil
+	}
 	parent := path.Dir(f.Path)
 	if parent != "." {
 		if err := dir.MkdirAll(filepath.FromSlash(parent), 0o755); err != nil {
@@ -240,6 +245,26 @@ func (s Sync) fetchFile(ctx context.Context, dir *os.Root, f File) (err error) {
 		return fmt.Errorf("%s: %w", f.Path, err)
 	}
 	return nil
+}
+
+// present reports whether the folder already holds f: a regular file, not a link, of its
+// size and digest.
+func present(dir *os.Root, f File) bool {
+	name := filepath.FromSlash(f.Path)
+	before, err := dir.Lstat(name)
+	if err != nil || !before.Mode().IsRegular() || before.Size() != f.Size {
+		return false
+	}
+	in, err := dir.Open(name)
+	if err != nil {
+		return false
+	}
+	defer func() { _ = in.Close() }()
+	if opened, err := in.Stat(); err != nil || !os.SameFile(before, opened) {
+		return false
+	}
+	d, n, err := artifacts.Sum(in)
+	return err == nil && n == f.Size && d == f.Digest
 }
 
 // openFolder opens Root/<contract>/<rel> as an *os.Root, creating it (and the proof root)

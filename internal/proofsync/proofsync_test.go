@@ -194,6 +194,32 @@ func TestFetchReplacesFilesAndKeepsOthers(t *testing.T) {
 	}
 }
 
+// On the host that published, a fetch finds every file in place and rewrites none; a file
+// of the same size but other bytes is still replaced.
+func TestFetchLeavesIdenticalFilesInPlace(t *testing.T) {
+	ctx := context.Background()
+	h := newHosts(t)
+	rel := TryRel(1, 1)
+	dir := filepath.Join(h.a.Root, contractID, rel)
+	writeFiles(t, dir, map[string]string{"evidence.json": "evidence", "a.png": "aaaa"})
+	if _, err := h.a.Publish(ctx, contractID, rel, PartVerifier, []string{"a.png", "evidence.json"}); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.Stat(filepath.Join(dir, "evidence.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, dir, map[string]string{"a.png": "bbbb"})
+	if ok, err := h.a.Fetch(ctx, contractID, rel, PartVerifier); err != nil || !ok {
+		t.Fatalf("fetch: %v, %v", ok, err)
+	}
+	after, err := os.Stat(filepath.Join(dir, "evidence.json"))
+	if err != nil || !os.SameFile(before, after) {
+		t.Errorf("evidence.json was rewritten though it was in place (%v)", err)
+	}
+	sameTree(t, "host a", tree(t, dir), map[string]string{"evidence.json": "evidence", "a.png": "aaaa"})
+}
+
 func TestRepublishingTheSameFilesSucceeds(t *testing.T) {
 	ctx := context.Background()
 	h := newHosts(t)
