@@ -136,22 +136,27 @@ func (s sharedExecutor) putLog(ctx context.Context, digest string) error {
 	if s.logs == "" || digest == "" {
 		return nil
 	}
-	f, err := os.Open(filepath.Join(s.logs, filepath.Base(digest)+".log"))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("executor log: %w", err)
-	}
-	defer f.Close()
-	d, err := s.git.Store.Put(ctx, f)
-	if err != nil {
-		return fmt.Errorf("executor log: %w", err)
-	}
-	if err := s.git.Store.Link(ctx, ExecutorLogName(digest), d); err != nil {
+	err := storeFile(ctx, s.git.Store, filepath.Join(s.logs, filepath.Base(digest)+".log"),
+		func(artifacts.Digest) string { return ExecutorLogName(digest) })
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("executor log: %w", err)
 	}
 	return nil
+}
+
+// storeFile puts the regular file at path in the store, never through a symlink, and links
+// the name nameOf gives for its digest.
+func storeFile(ctx context.Context, store artifacts.Store, path string, nameOf func(artifacts.Digest) string) error {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	d, err := store.Put(ctx, f)
+	if err != nil {
+		return err
+	}
+	return store.Link(ctx, nameOf(d), d)
 }
 
 // sharedPreviews brings the commit to this host before it is built: the executor that made
@@ -181,32 +186,22 @@ func BuildLogPrefix(contractID string, attempt, try int) string {
 // putBuildLogs keeps the build's step logs in the store. The preview is running by now, so
 // a log that cannot be stored is reported, not turned into a failed (and retried) start.
 func (s sharedPreviews) putBuildLogs(ctx context.Context, req activities.PreviewRequest, b contracts.BuildResult) {
+	prefix := BuildLogPrefix(req.ContractID, req.Attempt, req.Try)
 	for _, step := range b.Steps {
 		if step.Log == "" || !filepath.IsAbs(step.Log) {
 			continue
 		}
-		if err := s.putLog(ctx, BuildLogPrefix(req.ContractID, req.Attempt, req.Try), step.Log); err != nil && activity.IsActivity(ctx) {
+		base := logName.ReplaceAllString(filepath.Base(step.Log), "_")
+		if len(base) > 100 {
+			base = base[len(base)-100:]
+		}
+		err := storeFile(ctx, s.git.Store, step.Log, func(d artifacts.Digest) string {
+			return prefix + strings.TrimPrefix(d.String(), "sha256:") + "-" + base
+		})
+		if err != nil && activity.IsActivity(ctx) {
 			activity.GetLogger(ctx).Warn("build log not stored", "contract", req.ContractID, "step", step.Name, "error", err)
 		}
 	}
-}
-
-func (s sharedPreviews) putLog(ctx context.Context, prefix, path string) error {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	d, err := s.git.Store.Put(ctx, f)
-	if err != nil {
-		return err
-	}
-	base := logName.ReplaceAllString(filepath.Base(path), "_")
-	if len(base) > 100 {
-		base = base[len(base)-100:]
-	}
-	name := prefix + strings.TrimPrefix(d.String(), "sha256:") + "-" + base
-	return s.git.Store.Link(ctx, name, d)
 }
 
 // logName keeps a log's file name within the store's name alphabet.
@@ -231,10 +226,7 @@ func (s sharedDeliverer) Publish(ctx context.Context, req activities.PublishRequ
 		return s.Deliverer.Publish(ctx, req)
 	}
 	if err := s.git.EnsureBranch(ctx, req.Repo.Owner, req.Repo.Name, req.Branch, req.CommitSHA); err != nil {
-		if errors.Is(err, artifacts.ErrNotFound) {
-			return contracts.PRRef{}, fmt.Errorf("publish: commit %s is in neither this host's remote nor the artifact store: %w", req.CommitSHA, err)
-		}
-		return contracts.PRRef{}, fmt.Errorf("publish: bring commit %s to this host: %w", req.CommitSHA, err)
+		return contracts.PRRef{}, fmt.Errorf("publish: %w", missingCommit(err, req.Repo, req.CommitSHA))
 	}
 	return s.Deliverer.Publish(ctx, req)
 }
