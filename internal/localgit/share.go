@@ -296,8 +296,8 @@ func (s Shared) remote(owner, name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if _, err := os.Stat(filepath.Join(p, "HEAD")); err != nil {
-		return "", fmt.Errorf("no remote for %s/%s on this host (register the repository first): %w", owner, name, err)
+	if !isRemote(p) {
+		return "", fmt.Errorf("no remote for %s/%s on this host (register the repository first): %w", owner, name, os.ErrNotExist)
 	}
 	return p, nil
 }
@@ -351,13 +351,10 @@ func (s Shared) ensure(ctx context.Context, owner, name, sha string) (string, er
 		return fail(err)
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
-	file := filepath.Join(dir, "commit.bundle")
-	if err := s.download(ctx, d, file); err != nil {
-		return fail(fmt.Errorf("bundle %s (%s): %w", key, d, err))
-	}
 	ref := commitRef(sha)
-	if err := checkHeads(ctx, dir, file, ref, sha); err != nil {
-		return fail(fmt.Errorf("bundle %s refused: %w", key, err))
+	file, err := s.download(ctx, key, d, dir, ref, sha)
+	if err != nil {
+		return fail(err)
 	}
 	if err := s.ensurePrerequisite(ctx, owner, name, p, file); err != nil {
 		return fail(fmt.Errorf("bundle %s: %w", key, err))
@@ -444,15 +441,12 @@ func (s Shared) ensureBase(ctx context.Context, owner, name, sha string) (string
 		return "", err
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
-	file := filepath.Join(dir, "base.bundle")
-	if err := s.download(ctx, d, file); err != nil {
-		return "", fmt.Errorf("base bundle %s (%s): %w", key, d, err)
+	file, err := s.download(ctx, key, d, dir, baseRef(sha), sha)
+	if err != nil {
+		return "", fmt.Errorf("base %w", err)
 	}
 	refuse := func(err error) (string, error) {
 		return "", fmt.Errorf("base bundle %s refused: %w", key, err)
-	}
-	if err := checkHeads(ctx, dir, file, baseRef(sha), sha); err != nil {
-		return refuse(err)
 	}
 	switch pre, err := bundlePrerequisites(file); {
 	case err != nil:
@@ -559,30 +553,35 @@ func bundlePrerequisites(file string) ([]string, error) {
 	return nil, fmt.Errorf("bundle header not ended within %d bytes", maxBundleHeader)
 }
 
-// download copies blob d to file, refusing more than MaxBundleBytes. Reading to the end is
-// what makes the store check the digest, so a short or altered blob fails here.
-func (s Shared) download(ctx context.Context, d artifacts.Digest, file string) error {
+// download copies bundle blob d (stored under key) into dir, refusing more than
+// MaxBundleBytes, and refuses it unless it carries only ref at sha. Reading to the end is what
+// makes the store check the digest, so a short or altered blob fails here.
+func (s Shared) download(ctx context.Context, key string, d artifacts.Digest, dir, ref, sha string) (string, error) {
 	rc, err := s.Store.Get(ctx, d)
 	if err != nil {
-		return err
+		return "", fmt.Errorf("bundle %s (%s): %w", key, d, err)
 	}
 	defer func() { _ = rc.Close() }()
+	file := filepath.Join(dir, "fetched.bundle")
 	f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return err
+		return "", fmt.Errorf("bundle %s (%s): %w", key, d, err)
 	}
 	limit := s.maxBundleBytes()
 	n, err := io.Copy(f, io.LimitReader(rc, limit+1))
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
-		return err
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("bundle %s (%s): %w", key, d, err)
+	case n > limit:
+		return "", fmt.Errorf("bundle %s (%s): larger than the %d-byte limit", key, d, limit)
 	}
-	if n > limit {
-		return fmt.Errorf("larger than the %d-byte limit", limit)
+	if err := checkHeads(ctx, dir, file, ref, sha); err != nil {
+		return "", fmt.Errorf("bundle %s refused: %w", key, err)
 	}
-	return nil
+	return file, nil
 }
 
 // quarantinedFetch brings ref from the bundle into remote with fsck on. Git before 2.46 does
