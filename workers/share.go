@@ -44,11 +44,14 @@ type ControlProofs struct {
 // WriteBundle fetches the verification the bundle judges, writes the bundle and the contract
 // beside it, and publishes them.
 func (p ControlProofs) WriteBundle(ctx context.Context, c contracts.Contract, b contracts.Bundle) (activities.RecordResult, error) {
-	rel := proofsync.TryRel(b.Attempt, max(b.Try, 1))
+	rel, part, err := proofsync.VerifierPart(b.ContractHash, b.Attempt, b.Try)
+	if err != nil {
+		return activities.RecordResult{}, err
+	}
 	if p.Share != nil && b.Attempt > 0 {
 		// No verifier part means the attempt ended before verification (a failed build):
 		// the bundle alone is the record.
-		if _, err := p.Share.Fetch(ctx, b.ContractID, rel, proofsync.PartVerifier); err != nil {
+		if _, err := p.Share.Fetch(ctx, b.ContractID, rel, part); err != nil {
 			return activities.RecordResult{}, fmt.Errorf("fetch the verification: %w", err)
 		}
 	}
@@ -79,11 +82,11 @@ func (p ControlProofs) WriteSettlement(ctx context.Context, s contracts.Settleme
 // published one, and binds it.
 func (p ControlProofs) BaseRef(ctx context.Context, contractID, contractHash, baseSHA string) (*contracts.BaseRef, error) {
 	if p.Share != nil {
-		part, err := proofsync.BasePart(contractHash)
+		rel, part, err := proofsync.VerifierPart(contractHash, 0, 0)
 		if err != nil {
 			return nil, err
 		}
-		if _, err := p.Share.Fetch(ctx, contractID, proofsync.BaseRel, part); err != nil {
+		if _, err := p.Share.Fetch(ctx, contractID, rel, part); err != nil {
 			return nil, fmt.Errorf("fetch the base check: %w", err)
 		}
 	}

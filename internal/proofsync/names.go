@@ -47,6 +47,17 @@ func BasePart(contractHash string) (string, error) {
 	return PartVerifier + "-" + h, nil
 }
 
+// VerifierPart is the folder (rel) and part a verification's evidence is published under,
+// for its attempt (0: the base check) and try. The verify worker publishes under it and the
+// control worker fetches from it, so both derive it here.
+func VerifierPart(contractHash string, attempt, try int) (rel, part string, err error) {
+	if attempt == 0 {
+		part, err = BasePart(contractHash)
+		return BaseRel, part, err
+	}
+	return TryRel(attempt, max(try, 1)), PartVerifier, nil
+}
+
 // TryRel is the rel of one verification's folder, as the proof store lays it out.
 func TryRel(attempt, try int) string {
 	return fmt.Sprintf("attempt-%d/try-%d", attempt, try)

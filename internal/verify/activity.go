@@ -89,13 +89,9 @@ type published struct {
 // previous try): it stands, and is adopted, so one verification has one proof whichever
 // worker finishes it.
 func (a *Activity) publish(ctx context.Context, req activities.VerifyRequest, dir string, ev *contracts.Evidence) (*published, error) {
-	rel, part := proofsync.TryRel(req.Attempt, max(req.Try, 1)), proofsync.PartVerifier
-	if req.Attempt == 0 {
-		var err error
-		rel = proofsync.BaseRel
-		if part, err = proofsync.BasePart(req.ContractHash); err != nil {
-			return nil, activities.Refused(err)
-		}
+	rel, part, err := proofsync.VerifierPart(req.ContractHash, req.Attempt, req.Try)
+	if err != nil {
+		return nil, activities.Refused(err)
 	}
 	files := make([]string, 0, len(ev.Artifacts)+1)
 	seen := map[string]bool{}
@@ -114,7 +110,7 @@ func (a *Activity) publish(ctx context.Context, req activities.VerifyRequest, di
 		}
 	}
 	files = append(files, proofstore.EvidenceFile)
-	_, err := a.Share.Publish(ctx, req.ContractID, rel, part, files)
+	_, err = a.Share.Publish(ctx, req.ContractID, rel, part, files)
 	var conflict *artifacts.ConflictError
 	switch {
 	case err == nil:
