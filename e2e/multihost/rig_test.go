@@ -331,7 +331,7 @@ func descendants(pid int) []int {
 		if err != nil {
 			continue
 		}
-		if pp, ok := parentOf(p); ok {
+		if pp, _, ok := statOf(p); ok {
 			children[pp] = append(children[pp], p)
 		}
 	}
@@ -346,11 +346,6 @@ func descendants(pid int) []int {
 		}
 	}
 	return out
-}
-
-func parentOf(pid int) (int, bool) {
-	pp, _, ok := statOf(pid)
-	return pp, ok
 }
 
 // statOf reads a process's parent and state from /proc/<pid>/stat.

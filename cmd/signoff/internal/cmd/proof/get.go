@@ -11,6 +11,7 @@ import (
 
 	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
+	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/internal/artifacts"
 	"github.com/signoff/signoff/internal/proofsync"
 	"github.com/signoff/signoff/workers"
@@ -54,7 +55,7 @@ func NewCmdGet(f *cmdutil.Factory, runF func(*GetOptions) error) *cobra.Command 
 
 // RunGet materialises the proof folder and says how to check it.
 func RunGet(ctx context.Context, o *GetOptions) error {
-	if _, err := proofsync.Name(o.ContractID, "", proofsync.PartSettlement); err != nil {
+	if !contracts.ValidContractID(o.ContractID) {
 		return iostreams.BadInput(fmt.Errorf("%q is not a contract id", o.ContractID))
 	}
 	out, err := filepath.Abs(o.Out)
