@@ -51,8 +51,14 @@ func (p ControlProofs) WriteBundle(ctx context.Context, c contracts.Contract, b 
 	if p.Share != nil && b.Attempt > 0 {
 		// No verifier part means the attempt ended before verification (a failed build):
 		// the bundle alone is the record.
-		if _, err := p.Share.Fetch(ctx, b.ContractID, rel, part); err != nil {
+		fetched, err := p.Share.Fetch(ctx, b.ContractID, rel, part)
+		if err != nil {
 			return activities.RecordResult{}, fmt.Errorf("fetch the verification: %w", err)
+		}
+		if fetched {
+			if err := p.sameEvidence(b); err != nil {
+				return activities.RecordResult{}, err
+			}
 		}
 	}
 	res, err := p.Local.WriteBundle(c, b)
@@ -64,6 +70,27 @@ func (p ControlProofs) WriteBundle(ctx context.Context, c contracts.Contract, b 
 		return activities.RecordResult{}, fmt.Errorf("publish the bundle: %w", err)
 	}
 	return res, nil
+}
+
+// sameEvidence checks that the evidence fetched from the store is the one the bundle binds
+// (the digest the verify activity reported to the workflow), so a bundle is never signed
+// beside evidence someone else put in the store.
+func (p ControlProofs) sameEvidence(b contracts.Bundle) error {
+	if b.EvidenceDigest == "" {
+		return nil
+	}
+	dir, err := p.Local.Dir(b.ContractID, b.Attempt, max(b.Try, 1))
+	if err != nil {
+		return err
+	}
+	data, err := proofstore.ReadDocument(dir, proofstore.EvidenceFile)
+	if err != nil {
+		return fmt.Errorf("the verification's evidence: %w", err)
+	}
+	if got := contracts.DigestBytes(data); got != b.EvidenceDigest {
+		return activities.Refused(fmt.Errorf("the evidence in the store (%s) is not the one the verifier reported (%s)", got, b.EvidenceDigest))
+	}
+	return nil
 }
 
 // WriteSettlement writes and publishes the settlement.

@@ -137,3 +137,40 @@ func TestBuildLogsGoToTheStore(t *testing.T) {
 		}
 	}
 }
+
+// The control worker signs a bundle only beside the evidence the verifier reported: evidence
+// that reached the store some other way is refused.
+func TestControlProofsRefuseEvidenceTheVerifierDidNotReport(t *testing.T) {
+	ctx := context.Background()
+	store, err := artifacts.Open(ctx, "file://"+t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	verifyRoot := t.TempDir()
+	const id = "c-planted"
+	dir := filepath.Join(verifyRoot, id, "attempt-1", "try-1")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	planted := []byte(`{"contract_hash":"sha256:aa","attempt":1}`)
+	if err := os.WriteFile(filepath.Join(dir, proofstore.EvidenceFile), planted, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (proofsync.Sync{Store: store, Root: verifyRoot}).Publish(ctx, id, proofsync.TryRel(1, 1), proofsync.PartVerifier, []string{proofstore.EvidenceFile}); err != nil {
+		t.Fatal(err)
+	}
+	controlRoot := t.TempDir()
+	p := ControlProofs{Local: proofstore.Store{Root: controlRoot}, Share: &proofsync.Sync{Store: store, Root: controlRoot}}
+	b := contracts.Bundle{ContractID: id, Attempt: 1, Try: 1, EvidenceDigest: contracts.DigestBytes([]byte("what the verifier reported"))}
+	if _, err := p.WriteBundle(ctx, contracts.Contract{ContractID: id}, b); err == nil || !strings.Contains(err.Error(), "is not the one the verifier reported") {
+		t.Fatalf("bundle written beside evidence the verifier did not report: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(controlRoot, id, "attempt-1", "try-1", proofstore.BundleFile)); err == nil {
+		t.Error("a refused bundle was written")
+	}
+	b.EvidenceDigest = contracts.DigestBytes(planted)
+	if _, err := p.WriteBundle(ctx, contracts.Contract{ContractID: id}, b); err != nil {
+		t.Fatalf("bundle beside the reported evidence: %v", err)
+	}
+}

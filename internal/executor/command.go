@@ -107,10 +107,12 @@ func (c *Command) Isolation() string {
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // Names the CLI never sees, whatever PassEnv says: payment, GitHub write, Temporal, error
-// tracker and browser keys, Signoff's own configuration (agent seed, key files), SSH agents.
+// tracker and browser keys, the artifact store's credentials (AWS_*: with them a CLI could
+// publish or delete proof parts), Signoff's own configuration (agent seed, key files), SSH
+// agents.
 var (
 	secretPrefixes = []string{"STRIPE_", "SIGNOFF_", "TEMPORAL_", "GITHUB_", "GH_", "SENTRY_",
-		"BROWSERBASE_", "AGENTVERSE_", "AGENT_", "SSH_", "GIT_"}
+		"BROWSERBASE_", "AGENTVERSE_", "AGENT_", "SSH_", "GIT_", "AWS_"}
 	secretParts = []string{"SEED", "SIGNING", "PRIVATE_KEY", "WEBHOOK"}
 )
 

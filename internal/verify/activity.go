@@ -2,6 +2,7 @@ package verify
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"os"
@@ -77,6 +78,19 @@ func (a *Activity) Verify(ctx context.Context, req activities.VerifyRequest) (ac
 	return activities.VerifyResult{Evidence: ev, EvidenceDigest: digest, ProofDir: dir, ArtifactProblems: problems}, nil
 }
 
+// adoptable checks evidence found in the store under this request's name: signed with this
+// verifier's key, for this contract hash, attempt and expected commit.
+func (a *Activity) adoptable(req activities.VerifyRequest, ev *contracts.Evidence) error {
+	if err := ev.VerifySignature(a.Verifier.Key.Public().(ed25519.PublicKey)); err != nil {
+		return err
+	}
+	if ev.ContractHash != req.ContractHash || ev.Attempt != req.Attempt || ev.ExpectedSHA != req.ExpectedSHA {
+		return fmt.Errorf("it is of contract %s attempt %d at %s, not %s attempt %d at %s", ev.ContractHash, ev.Attempt,
+			ev.ExpectedSHA, req.ContractHash, req.Attempt, req.ExpectedSHA)
+	}
+	return nil
+}
+
 // published is a verification another verify worker published first.
 type published struct {
 	ev     *contracts.Evidence
@@ -127,7 +141,13 @@ func (a *Activity) publish(ctx context.Context, req activities.VerifyRequest, di
 	}
 	adopted, err := contracts.DecodeEvidence(data)
 	if err != nil {
-		return nil, fmt.Errorf("adopt the evidence published first: %w", err)
+		return nil, activities.Refused(fmt.Errorf("the evidence published first for this verification is not evidence: %w", err))
+	}
+	// Whoever can write the store could have published first. Only a verification this
+	// verifier signed, of this very request, stands for it; anything else is refused, never
+	// adopted, and its name (which cannot be repointed) makes this a verification error.
+	if err := a.adoptable(req, adopted); err != nil {
+		return nil, activities.Refused(fmt.Errorf("the evidence published first for this verification is not this verifier's: %w", err))
 	}
 	if activity.IsActivity(ctx) {
 		activity.GetLogger(ctx).Info("verification already published; adopting it", "contract", req.ContractID,
