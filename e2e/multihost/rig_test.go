@@ -35,8 +35,9 @@ const hostLimit = 10 * time.Minute
 
 type rig struct {
 	t     testing.TB
-	repo  string
-	root  string   // the rig's folder: one sub-folder per host, bin/ for the binaries
+	repo  string   // the repository as this test names it (it may go through a symlink)
+	real  string   // the same folder with every symlink resolved
+	root  string   // the rig's folder: one sub-folder per host, bin/ for the binaries, mnt/
 	names []string // every host's name, fixed when the rig is made, so each hides the others
 	bin   string   // the signoff CLI
 	hub   *exec.Cmd
@@ -76,11 +77,15 @@ func newRig(t testing.TB, names ...string) *rig {
 	}
 	r := &rig{t: t, repo: repoRoot(), root: root, names: names}
 	t.Cleanup(r.close)
+	if r.real, err = filepath.EvalSymlinks(r.repo); err != nil {
+		t.Fatal(err)
+	}
 	// Hosts run repository code and Chromium as unprivileged users under their own folders.
 	if err := os.Chmod(root, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, n := range append([]string{"bin"}, names...) {
+	// mnt is where each host holds the repository while it mounts its private folders.
+	for _, n := range append([]string{"bin", "mnt"}, names...) {
 		if err := os.Mkdir(filepath.Join(root, n), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -121,14 +126,32 @@ func (r *rig) inNet(pid int, argv ...string) {
 }
 
 // hostScript runs first in a host's namespaces: it waits until the network is wired, makes
-// the mounts private to the host, and becomes the host's program.
+// the mounts private to the host, and becomes the host's program, in the repository.
+//
+// The repository may be anywhere, under /tmp too, which the host's own /tmp hides: so it is
+// first held on the rig's mnt/ (never hidden), then moved back to its real path, made anew in
+// the host's tmpfs if that hid it, and bound read-only there. When the test names it through
+// a symlink the host no longer sees (one under /tmp), that path is made and bound too, so every
+// path the test hands a host names the same read-only tree. The working directory is entered
+// last, so it is the read-only mount and not the folder beneath it.
 const hostScript = `set -e
 read _
+mount --bind "$RIG_REPO_REAL" "$RIG_HOLD"
 mount -t tmpfs -o mode=1777 rig-tmp /tmp
 mount -t tmpfs -o mode=1777 rig-shm /dev/shm
 for d in $RIG_HIDE; do mount -t tmpfs -o ro,mode=0755,size=4k rig-hidden "$d"; done
-for d in "$RIG_BIN" "$RIG_REPO"; do mount --bind "$d" "$d"; mount -o remount,bind,ro "$d"; done
-unset RIG_HIDE RIG_BIN RIG_REPO
+mount --bind "$RIG_BIN" "$RIG_BIN"
+mount -o remount,bind,ro "$RIG_BIN"
+mkdir -p "$RIG_REPO_REAL"
+mount --move "$RIG_HOLD" "$RIG_REPO_REAL"
+mount -o remount,bind,ro "$RIG_REPO_REAL"
+if [ "$(cd "$RIG_REPO" 2>/dev/null && pwd -P)" != "$RIG_REPO_REAL" ]; then
+	mkdir -p "$RIG_REPO"
+	mount --bind "$RIG_REPO_REAL" "$RIG_REPO"
+	mount -o remount,bind,ro "$RIG_REPO"
+fi
+cd "$RIG_REPO"
+unset RIG_HIDE RIG_BIN RIG_REPO RIG_REPO_REAL RIG_HOLD OLDPWD
 exec "$@"
 `
 
@@ -158,7 +181,8 @@ func (r *rig) start(name string, octet int, env []string, readyLine string, argv
 	h.cmd = exec.Command("unshare", args...)
 	h.cmd.Dir = r.repo
 	h.cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + h.dir, "TMPDIR=" + tmp, "LANG=C.UTF-8",
-		"RIG_HIDE=" + strings.Join(hide, " "), "RIG_BIN=" + filepath.Dir(r.bin), "RIG_REPO=" + r.repo}, env...)
+		"RIG_HIDE=" + strings.Join(hide, " "), "RIG_BIN=" + filepath.Dir(r.bin), "RIG_REPO=" + r.repo,
+		"RIG_REPO_REAL=" + r.real, "RIG_HOLD=" + filepath.Join(r.root, "mnt")}, env...)
 	stdin, err := h.cmd.StdinPipe()
 	if err != nil {
 		r.t.Fatal(err)
