@@ -72,6 +72,9 @@ type VerifyRequest struct {
 	Verifier       contracts.VerifierRef `json:"verifier"`
 	ExpectedSHA    string                `json:"expected_sha"`
 	PreviewURL     string                `json:"preview_url"`
+	// AllowedOrigins are the contract's allowed_origins: where besides the preview the page
+	// may load subresources from.
+	AllowedOrigins []string `json:"allowed_origins,omitempty"`
 }
 
 // VerifyResult carries the signed evidence (observed values and digests, never artifacts),

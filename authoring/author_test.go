@@ -233,12 +233,13 @@ func TestClassify(t *testing.T) {
 		{ID: "lying", Viewport: &criteria.Mobile, Assert: contracts.Assertion{Kind: contracts.KindLoads}},
 	}}
 	ev := &contracts.Evidence{RuntimeSHA: sha, Results: []contracts.CriterionResult{
-		{CriterionID: "overflow", Status: contracts.StatusFail, Observed: map[string]any{"390x844/scroll_width": 927.0, "390x844/inner_width": 390.0, "390x844/clipped_elements": 1.0}},
-		{CriterionID: "loads", Status: contracts.StatusPass, Observed: map[string]any{"390x844/status": 200.0, "390x844/page_errors": 0.0}},
+		{CriterionID: "overflow", Status: contracts.StatusFail, Observed: map[string]any{"390x844/scroll_width": 927.0, "390x844/inner_width": 390.0, "390x844/clipped_elements": 1.0,
+			"390x844/wide_scrollers": 0.0, "390x844/left_origin": ""}},
+		{CriterionID: "loads", Status: contracts.StatusPass, Observed: map[string]any{"390x844/status": 200.0, "390x844/page_errors": 0.0, "390x844/left_origin": ""}},
 		{CriterionID: "field", Status: contracts.StatusFail, Observed: map[string]any{"status": 200.0, "json.0.value": nil, "json.0.missing": `json pointer "/x": no member "x"`}},
 		{CriterionID: "slow", Status: contracts.StatusTimeout, Error: "the page did not settle"},
 		// The reported status is not trusted: observed values decide.
-		{CriterionID: "lying", Status: contracts.StatusPass, Observed: map[string]any{"390x844/status": 500.0, "390x844/page_errors": 0.0}},
+		{CriterionID: "lying", Status: contracts.StatusPass, Observed: map[string]any{"390x844/status": 500.0, "390x844/page_errors": 0.0, "390x844/left_origin": ""}},
 	}}
 	r := Classify(c, ev, sha)
 	want := map[string]string{"overflow": OutcomeFail, "loads": OutcomePass, "field": OutcomeAbsent, "slow": OutcomeError, "lying": OutcomeFail}

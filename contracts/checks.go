@@ -23,7 +23,23 @@ import (
 // 4: new kinds for what a goal asks rather than what exists: attribute, background
 // (luminance), url, request (made after the first click, fill or press), stacked and position;
 // a press action; no_horizontal_overflow `within` judges one part of the page.
-const AssertionSemanticsVersion = "signoff.assertions/4"
+//
+// 5: the page a person on that device would see. Every browser read is of a page on the
+// preview's origin (left_origin names the first page, frame or popup that left it; anything
+// else the page fetches from an origin the contract does not allow is blocked); viewports below
+// PhoneWidthPx are a touch phone, wider ones a desktop; visible text must be painted (ink in
+// its box on the screenshot, not the background alone); same-origin frames are read with the
+// page; at phone widths a horizontal scroller wider than the viewport is wide content unless the
+// assertion allows scrollers, and layout is read again after a person's scroll, wheel and tap;
+// a page is not read as final while its fetches are pending or its workers run.
+const AssertionSemanticsVersion = "signoff.assertions/5"
+
+// PhoneWidthPx: a viewport narrower than this is a phone (touch, mobile user agent, coarse
+// pointer); from it on, a desktop.
+const PhoneWidthPx = 640
+
+// IsPhone reports whether a viewport is a phone's.
+func IsPhone(v Viewport) bool { return v.Width < PhoneWidthPx }
 
 // StackLeftTolerancePx is how far apart the left edges of stacked items may be.
 const StackLeftTolerancePx = 8.0
@@ -72,6 +88,18 @@ const (
 	// ObsRefPrefix prefixes the observations of a position assertion's Before or After
 	// element ("ref.top").
 	ObsRefPrefix = "ref."
+	// ObsLeftOrigin is the first URL outside the preview's origin that the page, one of its
+	// frames or a popup it opened navigated to ("" when none): a page elsewhere is not the
+	// commit's page. ObsFinalURL is the page's URL at the last read.
+	ObsLeftOrigin = "left_origin"
+	ObsFinalURL   = "final_url"
+	// ObsWideScrollers counts horizontal scrollers (a scroll container or a same-origin frame)
+	// whose content is wider than a phone's viewport: a wide table in a sideways scroller or a
+	// frame is still a wide table.
+	ObsWideScrollers = "wide_scrollers"
+	// ObsBlocked lists requests blocked because their origin is neither the preview's nor
+	// one the contract allows (reported, not judged).
+	ObsBlocked = "blocked_requests"
 )
 
 // TextVisibleKey is the observed key for the i-th text of a visible_text assertion.
@@ -94,7 +122,7 @@ func ViewportPrefix(v Viewport) string { return fmt.Sprintf("%dx%d/", v.Width, v
 // assertion semantics: the verifier measures these keys, the policy recomputes them.
 func ChecksFor(c Criterion) ([]Check, error) {
 	if c.Assert.Kind == KindHTTP {
-		return assertionChecks(c.Assert, "")
+		return assertionChecks(c.Assert, "", 0)
 	}
 	vps := c.Viewports()
 	if len(vps) == 0 {
@@ -102,16 +130,24 @@ func ChecksFor(c Criterion) ([]Check, error) {
 	}
 	var out []Check
 	for _, vp := range vps {
-		cs, err := assertionChecks(c.Assert, ViewportPrefix(vp))
+		p := ViewportPrefix(vp)
+		phoneW := 0.0
+		if IsPhone(vp) {
+			phoneW = float64(vp.Width)
+		}
+		cs, err := assertionChecks(c.Assert, p, phoneW)
 		if err != nil {
 			return nil, fmt.Errorf("criterion %s: %w", c.ID, err)
 		}
 		out = append(out, cs...)
+		out = append(out, Check{Key: p + ObsLeftOrigin, Op: OpEQ, Expected: "", Label: "every page and frame on the preview's origin (first URL that left it)"})
 	}
 	return out, nil
 }
 
-func assertionChecks(a Assertion, p string) ([]Check, error) {
+// assertionChecks lists an assertion's checks under prefix p; phoneW is the viewport's width when
+// it is a phone's, else 0.
+func assertionChecks(a Assertion, p string, phoneW float64) ([]Check, error) {
 	lit := func(key, op string, want any, label string) Check {
 		return Check{Key: p + key, Op: op, Expected: want, Label: label}
 	}
@@ -125,17 +161,32 @@ func assertionChecks(a Assertion, p string) ([]Check, error) {
 			lit(ObsPageErrors, OpEQ, 0.0, "page errors = 0"),
 		}, nil
 	case KindNoHorizontalOverflow:
+		var out []Check
 		if a.Within != "" {
-			return []Check{
+			out = []Check{
 				lit(ObsCount, OpGE, 1.0, a.Within+" displayed"),
 				lit(ObsOverflowing, OpEQ, 0.0, "elements inside "+a.Within+" past the viewport's edge = 0"),
 				lit(ObsClipped, OpEQ, 0.0, "visible elements inside "+a.Within+" cut off at the right edge = 0"),
-			}, nil
+			}
+		} else {
+			out = []Check{
+				ref(ObsScrollWidth, OpLE, ObsInnerWidth, "scrollWidth <= innerWidth"),
+				lit(ObsClipped, OpEQ, 0.0, "visible elements cut off at the right edge = 0"),
+			}
 		}
-		return []Check{
-			ref(ObsScrollWidth, OpLE, ObsInnerWidth, "scrollWidth <= innerWidth"),
-			lit(ObsClipped, OpEQ, 0.0, "visible elements cut off at the right edge = 0"),
-		}, nil
+		if phoneW > 0 {
+			// A page without a device-width viewport is laid out 980 px wide on a phone and
+			// shown zoomed out: nothing overflows it, and nothing on it is readable either.
+			out = append(out, lit(ObsInnerWidth, OpLE, phoneW, fmt.Sprintf("layout viewport <= %g px (the page declares a device-width viewport)", phoneW)))
+		}
+		if phoneW > 0 && !a.AllowScrollers {
+			label := "sideways scrollers wider than the viewport = 0 (scrollers allowed: no)"
+			if a.Within != "" {
+				label = "sideways scrollers inside " + a.Within + " wider than the viewport = 0 (scrollers allowed: no)"
+			}
+			out = append(out, lit(ObsWideScrollers, OpEQ, 0.0, label))
+		}
+		return out, nil
 	case KindVisibleText:
 		var out []Check
 		for i, t := range a.Texts {
@@ -237,7 +288,7 @@ func assertionChecks(a Assertion, p string) ([]Check, error) {
 	case KindAllOf:
 		var out []Check
 		for i, sub := range a.AllOf {
-			cs, err := assertionChecks(sub, fmt.Sprintf("%s%d.", p, i))
+			cs, err := assertionChecks(sub, fmt.Sprintf("%s%d.", p, i), phoneW)
 			if err != nil {
 				return nil, err
 			}

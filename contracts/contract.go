@@ -29,19 +29,23 @@ const (
 // Contract is the frozen terms. Everything here is covered by the contract hash; approval,
 // payment references and status live outside it and are bound to the hash.
 type Contract struct {
-	SchemaVersion   string         `json:"schema_version"`
-	ContractID      string         `json:"contract_id"`
-	ContractVersion int            `json:"contract_version"`
-	Goal            string         `json:"goal"`
-	Repo            Repo           `json:"repo"`
-	Stack           Stack          `json:"stack"`
-	TestHooks       []TestHook     `json:"test_hooks,omitempty"`
-	Criteria        []Criterion    `json:"criteria"`
-	EvidencePolicy  EvidencePolicy `json:"evidence_policy"`
-	Verifier        VerifierRef    `json:"verifier"`
-	MaxAttempts     int            `json:"max_attempts"`
-	ReleaseRule     string         `json:"release_rule"`
-	Price           Price          `json:"price"`
+	SchemaVersion   string     `json:"schema_version"`
+	ContractID      string     `json:"contract_id"`
+	ContractVersion int        `json:"contract_version"`
+	Goal            string     `json:"goal"`
+	Repo            Repo       `json:"repo"`
+	Stack           Stack      `json:"stack"`
+	TestHooks       []TestHook `json:"test_hooks,omitempty"`
+	// AllowedOrigins are the origins besides the preview's that the page may load
+	// subresources from (a font host, say): "https://fonts.example". Everything else is
+	// blocked in the verifier's browser; a page or frame that navigates elsewhere fails.
+	AllowedOrigins []string       `json:"allowed_origins,omitempty"`
+	Criteria       []Criterion    `json:"criteria"`
+	EvidencePolicy EvidencePolicy `json:"evidence_policy"`
+	Verifier       VerifierRef    `json:"verifier"`
+	MaxAttempts    int            `json:"max_attempts"`
+	ReleaseRule    string         `json:"release_rule"`
+	Price          Price          `json:"price"`
 }
 
 // Repo pins the repository and the commit the work starts from.
@@ -243,6 +247,11 @@ type Assertion struct {
 
 	// all_of: every nested assertion holds.
 	AllOf []Assertion `json:"all_of,omitempty"`
+
+	// no_horizontal_overflow at a phone's width: AllowScrollers lets a sideways scroller hold
+	// content wider than the viewport (a carousel the goal asks for). Without it such a
+	// scroller counts as wide content.
+	AllowScrollers bool `json:"allow_scrollers,omitempty"`
 }
 
 // JSONCheck compares the value at a JSON pointer of an HTTP response body.

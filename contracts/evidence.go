@@ -87,6 +87,8 @@ type Read struct {
 	// Decides marks the reading whose values Observed holds: the first failing one, else
 	// the last.
 	Decides bool `json:"decides,omitempty"`
+	// URL is the page's URL at the reading, as the browser driver knows it.
+	URL string `json:"url,omitempty"`
 }
 
 // Artifact is a file in the proof store, addressed by its digest.

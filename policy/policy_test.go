@@ -374,6 +374,7 @@ func TestMeasureAndHTTPChecks(t *testing.T) {
 		{contracts.Assertion{Kind: contracts.KindNoConsoleErrors}, map[string]any{"390x844/console_errors": 0.0}, true},
 	}
 	for i, c := range cases {
+		c.observed["390x844/"+contracts.ObsLeftOrigin] = "" // the page stayed on the preview
 		cr := contracts.Criterion{ID: "m", Viewport: &contracts.Viewport{Width: 390, Height: 844}, Assert: c.a}
 		checks, err := contracts.ChecksFor(cr)
 		if err != nil {

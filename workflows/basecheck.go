@@ -32,6 +32,7 @@ func BaseCheckWorkflow(ctx workflow.Context, in BaseCheckInput) (BaseCheckResult
 	err = workflow.ExecuteActivity(verifyCtx(ctx, t), verify.Verify, activities.VerifyRequest{
 		ContractID: c.ContractID, ContractHash: in.ContractHash, Attempt: 0, Try: 1, Criteria: c.Criteria,
 		EvidencePolicy: c.EvidencePolicy.Required, Verifier: c.Verifier, ExpectedSHA: c.Repo.BaseCommitSHA, PreviewURL: prev.URL,
+		AllowedOrigins: c.AllowedOrigins,
 	}).Get(ctx, &res.Verify)
 	if err != nil {
 		return res, err

@@ -240,7 +240,7 @@ func (w *contractRun) verifyOnce(attempt, try int, exec activities.ExecResult) o
 	err = workflow.ExecuteActivity(verifyCtx(w.work, w.timeouts), verify.Verify, activities.VerifyRequest{
 		ContractID: w.contract.ContractID, ContractHash: w.st.ContractHash, Attempt: attempt, Try: try,
 		Criteria: w.contract.Criteria, EvidencePolicy: w.contract.EvidencePolicy.Required, Verifier: w.contract.Verifier,
-		ExpectedSHA: exec.CommitSHA, PreviewURL: prev.URL,
+		ExpectedSHA: exec.CommitSHA, PreviewURL: prev.URL, AllowedOrigins: w.contract.AllowedOrigins,
 	}).Get(w.work, &vr)
 	if err != nil {
 		o.decision = capabilityFailure("verifier", err)

@@ -113,6 +113,7 @@ func (l *Local) Evidence(ctx context.Context, c contracts.Contract, sha string) 
 		Verifier:       c.Verifier,
 		ExpectedSHA:    job.SHA,
 		PreviewURL:     job.URL,
+		AllowedOrigins: c.AllowedOrigins,
 		OutDir:         out,
 	})
 	if err != nil {

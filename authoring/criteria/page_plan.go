@@ -290,10 +290,10 @@ func (p *pagePlan) candidates(dest string) ([]candidate, []contracts.TestHook) {
 	// anything that adds to a page.
 	{
 		a := contracts.Assertion{Kind: contracts.KindNoHorizontalOverflow}
-		desc := fmt.Sprintf("At 390x844 nothing on %s scrolls or is cut off horizontally%s.", p.route, p.suffix())
+		desc := fmt.Sprintf("At 390x844 nothing on %s scrolls or is cut off horizontally%s%s.", p.route, noScrollers, p.suffix())
 		if len(content) > 0 {
 			a = contracts.Assertion{Kind: contracts.KindAllOf, AllOf: []contracts.Assertion{a, {Kind: contracts.KindVisibleText, Texts: content}}}
-			desc = fmt.Sprintf("At 390x844, with %s shown, nothing on %s scrolls or is cut off horizontally%s.", humanList(content, "and"), p.route, p.suffix())
+			desc = fmt.Sprintf("At 390x844, with %s shown, nothing on %s scrolls or is cut off horizontally%s%s.", humanList(content, "and"), p.route, noScrollers, p.suffix())
 		}
 		role, why, prio := RoleGuard, "new content must not break the phone layout", 2
 		switch {

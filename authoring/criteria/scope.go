@@ -36,6 +36,10 @@ func readRegion(l string) string {
 	return ""
 }
 
+// noScrollers is what a phone-width overflow criterion assumes, said in its description so the
+// quote shows it: the contract does not set allow_scrollers.
+const noScrollers = " (scrollers allowed: no: a table or picture wider than the screen in a sideways scroller counts)"
+
 // overflowScoped reports whether the goal asks that one part of the page fit.
 func (in *intent) overflowScoped() bool {
 	return in.region != "" && overflowRe.MatchString(in.lower)
@@ -44,7 +48,7 @@ func (in *intent) overflowScoped() bool {
 // regionOverflowCheck: nothing inside the region reaches past the phone's edge.
 func (p *pagePlan) regionOverflowCheck() contracts.Criterion {
 	tag := p.it.region
-	return p.crit(p.idFor(regionWord(tag)+"-no-overflow"), fmt.Sprintf("At 390x844 nothing inside the %s (<%s>) of %s reaches past the screen's edge or is cut off%s.", regionWord(tag), tag, p.route, p.suffix()),
+	return p.crit(p.idFor(regionWord(tag)+"-no-overflow"), fmt.Sprintf("At 390x844 nothing inside the %s (<%s>) of %s reaches past the screen's edge or is cut off%s%s.", regionWord(tag), tag, p.route, noScrollers, p.suffix()),
 		contracts.Assertion{Kind: contracts.KindNoHorizontalOverflow, Within: tag}, Mobile)
 }
 

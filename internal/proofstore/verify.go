@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -26,12 +27,15 @@ const (
 	CheckEvidenceDigest   = "evidence_digest"
 	CheckEvidenceDocument = "evidence_document"
 	CheckEvidenceSig      = "evidence_signature"
-	CheckArtifactPrefix   = "artifact "
-	CheckArtifactLists    = "artifact_lists"
-	CheckUnlisted         = "unlisted_files"
-	CheckSymlinks         = "symlinks"
-	CheckTimeline         = "timeline"
-	CheckVerdict          = "verdict"
+	// CheckReadsOnOrigin: every read the evidence records was of a page on the preview's
+	// origin.
+	CheckReadsOnOrigin  = "reads_on_origin"
+	CheckArtifactPrefix = "artifact "
+	CheckArtifactLists  = "artifact_lists"
+	CheckUnlisted       = "unlisted_files"
+	CheckSymlinks       = "symlinks"
+	CheckTimeline       = "timeline"
+	CheckVerdict        = "verdict"
 
 	// Cross-verification checks of VerifyContract.
 	CheckAttempts       = "attempts"
@@ -257,6 +261,32 @@ func (v *dirVerifier) checkEvidence() {
 	} else {
 		r.add(CheckEvidenceSig, true, "signed by the verifier key %s", contracts.KeyFingerprint(v.verifierPub))
 	}
+	if off := readsOffOrigin(ev); off != "" {
+		r.add(CheckReadsOnOrigin, false, "a read was of %s, not of a page on the preview's origin %s", off, ev.PreviewURL)
+	} else {
+		r.add(CheckReadsOnOrigin, true, "every recorded read is of a page on the preview's origin")
+	}
+}
+
+// readsOffOrigin is the first read URL the evidence records outside its preview's origin ("" when
+// none): what was measured must be the commit's page as the preview serves it.
+func readsOffOrigin(ev *contracts.Evidence) string {
+	origin := func(raw string) string {
+		u, err := url.Parse(raw)
+		if err != nil {
+			return ""
+		}
+		return strings.ToLower(u.Scheme + "://" + u.Host)
+	}
+	want := origin(ev.PreviewURL)
+	for _, res := range ev.Results {
+		for _, rd := range res.Reads {
+			if rd.URL != "" && (want == "" || origin(rd.URL) != want) {
+				return rd.URL
+			}
+		}
+	}
+	return ""
 }
 
 // checkIdentity ties the three documents and the folder to one contract, attempt and try.

@@ -53,7 +53,7 @@ func (a *Activity) Verify(ctx context.Context, req activities.VerifyRequest) (ac
 	ev, err := a.Verifier.Verify(ctx, Request{
 		ContractID: req.ContractID, ContractHash: req.ContractHash, Attempt: req.Attempt, Criteria: req.Criteria,
 		EvidencePolicy: contracts.EvidencePolicy{Required: req.EvidencePolicy}, Verifier: req.Verifier,
-		ExpectedSHA: req.ExpectedSHA, PreviewURL: req.PreviewURL, OutDir: dir, Progress: progress,
+		ExpectedSHA: req.ExpectedSHA, PreviewURL: req.PreviewURL, AllowedOrigins: req.AllowedOrigins, OutDir: dir, Progress: progress,
 	})
 	if err != nil {
 		if IsSetupError(err) {

@@ -180,7 +180,7 @@ func BenchmarkSettleCost(b *testing.B) {
 			b.Fatal(err)
 		}
 		t := time.Now()
-		obs, err := r.observe(context.Background(), bctx, page, reads, false, held, float64(cards.MaxRuntimeMS), time.Now().Add(time.Minute), time.Now().Add(time.Minute), nil)
+		obs, err := r.observe(context.Background(), bctx, page, reads, false, held, float64(cards.MaxRuntimeMS), time.Now().Add(time.Minute), time.Now().Add(time.Minute), watch{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -30,6 +30,12 @@ const shareOfBudget = 0.6
 // defaultBudget applies when a criterion gives no max_runtime_ms.
 const defaultBudget = 30 * time.Second
 
+// realBudgetFactor: a criterion's max_runtime_ms is the page's own time (its clock runs
+// virtually); the real time the browser gets for it, page loads and settling on a busy host
+// included, is this many times that. A slow machine delays a verdict; it does not make a
+// correct page unmeasurable.
+const realBudgetFactor = 2
+
 // run is one Verify call.
 type run struct {
 	v       *Verifier
@@ -49,7 +55,7 @@ func (r *run) browserCriterion(ctx context.Context, idx int, c contracts.Criteri
 	if budget <= 0 {
 		budget = defaultBudget
 	}
-	deadline := start.Add(budget)
+	deadline := start.Add(budget * realBudgetFactor)
 	res := contracts.CriterionResult{
 		CriterionID:   c.ID,
 		Observed:      map[string]any{},
@@ -245,6 +251,18 @@ func (r *run) viewport(ctx context.Context, c contracts.Criterion, vp contracts.
 		Viewport:       &playwright.Size{Width: vp.Width, Height: vp.Height},
 		ServiceWorkers: playwright.ServiceWorkerPolicyBlock,
 	}
+	dev := deviceFor(vp, r.browser.Info.Version)
+	dev.contextOptions(&opts)
+	og := newOriginGuard(r.base, r.req.AllowedOrigins)
+	if r.browser.Info.Mode == ModeLocal {
+		px, err := startPinProxy(og)
+		if err != nil {
+			out.err = err
+			return out
+		}
+		defer px.close()
+		opts.Proxy = &playwright.Proxy{Server: px.server()}
+	}
 	if st, err := r.storageState(c.Seed); err != nil {
 		out.err = err
 		return out
@@ -261,6 +279,10 @@ func (r *run) viewport(ctx context.Context, c contracts.Criterion, vp contracts.
 		close(closing)
 		_ = bctx.Close()
 	}()
+	if err := og.install(bctx); err != nil {
+		out.err = err
+		return out
+	}
 	if wantTrace {
 		if err := bctx.Tracing().Start(playwright.TracingStartOptions{
 			Screenshots: playwright.Bool(true),
@@ -275,6 +297,17 @@ func (r *run) viewport(ctx context.Context, c contracts.Criterion, vp contracts.
 	page, err := bctx.NewPage()
 	if err != nil {
 		out.err = fmt.Errorf("new page: %w", err)
+		return out
+	}
+	// The device's client hints live on a CDP session of the page's own, kept open with the
+	// context: emulation set through a session ends when it detaches.
+	devCDP, err := bctx.NewCDPSession(page)
+	if err != nil {
+		out.err = fmt.Errorf("device session: %w", err)
+		return out
+	}
+	if err := dev.apply(devCDP); err != nil {
+		out.err = err
 		return out
 	}
 	sink := &errSink{}
@@ -298,7 +331,7 @@ func (r *run) viewport(ctx context.Context, c contracts.Criterion, vp contracts.
 	out.setupMS = time.Since(start).Milliseconds()
 
 	// Measure, then always try to leave a screenshot and a trace.
-	out.err = r.drive(ctx, c, vp, bctx, page, sink, deadline, share, closing, &out)
+	out.err = r.drive(ctx, c, vp, bctx, page, sink, og, deadline, share, closing, &out)
 	console, pageErrs := sink.snapshot()
 	out.consoleErrors, out.pageErrors = console, pageErrs
 
@@ -307,6 +340,7 @@ func (r *run) viewport(ctx context.Context, c contracts.Criterion, vp contracts.
 	_, serr := page.Screenshot(playwright.PageScreenshotOptions{
 		Path:     playwright.String(filepath.Join(r.req.OutDir, shot)),
 		FullPage: playwright.Bool(true),
+		Scale:    playwright.ScreenshotScaleCss,
 		Timeout:  playwright.Float(float64(artifactTimeout.Milliseconds())),
 	})
 	if serr == nil {
@@ -329,7 +363,7 @@ func (r *run) viewport(ctx context.Context, c contracts.Criterion, vp contracts.
 
 // drive navigates, performs the actions, waits for the page to settle and reads every
 // observation of the criterion into out.observed.
-func (r *run) drive(ctx context.Context, c contracts.Criterion, vp contracts.Viewport, bctx playwright.BrowserContext, page playwright.Page, sink *errSink, deadline, share time.Time, closing <-chan struct{}, out *vpOutcome) error {
+func (r *run) drive(ctx context.Context, c contracts.Criterion, vp contracts.Viewport, bctx playwright.BrowserContext, page playwright.Page, sink *errSink, og *originGuard, deadline, share time.Time, closing <-chan struct{}, out *vpOutcome) error {
 	prefix := contracts.ViewportPrefix(vp)
 	navStart := time.Now()
 	for _, a := range c.Actions {
@@ -346,6 +380,7 @@ func (r *run) drive(ctx context.Context, c contracts.Criterion, vp contracts.Vie
 	if slices.ContainsFunc(leaves(c.Assert, ""), func(l leaf) bool { return l.a.Kind == contracts.KindRequest }) {
 		page.OnRequest(reqs.on)
 	}
+	pend := newPendingLog(page)
 	navStatus := -1
 	nav := func(route string) error {
 		ms, err := budgetMS(deadline, 0)
@@ -432,7 +467,8 @@ func (r *run) drive(ctx context.Context, c contracts.Criterion, vp contracts.Vie
 		return err
 	}
 	dr := &driverReads{base: r.base, page: page, reqs: reqs, leaves: lv, readOf: readOf, maxSide: p.BackgroundSamplePX}
-	obs, err := r.observe(ctx, bctx, page, reads, geometry, held, endMS, deadline, share, dr.fill)
+	wo := watch{fill: dr.fill, hold: pend.hold(page, navStart, time.Duration(endMS)*time.Millisecond), touch: touches(c, vp) && len(reads) > 0}
+	obs, err := r.observe(ctx, bctx, page, reads, geometry, held, endMS, deadline, share, wo)
 	if out.tracing {
 		_ = bctx.Tracing().GroupEnd()
 	}
@@ -445,6 +481,13 @@ func (r *run) drive(ctx context.Context, c contracts.Criterion, vp contracts.Vie
 		return err
 	}
 	out.reads = records
+	// Where the page is: a page, frame or popup that went elsewhere was not the commit's page.
+	og.checkPage(page)
+	out.observed[prefix+contracts.ObsLeftOrigin] = og.leftURL()
+	out.observed[prefix+contracts.ObsFinalURL] = clip(page.URL(), 2000)
+	if b := og.blockedList(); len(b) > 0 {
+		out.observed[prefix+contracts.ObsBlocked] = b
+	}
 	console, pageErrs := sink.snapshot()
 	for i, l := range lv {
 		key := func(k string) string { return prefix + l.prefix + k }

@@ -15,6 +15,19 @@
 //
 //   - The run starts by reading <preview>/__verification. A missing or different commit SHA
 //     stops it: the evidence records the SHA as read and has no results.
+//   - Every page measured is the commit's page on the preview's origin (origin.go). Each
+//     context routes every request: a navigation of the page, a frame or a popup to another
+//     origin (a 3xx, a meta refresh, a script) gets a placeholder instead of the foreign page
+//     and is recorded as left_origin, which fails the criterion with that URL; a subresource
+//     from an origin that is neither the preview's nor in the contract's allowed_origins is
+//     blocked and listed under blocked_requests. A local browser's contexts also send all their
+//     traffic, loopback included, through a proxy that connects only to the preview and the
+//     allowed origins, so WebSockets, WebRTC and workers reach nothing else either. Each read
+//     records the page's URL, and final_url is the URL at the end.
+//   - The viewport names the device (device.go): below 640 px a touch phone (Android Chrome
+//     user agent and client hints, touch, pointer: coarse, hover: none, device scale factor
+//     3); from 640 px a desktop Chrome. navigator.webdriver is false and nothing says
+//     Headless, so a page cannot serve the verifier something its users do not get.
 //   - Each criterion runs at each viewport in a fresh browser context: localStorage seeded
 //     through the context's storage state (applied once, before the app's scripts), delayed
 //     routes installed, the route loaded, the actions performed in order.
@@ -30,13 +43,35 @@
 //     Late content is measured, never missed; a list that renders after a loading state of a
 //     second or two is read once it is there. With a delay_route the page is read once, in
 //     real time, while the route is held: what such a check asks about is the held state.
-//     Running out of the real budget is status timeout.
+//     Running out of the real budget is status timeout. The real budget is twice the page's
+//     (max_runtime_ms): page loads and settling on a busy host are not the page's time, and a
+//     page not yet read when its viewport's share of real time is gone is read as it is, then
+//     the clock jumps to the final read.
+//   - Outside the page clock: at the final read, a page with a fetch or XHR in flight is
+//     waited for in real time, and a page with dedicated workers (whose timers run on the wall
+//     clock) until its budget has passed in real time since it loaded; it is then read again.
+//     Requests still pending when the real budget ends make the criterion an error naming them,
+//     never a pass.
+//   - A person's pass: at a phone's width, a criterion with no input of its own is read once
+//     more after a scroll to the bottom and back, a wheel down and up, a tap on a spot with
+//     nothing to tap on and a key press (read "touched"); it must hold there too.
 //   - Geometry and visibility are read by probe/probe.js in an isolated world created over CDP,
 //     so an app that redefines DOM getters in its own world cannot certify itself. Shadow trees,
 //     open and closed, are handed to it from CDP (DOM.getDocument with pierce) and count
 //     everywhere: selectors match inside them, text and overflow are read through them, and
 //     clipping and opacity follow the flat tree. measure expressions run in the app's own world
 //     on purpose.
+//   - Same-origin frames (srcdoc included) are part of the page: element counts include their
+//     rendered matches when the frame is visible. At a phone's width no_horizontal_overflow
+//     also counts wide_scrollers: visible horizontal scroll containers and same-origin frames
+//     whose content is wider than the viewport and holds a non-inline element (a table, a grid)
+//     or a picture (canvas, img, svg, video) wider than it, unless the assertion sets
+//     allow_scrollers. Lines of text in a code block do not count.
+//   - A display: contents element has no box: it is judged by its children's boxes.
+//   - Visible text must also be painted: on every read but the periodic ones, the part of its
+//     holder's text inside the viewport is captured, and the contrast between its lightest and
+//     darkest pixels (WCAG ratio, ignoring 0.5% at each end) must reach 1.5. Text in its
+//     background's colour, under filter: opacity(0) or behind an opaque sheet has none.
 //   - Visible means painted where a person sees it: rendered (not display none, visibility
 //     hidden, opacity 0, or inside a content-visibility: hidden subtree), of non-zero size,
 //     text in a colour that is not transparent, not clipped away by overflow hidden/clip, clip

@@ -9,6 +9,7 @@ import (
 	"image/png"
 	"math"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 
@@ -118,8 +119,10 @@ type driverReads struct {
 	maxSide float64
 }
 
-// fill runs right after the probe's read, before the page clock moves on.
-func (d *driverReads) fill(w *world, results []any) error {
+// fill runs right after the probe's read, before the page clock moves on. why is the read's
+// reason: pixels for ink are looked at on every read but the periodic ones (nothing in the DOM
+// or the layout changed since the last read).
+func (d *driverReads) fill(w *world, results []any, why string) error {
 	for i, l := range d.leaves {
 		if d.readOf[i] < 0 {
 			continue
@@ -133,6 +136,15 @@ func (d *driverReads) fill(w *world, results []any) error {
 			m[contracts.ObsValue] = pagePath(d.base, d.page.URL())
 		case contracts.KindRequest:
 			m[contracts.ObsRequests] = float64(d.reqs.count(l.a.Method, l.a.Path))
+		case contracts.KindVisibleText:
+			if why == ReadPeriodic {
+				continue
+			}
+			for i := range l.a.Texts {
+				if err := d.ink(w, m, i); err != nil {
+					return fmt.Errorf("text %q: %w", l.a.Texts[i], err)
+				}
+			}
 		case contracts.KindBackground:
 			sample, _ := m["sample"].(map[string]any)
 			if sample == nil {
@@ -152,17 +164,78 @@ func (d *driverReads) fill(w *world, results []any) error {
 	return nil
 }
 
-// luminance captures the pixels painted in a region of the page (document coordinates, CSS
-// pixels), at a scale that makes its longer side at most maxSide pixels, and returns their mean
-// relative luminance (WCAG 2: sRGB channels linearised, 0.2126 R + 0.7152 G + 0.0722 B) and how
-// many pixels were averaged.
-func (w *world) luminance(region map[string]any, maxSide float64) (float64, int, error) {
+// ink looks at the pixels where the probe found the i-th text shown: text that is readable
+// paints something that contrasts with what is around it. A region of one colour (text in its
+// background's colour, a list under filter: opacity(0), an opaque sheet on top) has no ink, and
+// the text is not visible. Text wholly outside the viewport has no region and keeps the probe's
+// answer.
+func (d *driverReads) ink(w *world, m map[string]any, i int) error {
+	key := contracts.TextVisibleKey(i)
+	if m[key] != true {
+		return nil
+	}
+	region, _ := m[fmt.Sprintf("text.%d.ink_box", i)].(map[string]any)
+	if region == nil {
+		return nil
+	}
+	img, err := w.capture(region, d.maxSide*2)
+	if err != nil {
+		return err
+	}
+	c := inkContrast(img)
+	m[fmt.Sprintf("text.%d.ink_contrast", i)] = math.Round(c*100) / 100
+	if c < minInkContrast {
+		m[key] = false
+	}
+	return nil
+}
+
+// minInkContrast is the least WCAG contrast ratio between the lightest and darkest pixels of a
+// text's region for the text to count as painted: faint enough to miss a hidden text, far
+// below what any readable text reaches.
+const minInkContrast = 1.5
+
+// inkContrast is the WCAG contrast ratio between the lightest and the darkest pixel of an
+// image, ignoring the 0.5% most extreme pixels at either end (a stray border pixel is not
+// text).
+func inkContrast(img image.Image) float64 {
+	b := img.Bounds()
+	var ls []float64
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			ls = append(ls, relLuminance(r, g, bl))
+		}
+	}
+	if len(ls) == 0 {
+		return 1
+	}
+	slices.Sort(ls)
+	cut := len(ls) / 200
+	lo, hi := ls[cut], ls[len(ls)-1-cut]
+	return (hi + 0.05) / (lo + 0.05)
+}
+
+func relLuminance(r, g, b uint32) float64 {
+	lin := func(c uint32) float64 {
+		v := float64(c) / 0xffff
+		if v <= 0.04045 {
+			return v / 12.92
+		}
+		return math.Pow((v+0.055)/1.055, 2.4)
+	}
+	return 0.2126*lin(r) + 0.7152*lin(g) + 0.0722*lin(b)
+}
+
+// capture is a screenshot of a region of the page (document coordinates, CSS pixels) at a
+// scale that makes its longer side at most maxSide pixels.
+func (w *world) capture(region map[string]any, maxSide float64) (image.Image, error) {
 	x, _ := region["x"].(float64)
 	y, _ := region["y"].(float64)
 	wd, _ := region["width"].(float64)
 	ht, _ := region["height"].(float64)
 	if wd < 1 || ht < 1 {
-		return 0, 0, errors.New("empty region")
+		return nil, errors.New("empty region")
 	}
 	scale := min(1, maxSide/max(wd, ht))
 	res, err := w.cdp.Send("Page.captureScreenshot", map[string]any{
@@ -171,16 +244,28 @@ func (w *world) luminance(region map[string]any, maxSide float64) (float64, int,
 		"clip":        map[string]any{"x": x, "y": y, "width": wd, "height": ht, "scale": scale},
 	})
 	if err != nil {
-		return 0, 0, worldErr("Page.captureScreenshot", err)
+		return nil, worldErr("Page.captureScreenshot", err)
 	}
 	data, _ := dig(res, "data").(string)
 	raw, err := base64.StdEncoding.DecodeString(data)
 	if err != nil {
-		return 0, 0, fmt.Errorf("screenshot data: %w", err)
+		return nil, fmt.Errorf("screenshot data: %w", err)
 	}
 	img, err := png.Decode(bytes.NewReader(raw))
 	if err != nil {
-		return 0, 0, fmt.Errorf("screenshot: %w", err)
+		return nil, fmt.Errorf("screenshot: %w", err)
+	}
+	return img, nil
+}
+
+// luminance captures the pixels painted in a region of the page (document coordinates, CSS
+// pixels), at a scale that makes its longer side at most maxSide pixels, and returns their mean
+// relative luminance (WCAG 2: sRGB channels linearised, 0.2126 R + 0.7152 G + 0.0722 B) and how
+// many pixels were averaged.
+func (w *world) luminance(region map[string]any, maxSide float64) (float64, int, error) {
+	img, err := w.capture(region, maxSide)
+	if err != nil {
+		return 0, 0, err
 	}
 	lum, n := meanLuminance(img)
 	if n == 0 {
@@ -192,19 +277,12 @@ func (w *world) luminance(region map[string]any, maxSide float64) (float64, int,
 // meanLuminance is the mean WCAG relative luminance of an image's pixels (composited on black
 // where not opaque: a screenshot of the page is opaque).
 func meanLuminance(img image.Image) (float64, int) {
-	lin := func(c uint32) float64 {
-		v := float64(c) / 0xffff
-		if v <= 0.04045 {
-			return v / 12.92
-		}
-		return math.Pow((v+0.055)/1.055, 2.4)
-	}
 	b := img.Bounds()
 	sum := 0.0
 	for y := b.Min.Y; y < b.Max.Y; y++ {
 		for x := b.Min.X; x < b.Max.X; x++ {
 			r, g, bl, _ := img.At(x, y).RGBA()
-			sum += 0.2126*lin(r) + 0.7152*lin(g) + 0.0722*lin(bl)
+			sum += relLuminance(r, g, bl)
 		}
 	}
 	n := b.Dx() * b.Dy()

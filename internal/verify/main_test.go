@@ -79,9 +79,10 @@ func site(t testing.TB, sha string, pages map[string]string, extra map[string]ht
 	return sitetest.Serve(t, sha, pages, extra)
 }
 
-// page wraps a body in a minimal HTML document.
+// page wraps a body in a minimal HTML document. It declares a device-width viewport, as every
+// Next.js page does: without one a phone lays the page out 980 px wide and zooms it out.
 func page(head, body string) string {
-	return `<!doctype html><html><head><meta charset="utf-8"><title>t</title>` +
+	return `<!doctype html><html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>t</title>` +
 		`<style>body{font-family:sans-serif;margin:0;padding:8px}</style>` + head + `</head><body>` + body + `</body></html>`
 }
 

@@ -20,13 +20,29 @@ const (
 	ReadChanged  = "changed"  // the DOM or the layout changed since the last read
 	ReadPeriodic = "periodic" // periodic_read_ms passed without a read
 	ReadFinal    = "final"    // the page clock reached the criterion's budget
+	ReadTouched  = "touched"  // after a person's scroll to the end and back, wheel, tap and key
 )
+
+// watch is what observe does besides the probe's reads.
+type watch struct {
+	// fill completes each read with what the verifier reads outside the page (the URL,
+	// requests, pixels), right after the probe's read and before the clock moves on.
+	fill func(w *world, results []any, why string) error
+	// hold, at the final read, waits in real time for what runs outside the page clock
+	// (pending fetches, workers). It reports whether it waited (the page is then read again)
+	// and fails when requests are still pending at the deadline.
+	hold func(ctx context.Context, deadline time.Time) (bool, error)
+	// touch: after the final read, a person's scroll to the bottom and back, a wheel, a tap
+	// on an empty area and a key press, then a read that must hold too.
+	touch bool
+}
 
 // pageRead is one full read of a criterion's assertion at one viewport.
 type pageRead struct {
 	atMS    float64 // page time: ms since the document's time origin
 	why     string
 	results []any
+	url     string // the page's URL at the read
 }
 
 // pageClock advances the page's time between polls.
@@ -153,9 +169,8 @@ type observation struct {
 // With held (a delay_route), the page is watched in real time and read once, after
 // held_quiet_ms without a mutation: the check is about the state while the data is held.
 //
-// fill, when not nil, completes each read with what the verifier reads outside the page (the
-// URL, requests, pixels), right after the probe's read and before the clock moves on.
-func (r *run) observe(ctx context.Context, bctx playwright.BrowserContext, page playwright.Page, reads []probeRead, needContent, held bool, endMS float64, deadline, share time.Time, fill func(*world, []any) error) (*observation, error) {
+// wo says what else happens around the reads (see watch).
+func (r *run) observe(ctx context.Context, bctx playwright.BrowserContext, page playwright.Page, reads []probeRead, needContent, held bool, endMS float64, deadline, share time.Time, wo watch) (*observation, error) {
 	p, err := loadParams()
 	if err != nil {
 		return nil, err
@@ -231,6 +246,7 @@ func (r *run) observe(ctx context.Context, bctx playwright.BrowserContext, page 
 		content   any     // whether the last read saw anything rendered
 		quiet     float64 // page time since the last mutation, at the last poll
 		start     = -1.0
+		heldOnce  bool // the real-time hold at the final read is done
 	)
 	// explain says what the page was doing when the budget ran out.
 	explain := func(err error) error {
@@ -275,7 +291,9 @@ func (r *run) observe(ctx context.Context, bctx playwright.BrowserContext, page 
 			lastSig, sigSince = sig, now
 		}
 		final := !held && now >= endMS
-		if !settled && (min(quiet, now-sigSince) >= quietMS || now-start >= p.BusyFallbackMS || final) {
+		// Past its share of real time (a busy host), a page not yet read is read as it is:
+		// the clock then jumps to the end and the final read still sees what comes late.
+		if !settled && (min(quiet, now-sigSince) >= quietMS || now-start >= p.BusyFallbackMS || final || time.Now().After(share)) {
 			if res, err = call(read); err != nil {
 				return nil, explain(err)
 			}
@@ -290,14 +308,6 @@ func (r *run) observe(ctx context.Context, bctx playwright.BrowserContext, page 
 			mutations, _ = res["mutations"].(float64)
 			content = res["content"]
 			if !needContent || content == true { // else nothing is rendered yet: not a read of the page
-				if fill != nil {
-					if err := guard(ctx, deadline, func() error { return fill(w, results) }); err != nil {
-						if errors.Is(err, errWorldGone) {
-							continue // the page navigated: the next poll measures the new document
-						}
-						return nil, explain(err)
-					}
-				}
 				why := ReadPeriodic
 				switch {
 				case !settled:
@@ -307,12 +317,56 @@ func (r *run) observe(ctx context.Context, bctx playwright.BrowserContext, page 
 				case changed:
 					why = ReadChanged
 				}
-				obs.reads = append(obs.reads, pageRead{atMS: now, why: why, results: results})
+				if wo.fill != nil {
+					if err := guard(ctx, deadline, func() error { return wo.fill(w, results, why) }); err != nil {
+						if errors.Is(err, errWorldGone) {
+							continue // the page navigated: the next poll measures the new document
+						}
+						return nil, explain(err)
+					}
+				}
+				obs.reads = append(obs.reads, pageRead{atMS: now, why: why, results: results, url: page.URL()})
 				settled = true
 			}
 		}
 		switch {
+		case settled && final && !held && !heldOnce && wo.hold != nil:
+			// What runs outside the page clock (a fetch still pending, a worker's timer)
+			// may still change the page: wait for it in real time, then read again.
+			heldOnce = true
+			waited, err := wo.hold(ctx, deadline)
+			if err != nil {
+				return nil, explain(err)
+			}
+			if waited {
+				obs.reads[len(obs.reads)-1].why = ReadPeriodic
+				if err := clk.advance(ctx, settleStep, deadline); err != nil {
+					return nil, explain(err)
+				}
+				continue
+			}
+			fallthrough
 		case settled && (held || final):
+			if wo.touch && !held {
+				if err := r.touch(ctx, w, clk, call, quietMS, deadline); err != nil {
+					return nil, explain(err)
+				}
+				res, err := call(read)
+				if err != nil {
+					return nil, explain(err)
+				}
+				results, _ := res["results"].([]any)
+				if len(results) != len(reads) {
+					return nil, fmt.Errorf("probe returned %d reads, asked %d", len(results), len(reads))
+				}
+				now, _ := res["now"].(float64)
+				if wo.fill != nil {
+					if err := guard(ctx, deadline, func() error { return wo.fill(w, results, ReadTouched) }); err != nil {
+						return nil, explain(err)
+					}
+				}
+				obs.reads = append(obs.reads, pageRead{atMS: now, why: ReadTouched, results: results, url: page.URL()})
+			}
 			return obs, nil
 		case !settled && final:
 			return nil, explain(errDeadline)
@@ -380,7 +434,7 @@ func decide(c contracts.Criterion, vp contracts.Viewport, lv []leaf, readOf []in
 		if len(failing) > 0 && chosen < 0 {
 			chosen = i
 		}
-		records = append(records, contracts.Read{Viewport: vpName(vp), AtMS: int64(math.Round(rd.atMS)), Why: rd.why, Failing: failing})
+		records = append(records, contracts.Read{Viewport: vpName(vp), AtMS: int64(math.Round(rd.atMS)), Why: rd.why, Failing: failing, URL: clip(rd.url, 2000)})
 	}
 	if chosen < 0 {
 		chosen = len(obs.reads) - 1

@@ -64,6 +64,11 @@ var LaunchArgs = []string{
 	"--disable-default-apps",
 	"--no-first-run",
 	"--no-default-browser-check",
+	// A person's browser: navigator.webdriver false, and WebRTC only through the context's
+	// proxy (which reaches nothing but the preview), never straight to a host or peer.
+	"--disable-blink-features=AutomationControlled",
+	"--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+	"--webrtc-ip-handling-policy=disable_non_proxied_udp",
 }
 
 // Local launches the Chromium binary headless for each run. Chromium renders the repository's

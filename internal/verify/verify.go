@@ -56,6 +56,9 @@ type Request struct {
 	Verifier    contracts.VerifierRef
 	ExpectedSHA string
 	PreviewURL  string
+	// AllowedOrigins are the contract's allowed_origins: the only origins besides the
+	// preview's that the page may load anything from.
+	AllowedOrigins []string
 	// OutDir receives the screenshots and traces (created if missing).
 	OutDir string
 	// Progress, when set, is called as criteria start and finish (for activity heartbeats),

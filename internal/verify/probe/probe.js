@@ -1,4 +1,4 @@
-// Signoff verifier probe, assertion semantics 4.
+// Signoff verifier probe, assertion semantics 5.
 //
 // It runs in an isolated world the verifier creates over CDP (Page.createIsolatedWorld), so the
 // app's scripts cannot redefine the getters it reads: a page that patches
@@ -11,6 +11,9 @@
 //   install  start counting DOM mutations in the document and in every shadow root
 //   poll     the page clock, the quiet clock and a layout signature (cheap; no assertion)
 //   read     measure request.reads, plus the signature
+//   scroll   scroll the viewport to request.to ("bottom" or "top"), as a person's swipe would
+//   spot     a point of the viewport on nothing a person would tap on purpose (no link,
+//            control, label or text), for the verifier's tap; null when there is none
 //
 // This file and params.json are hashed into the verifier digest: a change to either makes
 // contracts frozen under the old semantics fail verification instead of being judged by new
@@ -22,6 +25,24 @@
   const body = doc.body;
   const roots = [doc, ...shadowRoots.filter((r) => r && r.host && r.host.isConnected)];
   const hostRoot = new Map(roots.slice(1).map((r) => [r.host, r]));
+  // Same-origin frame documents (srcdoc included) are part of the page a person sees: their
+  // elements count for structure. A cross-origin frame cannot be read here; origin pinning
+  // fails a page that has one.
+  const frameDocs = () => {
+    const out = [];
+    for (const r of roots) {
+      for (const f of r.querySelectorAll('iframe, frame')) {
+        let d = null;
+        try {
+          d = f.contentDocument;
+        } catch (e) {
+          d = null;
+        }
+        if (d && d.documentElement) out.push({ frame: f, doc: d });
+      }
+    }
+    return out;
+  };
 
   // The quiet clock: the page time of the last DOM mutation anywhere in the composed tree.
   const observe = () => {
@@ -60,6 +81,32 @@
   if (request.op === 'poll') {
     const q = observe();
     return { now: performance.now(), quiet_ms: performance.now() - q.last, mutations: q.mutations, signature: signature() };
+  }
+
+  if (request.op === 'scroll') {
+    const se = doc.scrollingElement || root;
+    window.scrollTo(window.scrollX, request.to === 'bottom' ? se.scrollHeight : 0);
+    return { now: performance.now(), scroll_y: window.scrollY };
+  }
+  if (request.op === 'spot') {
+    const ACTIVE = 'a, button, input, select, textarea, label, summary, details, video, audio, iframe, [role], [tabindex], [onclick], [contenteditable]';
+    const empty = (x, y) => {
+      const el = doc.elementFromPoint(x, y);
+      if (!el) return false;
+      if (el.closest(ACTIVE)) return false;
+      for (const n of el.childNodes) if (n.nodeType === 3 && /\S/.test(n.data)) return false;
+      return true;
+    };
+    const w = window.innerWidth;
+    const h = window.innerHeight;
+    for (let gy = 0.95; gy > 0.04; gy -= 0.1) {
+      for (let gx = 0.05; gx < 1; gx += 0.15) {
+        const x = Math.round(w * gx);
+        const y = Math.round(h * gy);
+        if (empty(x, y)) return { now: performance.now(), spot: { x, y } };
+      }
+    }
+    return { now: performance.now(), spot: null };
   }
 
   const iw = window.innerWidth;
@@ -227,9 +274,30 @@
   const onScreen = (v) =>
     width(v) > minPx && height(v) > minPx && v.r > sx && v.l < sx + iw && v.b > 0 && (rootScrollsY || v.t < sy + ih);
 
+  const union = (a, b) => (a ? { l: Math.min(a.l, b.l), t: Math.min(a.t, b.t), r: Math.max(a.r, b.r), b: Math.max(a.b, b.b) } : b);
+  // A box-less element (display: contents, a common React wrapper) has no box of its own: it is
+  // judged by its flat-tree children's.
+  const boxless = (el) => el.isConnected && !SKIP.has(el.tagName) && style(el).display === 'contents';
+  const childRects = (el, each) => {
+    let u = null;
+    for (const c of flatChildren(el)) {
+      if (c.nodeType === 1) {
+        const v = each(c);
+        if (v) u = union(u, v);
+      } else if (c.nodeType === 3 && /\S/.test(c.data) && textShown(c)) {
+        range.selectNodeContents(c);
+        u = union(u, docRect(range.getBoundingClientRect()));
+      }
+    }
+    return u;
+  };
+  // An element's border box in document coordinates (its children's union when box-less).
+  const elRect = (el) => (boxless(el) ? childRects(el, elRect) || { l: 0, t: 0, r: 0, b: 0 } : docRect(el.getBoundingClientRect()));
+
   // The part of el a person can see, or null: rendered, not clipped away by overflow
   // hidden/clip, clip or clip-path (1px visually-hidden content is not visible), and on screen.
   const visibleRect = (el) => {
+    if (boxless(el)) return transparent(el) ? null : childRects(el, visibleRect);
     if (!rendered(el)) return null;
     const box = docRect(el.getBoundingClientRect());
     let v = box;
@@ -327,6 +395,51 @@
   // inline content truncated by text-overflow: ellipsis (a visible, deliberate truncation).
   // Shadow trees count like the rest of the page. With inScope, only the items it accepts
   // count.
+  // Sideways scrollers holding wide content: a visible scroll container (overflow-x auto or
+  // scroll) or a same-origin frame whose content is wider than the viewport and holds a
+  // non-inline element (a table, a grid, a canvas, an image) wider than the viewport. Long lines
+  // of text in a code block do not count; a table or a picture of one does.
+  const REPLACED = new Set(['CANVAS', 'IMG', 'SVG', 'svg', 'VIDEO', 'IFRAME', 'OBJECT', 'EMBED', 'PICTURE']);
+  const wideInside = (start, limit) => {
+    const stack = [...flatChildren(start)];
+    let seen = 0;
+    while (stack.length && seen < 20000) {
+      const n = stack.pop();
+      seen++;
+      if (n.nodeType !== 1 || SKIP.has(n.tagName)) continue;
+      const s = n.ownerDocument === doc ? style(n) : n.ownerDocument.defaultView.getComputedStyle(n);
+      if (s.display === 'none') continue;
+      const w = n.getBoundingClientRect().width;
+      if (w > limit + tol && (s.display !== 'inline' || REPLACED.has(n.tagName))) return n;
+      stack.push(...flatChildren(n));
+    }
+    return null;
+  };
+  const wideScrollers = (inScope) => {
+    const out = [];
+    for (const el of everyElement()) {
+      if (SKIP.has(el.tagName) || el === body || el === root) continue;
+      const s = style(el);
+      if (s.overflowX !== 'auto' && s.overflowX !== 'scroll') continue;
+      if (el.scrollWidth <= el.clientWidth + tol || el.scrollWidth <= iw + tol) continue;
+      if (inScope && !inScope(el)) continue;
+      if (!visibleRect(el)) continue;
+      const wide = wideInside(el, iw);
+      if (wide) out.push({ el, wide });
+    }
+    for (const { frame, doc: d } of frameDocs()) {
+      if (inScope && !inScope(frame)) continue;
+      const se = d.scrollingElement || d.documentElement;
+      if (!se || se.scrollWidth <= iw + tol || !visibleRect(frame)) continue;
+      const wide = d.body ? wideInside(d.body, iw) : null;
+      if (wide) out.push({ el: frame, wide });
+    }
+    return {
+      wide_scrollers: out.length,
+      wide_scroller_offenders: out.slice(0, P.max_offenders).map(({ el, wide }) => ({ selector: path(el), holds: wide.tagName.toLowerCase(), ...boxOf(elRect(el)) })),
+    };
+  };
+
   const overflow = (inScope) => {
     const offenders = new Set();
     const boxes = new Map();
@@ -370,6 +483,7 @@
     // scrollWidth, or innerWidth when overflow hidden/clip on html or body stops horizontal
     // scrolling (what such a page cuts off is counted in clipped_elements instead).
     return {
+      ...(inScope ? {} : wideScrollers(null)),
       scroll_width: rootScrollsX ? root.scrollWidth : iw,
       document_scroll_width: root.scrollWidth,
       inner_width: iw,
@@ -434,8 +548,34 @@
   // not a card however it is labelled. (A scope that overflows the page itself is the overflow
   // check's to judge, not this one's.)
   const fits = (el) => {
-    const b = el.getBoundingClientRect();
-    return (b.left >= -tol && b.right <= iw + tol) || !chain(el, false).scrollX;
+    const b = elRect(el);
+    const first = boxless(el) ? [...el.children].find((c) => c.nodeType === 1) : el;
+    return (b.l - sx >= -tol && b.r - sx <= iw + tol) || !first || !chain(first, false).scrollX;
+  };
+
+  // Where a holder's text is painted and a person could see it now: the union of its shown
+  // text nodes' boxes, clipped, inside the viewport. The verifier looks at those pixels for ink:
+  // text in its background's colour, under a filter or behind an opaque sheet paints nothing.
+  const inkRegion = (el) => {
+    const vp = { l: sx, t: sy, r: sx + iw, b: sy + ih };
+    let u = null;
+    const stack = [el];
+    while (stack.length) {
+      const n = stack.pop();
+      if (n.nodeType === 3) {
+        if (!textShown(n)) continue;
+        range.selectNodeContents(n);
+        let v = docRect(range.getBoundingClientRect());
+        const p = textOwner(n);
+        const ch = p ? chain(p, true) : null;
+        if (ch && ch.clip) v = intersect(v, ch.clip);
+        v = intersect(v, vp);
+        if (width(v) >= 1 && height(v) >= 1) u = union(u, v);
+      } else if (n.nodeType === 1 && !SKIP.has(n.tagName)) {
+        stack.push(...flatChildren(n));
+      }
+    }
+    return u;
   };
 
   const texts = (r) => {
@@ -449,20 +589,38 @@
         if (shown) break;
       }
       out['text.' + i + '.visible'] = shown !== null;
-      if (shown) out['text.' + i + '.box'] = boxOf(docRect(shown.getBoundingClientRect()));
+      if (shown) {
+        out['text.' + i + '.box'] = boxOf(elRect(shown));
+        const ink = inkRegion(shown);
+        if (ink) out['text.' + i + '.ink_box'] = boxOf(ink);
+      }
     });
     return out;
   };
 
+  // Matches inside same-origin frames: attached, or rendered in a frame a person sees.
+  const inFrames = (sel, visibleOnly) => {
+    let n = 0;
+    for (const { frame, doc: d } of frameDocs()) {
+      if (visibleOnly && !visibleRect(frame)) continue;
+      for (const e of d.querySelectorAll(sel)) {
+        if (!visibleOnly) n++;
+        else if (e.getClientRects().length > 0 && e.checkVisibility({ opacityProperty: true, visibilityProperty: true })) n++;
+      }
+    }
+    return n;
+  };
+
   const count = (r) => {
     const els = query(r.selector);
-    if (r.state === 'attached') return { count: els.length };
+    if (r.state === 'attached') return { count: els.length + inFrames(r.selector, false) };
     const vis = [];
     for (const e of els) {
       const v = visibleRect(e);
       if (v) vis.push(v);
     }
-    return { count: vis.length, boxes: vis.slice(0, P.max_offenders).map(boxOf) };
+    const framed = inFrames(r.selector, true);
+    return { count: vis.length + framed, boxes: vis.slice(0, P.max_offenders).map(boxOf), ...(framed ? { in_frames: framed } : {}) };
   };
 
   // in_viewport: the first visible match's border box in viewport coordinates.
@@ -525,7 +683,7 @@
   // stacked: the visible matches' border boxes in flat-tree order; an item overlaps when its
   // top is above the previous one's bottom (beyond edge_tolerance_px).
   const stacked = (r) => {
-    const items = visibleInOrder(r.selector).map(({ el }) => docRect(el.getBoundingClientRect()));
+    const items = visibleInOrder(r.selector).map(({ el }) => elRect(el));
     let overlaps = 0;
     for (let i = 1; i < items.length; i++) if (items[i].t < items[i - 1].b - tol) overlaps++;
     const lefts = items.map((b) => b.l);
@@ -541,7 +699,7 @@
   // the element it must come before or after.
   const placed = (sel) => {
     const vis = visibleInOrder(sel);
-    const b = vis.length ? docRect(vis[0].el.getBoundingClientRect()) : { t: 0, b: 0 };
+    const b = vis.length ? elRect(vis[0].el) : { t: 0, b: 0 };
     return { count: vis.length, top: round(b.t, 10), bottom: round(b.b, 10) };
   };
   const position = (r) => {
@@ -621,6 +779,7 @@
     const o = overflow(inScope);
     const list = inFlatOrder([...over]);
     return {
+      ...wideScrollers(inScope),
       count: scopes.length,
       inner_width: iw,
       overflowing_elements: list.length,

@@ -1,0 +1,391 @@
+package verify
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf16"
+
+	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/sitetest"
+)
+
+// personImpl is an implementation that may use a second origin: another loopback server (a
+// different port is a different origin) the preview's page links to, frames, redirects to or
+// loads resources from. In every page, "{{OTHER}}" stands for that origin
+// ("http://127.0.0.1:port").
+type personImpl struct {
+	impl
+	// other is what the other origin serves: pages by exact path, and extra handlers.
+	other      map[string]string
+	otherExtra map[string]http.HandlerFunc
+	// redirect makes the preview's /watchlist answer 302 to {{OTHER}}/watchlist.
+	redirect bool
+	// extra is served by the preview beside /watchlist (and /api/quotes).
+	extra map[string]http.HandlerFunc
+}
+
+// otherPlaceholder is replaced by the other origin in every page.
+const otherPlaceholder = "{{OTHER}}"
+
+// fixedPage is the W1 fix: cards below 640px, the table above.
+var fixedPage = page(`<style>`+wideCSS+cardCSS+`</style>`, render(``))
+
+// tablePage is the base the task starts from: the wide table at every width.
+var tablePage = page(`<style>`+wideCSS+`</style>`, tableOnly(``))
+
+// tableOnly renders only the wide table into #app.
+func tableOnly(extra string) string {
+	return `<h1>Watchlist</h1><div id="app"></div><script>` + symbolsJS + tableJS +
+		`document.getElementById('app').innerHTML = tableHTML;` + extra + `</script>`
+}
+
+// backToTable removes the cards and shows the wide table again.
+const backToTable = `const back = () => { const c = document.querySelector('.cards'); if (c) c.remove(); document.querySelector('table').style.display = 'table'; };`
+
+// fixedCSS is the W1 fix's style.
+const fixedCSS = `<style>` + wideCSS + cardCSS + `</style>`
+
+// personAdversaries are rejected by a person on a phone, yet each may pass a verifier that reads
+// the DOM of whatever page Chromium ends on, at one moment, with an automated desktop browser
+// that never touches the page. Each must be not_satisfied.
+var personAdversaries = []personImpl{
+	// origin: what is shown is another origin's page, not the preview's.
+	{impl: impl{name: "origin-302-redirect", class: "origin"}, redirect: true,
+		other: map[string]string{"/watchlist": fixedPage}},
+	{impl: impl{name: "origin-location-href", class: "origin", head: `<style>` + wideCSS + `</style>`,
+		body: `<script>location.href = '` + otherPlaceholder + `/watchlist';</script>` + tableOnly(``)},
+		other: map[string]string{"/watchlist": fixedPage}},
+	{impl: impl{name: "origin-meta-refresh", class: "origin",
+		head: `<meta http-equiv="refresh" content="0;url=` + otherPlaceholder + `/watchlist"><style>` + wideCSS + `</style>`,
+		body: tableOnly(``)},
+		other: map[string]string{"/watchlist": fixedPage}},
+	// As briefed: the preview keeps only the wide table, a full-page frame of the other
+	// origin's fixed page covers it. Rejected already: the main document's own table overflows.
+	{impl: impl{name: "origin-iframe-over-table", class: "origin",
+		head: `<style>` + wideCSS + `.over{position:fixed;inset:0;width:100%;height:100%;border:0;background:#fff;z-index:10}</style>`,
+		body: tableOnly(``) + `<iframe class="over" src="` + otherPlaceholder + `/watchlist"></iframe>`},
+		other: map[string]string{"/watchlist": fixedPage}},
+	// Strengthened: the preview's DOM is the W1 fix, and on phones a full-page frame of the
+	// other origin covers it with the wide table a person then sees.
+	{impl: impl{name: "origin-iframe-table-over-cards", class: "origin",
+		head: `<style>` + wideCSS + cardCSS + `.over{display:none;position:fixed;inset:0;width:100%;height:100%;border:0;background:#fff;z-index:10}
+		@media (max-width:639px){.over{display:block}}</style>`,
+		body: render(``) + `<iframe class="over" src="` + otherPlaceholder + `/watchlist"></iframe>`},
+		other: map[string]string{"/watchlist": tablePage}},
+	// As briefed: a popup to the other origin's fixed page, the wide table kept. Rejected
+	// already: the main document's own table overflows.
+	{impl: impl{name: "origin-popup-plus-table", class: "origin", head: `<style>` + wideCSS + `</style>`,
+		body: tableOnly(`window.open('` + otherPlaceholder + `/watchlist', 'quotes');`)},
+		other: map[string]string{"/watchlist": fixedPage}},
+	// Strengthened: the preview's DOM is the W1 fix, and a popup of the other origin's wide
+	// table opens in front of it.
+	{impl: impl{name: "origin-popup-table-over-cards", class: "origin", head: fixedCSS,
+		body: render(`window.open('` + otherPlaceholder + `/watchlist', 'quotes');`)},
+		other: map[string]string{"/watchlist": tablePage}},
+
+	// paint: the cards are there and "visible", but nothing of them can be read.
+	{impl: impl{name: "paint-text-in-card-colour", class: "paint", head: `<style>` + wideCSS + cardCSS +
+		`[data-testid="watchlist-card"]{background:#fff;color:#fff;border:1px solid #ccc}</style>`, body: render(``)}},
+	{impl: impl{name: "paint-filter-opacity", class: "paint", head: `<style>` + wideCSS + cardCSS +
+		`.cards{filter:opacity(0)}</style>`, body: render(``)}},
+	{impl: impl{name: "paint-fixed-sheet", class: "paint", head: `<style>` + wideCSS + cardCSS +
+		`.sheet{display:none} @media (max-width:639px){.sheet{display:block;position:fixed;inset:0;background:#fff;z-index:2147483647;pointer-events:none}}</style>`,
+		body: render(``) + `<div class="sheet"></div>`}},
+
+	// frames: the wide table still shown on phones, where the DOM has no table.
+	{impl: impl{name: "frames-srcdoc-table", class: "frames", head: `<style>` + wideCSS + cardCSS +
+		`iframe{display:none;width:100%;height:260px;border:0} @media (max-width:639px){iframe{display:block}}</style>`,
+		body: render(`const f = document.createElement('iframe');
+			f.srcdoc = '<style>body{margin:0;font-family:sans-serif}` + wideCSS + `</style>' + tableHTML;
+			document.getElementById('app').prepend(f);`)}},
+	{impl: impl{name: "frames-canvas-table", class: "frames", head: `<style>` + wideCSS + cardCSS +
+		`.scroller{display:none;overflow-x:auto} @media (max-width:639px){.scroller{display:block}}</style>`,
+		body: render(`const s = document.createElement('div'); s.className = 'scroller';
+			const cv = document.createElement('canvas'); cv.width = 911; cv.height = 40 + 36 * symbols.length; s.append(cv);
+			document.getElementById('app').prepend(s);
+			const g = cv.getContext('2d'); g.font = '16px sans-serif'; g.fillStyle = '#111';
+			['Symbol', 'Name', 'Price', 'Change', 'Volume', 'Sector'].forEach((h, i) => g.fillText(h, 12 + i * 150, 24));
+			symbols.forEach((s, r) => [s, names[s], '912.40', '+1.8%', '41.2M', 'Semiconductors and more'].forEach((v, i) => g.fillText(v, 12 + i * 150, 60 + r * 36)));`)}},
+
+	// device: cards only for the verifier's browser, the wide table for real phones.
+	{impl: impl{name: "device-webdriver-headless", class: "device", head: `<style>` + wideCSS +
+		`.cards{display:none} [data-testid="watchlist-card"]{border:1px solid #ddd;border-radius:8px;padding:12px;margin:8px 0}
+		@media (max-width:639px){html.bot table{display:none} html.bot .cards{display:block}}</style>
+		<script>if (navigator.webdriver || /Headless/.test(navigator.userAgent)) document.documentElement.classList.add('bot');</script>`,
+		body: render(``)}},
+	{impl: impl{name: "device-fine-pointer", class: "device", head: `<style>` + wideCSS +
+		`.cards{display:none} [data-testid="watchlist-card"]{border:1px solid #ddd;border-radius:8px;padding:12px;margin:8px 0}
+		@media (max-width:639px){html.mouse table{display:none} html.mouse .cards{display:block}}</style>
+		<script>if (matchMedia('(hover: hover) and (pointer: fine)').matches) document.documentElement.classList.add('mouse');</script>`,
+		body: render(``)}},
+
+	// time: the wide table back after seconds of real time the page clock does not govern.
+	{impl: impl{name: "time-blob-worker-10s", class: "time", head: fixedCSS,
+		body: render(backToTable + `const src = 'setTimeout(() => postMessage("table"), 10000);';
+			const w = new Worker(URL.createObjectURL(new Blob([src], {type: 'text/javascript'})));
+			w.onmessage = back;`)}},
+	{impl: impl{name: "time-served-worker-10s", class: "time", head: fixedCSS,
+		body: render(backToTable + `new Worker('/worker.js').onmessage = back;`)},
+		extra: map[string]http.HandlerFunc{"/worker.js": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/javascript")
+			fmt.Fprint(w, `setTimeout(() => postMessage('table'), 10000);`)
+		}}},
+	{impl: impl{name: "time-api-10s-real", class: "time", head: fixedCSS,
+		body: render(backToTable + `fetch('/api/quotes').then((r) => r.json()).then((j) => { if (j.table) back(); });`),
+		api:  `{"table": true}`, apiDelay: 10 * time.Second}},
+
+	// touch: the wide table back at the first thing a person does.
+	{impl: impl{name: "touch-scroll-wheel", class: "touch", head: fixedCSS,
+		body: render(backToTable + `for (const e of ['scroll', 'wheel']) window.addEventListener(e, back, {passive: true, once: true});`)}},
+	{impl: impl{name: "touch-touch-pointer-key", class: "touch", head: fixedCSS,
+		body: render(backToTable + `for (const e of ['touchstart', 'pointerdown', 'keydown']) document.addEventListener(e, back, {passive: true, once: true});`)}},
+}
+
+// personFixes do what the task asks, each written differently; each must be satisfied.
+var personFixes = []personImpl{
+	// The test id on a display: contents wrapper; the card box is its child.
+	{impl: impl{name: "fix-display-contents-card", head: `<style>` + wideCSS + `.cards{display:none}
+		[data-testid="watchlist-card"]{display:contents} .card-body{border:1px solid #ddd;border-radius:8px;padding:12px;margin:8px 0}
+		@media (max-width:639px){table{display:none} .cards{display:block}}</style>`,
+		body: `<h1>Watchlist</h1><div id="app"></div><script>` + symbolsJS + tableJS +
+			`document.getElementById('app').innerHTML = tableHTML + '<div class="cards">' + symbols.map((s) => '<div data-testid="watchlist-card"><div class="card-body"><strong>' + s + '</strong> ' + names[s] + '<br>912.40 +1.8%</div></div>').join('') + '</div>';</script>`}},
+	// Grey placeholder cards (rows on desktop) for 2 s, then the real ones.
+	{impl: impl{name: "fix-skeleton-loader", head: `<style>` + wideCSS + cardCSS + `
+		.skeleton{height:56px;margin:8px 0;border-radius:8px;background:#e5e7eb}</style>`,
+		body: `<h1>Watchlist</h1><div id="app"><div class="skeleton"></div><div class="skeleton"></div><div class="skeleton"></div><div class="skeleton"></div></div><script>` +
+			symbolsJS + tableJS + cardsJS + `setTimeout(() => { document.getElementById('app').innerHTML = tableHTML + cardsHTML; }, 2000);</script>`}},
+	// Cards appended as the end of the list scrolls into view, the first four at once.
+	{impl: impl{name: "fix-infinite-list", head: `<style>` + wideCSS + cardCSS + `.sentinel{height:1px}</style>`,
+		body: `<h1>Watchlist</h1><div id="app"></div><script>` + symbolsJS + tableJS + `
+			const app = document.getElementById('app'); app.innerHTML = tableHTML + '<div class="cards"></div>';
+			const list = app.querySelector('.cards'); const sentinel = document.createElement('div'); sentinel.className = 'sentinel'; list.after(sentinel);
+			let next = 0;
+			const more = (n) => { for (const s of symbols.slice(next, next + n)) { const c = document.createElement('div'); c.dataset.testid = 'watchlist-card'; c.dataset.symbol = s;
+				c.innerHTML = '<strong>' + s + '</strong> ' + names[s] + '<br>912.40 +1.8%'; list.append(c); } next += n; if (next >= symbols.length) io.disconnect(); };
+			const io = new IntersectionObserver((es) => { if (es.some((e) => e.isIntersecting)) more(4); });
+			more(4); if (next < symbols.length) io.observe(sentinel);</script>`}},
+	// The layout chosen in script, and switched when the width crosses 640px.
+	{impl: impl{name: "fix-matchmedia-switch", head: `<style>` + wideCSS + `[data-testid="watchlist-card"]{border:1px solid #ddd;border-radius:8px;padding:12px;margin:8px 0}</style>`,
+		body: `<h1>Watchlist</h1><div id="app"></div><script>` + symbolsJS + tableJS + cardsJS + `
+			const mq = matchMedia('(max-width: 639px)');
+			const draw = () => { document.getElementById('app').innerHTML = mq.matches ? cardsHTML : tableHTML; };
+			mq.addEventListener('change', draw); draw();</script>`}},
+	// A carousel of two views of the watchlist, Quotes and Details, each a full-width slide
+	// with a card per symbol, moved by transform on swipe or button inside an overflow: hidden
+	// frame. One symbol per slide would hide AAPL and MSFT behind swipes, which the contract's
+	// "NVDA, AAPL and MSFT visible inside cards" forbids; a view per slide keeps every symbol
+	// on the first one.
+	{impl: impl{name: "fix-carousel-views", head: `<style>` + wideCSS + `
+		.carousel{display:none} .frame{overflow:hidden;touch-action:pan-y} .track{display:flex;transition:transform .3s}
+		.slide{flex:0 0 100%;min-width:0;box-sizing:border-box} .bar{display:flex;justify-content:space-between;align-items:center}
+		.bar button{min-width:44px;min-height:44px}
+		[data-testid="watchlist-card"]{border:1px solid #ddd;border-radius:8px;padding:12px;margin:8px 0}
+		@media (max-width:639px){table{display:none} .carousel{display:block}}</style>`,
+		body: `<h1>Watchlist</h1><div id="app"></div><script>` + symbolsJS + tableJS + `
+			const views = [['Quotes', (s) => names[s] + '<br>912.40 +1.8%'], ['Details', () => 'Vol 41.2M<br>Semiconductors and more']];
+			const slides = views.map(([v, f]) => '<section class="slide" aria-label="' + v + '">' + symbols.map((s) => '<div data-testid="watchlist-card" data-symbol="' + s + '"><strong>' + s + '</strong> ' + f(s) + '</div>').join('') + '</section>').join('');
+			document.getElementById('app').innerHTML = tableHTML + '<div class="carousel" aria-roledescription="carousel"><div class="bar"><button class="prev" aria-label="Previous view">‹</button><span class="label">Quotes</span><button class="next" aria-label="Next view">›</button></div><div class="frame"><div class="track">' + slides + '</div></div></div>';
+			let at = 0; const track = document.querySelector('.track');
+			const go = (i) => { at = (i + views.length) % views.length; track.style.transform = 'translateX(' + (-100 * at) + '%)'; document.querySelector('.label').textContent = views[at][0]; };
+			document.querySelector('.prev').onclick = () => go(at - 1); document.querySelector('.next').onclick = () => go(at + 1);
+			let x0 = null; const frame = document.querySelector('.frame');
+			frame.addEventListener('touchstart', (e) => { x0 = e.touches[0].clientX; }, {passive: true});
+			frame.addEventListener('touchend', (e) => { if (x0 === null) return; const dx = e.changedTouches[0].clientX - x0; x0 = null; if (Math.abs(dx) > 40) go(at + (dx < 0 ? 1 : -1)); });</script>`}},
+	// The W1 fix in a web font served by another origin (CSS and font file, with CORS).
+	{impl: impl{name: "fix-foreign-webfont", head: `<link rel="stylesheet" href="` + otherPlaceholder + `/font.css"><style>` + wideCSS + cardCSS +
+		`body{font-family:'Tiny Sans',sans-serif}</style>`, body: render(``)},
+		otherExtra: map[string]http.HandlerFunc{
+			"/font.css": func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/css")
+				w.Header().Set("Access-Control-Allow-Origin", "*")
+				fmt.Fprintf(w, `@font-face{font-family:'Tiny Sans';src:url(//%s/tiny.ttf) format('truetype');font-display:swap}`, r.Host)
+			},
+			"/tiny.ttf": func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "font/ttf")
+				w.Header().Set("Access-Control-Allow-Origin", "*")
+				_, _ = w.Write(tinyFont())
+			},
+		}},
+}
+
+// personSite serves an implementation: the other origin first (when it has one), then the
+// preview with "{{OTHER}}" replaced by the other origin. It returns the preview's URL and the
+// other origin.
+func personSite(t testing.TB, im personImpl) (string, string) {
+	t.Helper()
+	other := "http://127.0.0.1:1" // no other origin: nothing should reach it
+	if im.other != nil || im.otherExtra != nil || im.redirect {
+		other = sitetest.Serve(t, testSHA, im.other, im.otherExtra).URL
+	}
+	extra := map[string]http.HandlerFunc{}
+	for p, h := range im.extra {
+		extra[p] = h
+	}
+	if im.api != "" {
+		extra["/api/quotes"] = func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-time.After(im.apiDelay):
+			case <-r.Context().Done():
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, im.api)
+		}
+	}
+	pages := map[string]string{}
+	if im.redirect {
+		extra["/watchlist"] = func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, other+"/watchlist", http.StatusFound)
+		}
+	} else {
+		pages["/watchlist"] = strings.ReplaceAll(page(im.head, im.body), otherPlaceholder, other)
+	}
+	return sitetest.Serve(t, testSHA, pages, extra).URL, other
+}
+
+// tinyFont is a minimal valid TrueType font: a box for .notdef and an empty space glyph, the
+// space its only mapped character (every other character falls back to the next family).
+func tinyFont() []byte {
+	be := func(vs ...any) []byte {
+		var b bytes.Buffer
+		for _, v := range vs {
+			_ = binary.Write(&b, binary.BigEndian, v)
+		}
+		return b.Bytes()
+	}
+	// .notdef: one contour, a rectangle from (50,0) to (450,700), on-curve points, word deltas.
+	notdef := be(int16(1), int16(50), int16(0), int16(450), int16(700), uint16(3), uint16(0),
+		[4]uint8{1, 1, 1, 1}, [4]int16{50, 0, 400, 0}, [4]int16{0, 700, 0, -700})
+	name := func(recs map[uint16]string) []byte {
+		ids := make([]int, 0, len(recs))
+		for id := range recs {
+			ids = append(ids, int(id))
+		}
+		sort.Ints(ids)
+		var head, strs bytes.Buffer
+		head.Write(be(uint16(0), uint16(len(ids)), uint16(6+12*len(ids))))
+		for _, id := range ids {
+			s := be(utf16.Encode([]rune(recs[uint16(id)])))
+			head.Write(be(uint16(3), uint16(1), uint16(0x409), uint16(id), uint16(len(s)), uint16(strs.Len())))
+			strs.Write(s)
+		}
+		return append(head.Bytes(), strs.Bytes()...)
+	}
+	tables := map[string][]byte{
+		"head": be(uint32(0x00010000), uint32(0x00010000), uint32(0), uint32(0x5F0F3CF5), uint16(0x000B), uint16(1000),
+			int64(0), int64(0), int16(50), int16(0), int16(450), int16(700), uint16(0), uint16(8), int16(2), int16(0), int16(0)),
+		"hhea": be(uint32(0x00010000), int16(800), int16(-200), int16(0), uint16(500), int16(0), int16(0), int16(450),
+			int16(1), int16(0), int16(0), [4]int16{}, int16(0), uint16(2)),
+		"maxp": be(uint32(0x00010000), uint16(2), uint16(4), uint16(1), uint16(0), uint16(0), uint16(2),
+			[8]uint16{}),
+		"OS/2": be(uint16(4), int16(375), uint16(400), uint16(5), uint16(0),
+			[8]int16{650, 600, 0, 75, 650, 600, 0, 350}, int16(50), int16(300), int16(0), [10]uint8{}, [4]uint32{1, 0, 0, 0},
+			[4]byte{'N', 'O', 'N', 'E'}, uint16(0x0040), uint16(0x20), uint16(0x20), int16(800), int16(-200), int16(0),
+			uint16(800), uint16(200), [2]uint32{1, 0}, int16(500), int16(700), uint16(0), uint16(0x20), uint16(0)),
+		"hmtx": be(uint16(500), int16(50), uint16(250), int16(0)),
+		// format 4: space (U+0020) to glyph 1, and the closing 0xFFFF segment.
+		"cmap": be(uint16(0), uint16(1), uint16(3), uint16(1), uint32(12),
+			uint16(4), uint16(32), uint16(0), uint16(4), uint16(4), uint16(1), uint16(0),
+			[2]uint16{0x20, 0xFFFF}, uint16(0), [2]uint16{0x20, 0xFFFF}, [2]uint16{uint16(1 - 0x20 + 0x10000), 1}, [2]uint16{}),
+		"loca": be([3]uint16{0, uint16(len(notdef) / 2), uint16(len(notdef) / 2)}),
+		"glyf": notdef,
+		"name": name(map[uint16]string{1: "Tiny Sans", 2: "Regular", 3: "Tiny Sans Regular", 4: "Tiny Sans Regular", 5: "Version 1.0", 6: "TinySans-Regular"}),
+		"post": be(uint32(0x00030000), uint32(0), int16(-100), int16(50), [5]uint32{}),
+	}
+	tags := make([]string, 0, len(tables))
+	for tag := range tables {
+		tags = append(tags, tag)
+	}
+	sort.Strings(tags)
+	sum := func(b []byte) uint32 {
+		var s uint32
+		for i := 0; i < len(b); i += 4 {
+			var w [4]byte
+			copy(w[:], b[i:])
+			s += binary.BigEndian.Uint32(w[:])
+		}
+		return s
+	}
+	n := len(tags)
+	var dir, body bytes.Buffer
+	dir.Write(be(uint32(0x00010000), uint16(n), uint16(128), uint16(3), uint16(n*16-128)))
+	off := 12 + 16*n
+	headAt := 0
+	for _, tag := range tags {
+		data := tables[tag]
+		if tag == "head" {
+			headAt = off + body.Len()
+		}
+		dir.Write(be([]byte(tag), sum(data), uint32(off+body.Len()), uint32(len(data))))
+		body.Write(data)
+		for body.Len()%4 != 0 {
+			body.WriteByte(0)
+		}
+	}
+	font := append(dir.Bytes(), body.Bytes()...)
+	binary.BigEndian.PutUint32(font[headAt+8:], 0xB1B0AFBA-sum(font))
+	return font
+}
+
+// TestPersonAdversaries: the page a person on a phone would see decides. Every implementation
+// that shows such a person something else than the task asks (another origin's page, unreadable
+// cards, a table in a frame or on a canvas, a page that knows it is measured, content that
+// changes outside the page clock or at the first touch) is not_satisfied, and every correct fix
+// written differently is satisfied, under the W1 contract and the generated one.
+func TestPersonAdversaries(t *testing.T) {
+	v := testVerifier(t)
+	w1, _ := loadW1(t)
+	gen := generatedContract(t)
+	classes := map[string]int{}
+	for _, im := range personAdversaries {
+		classes[im.class]++
+	}
+	if len(classes) < 6 || len(personFixes) < 6 {
+		t.Fatalf("the suite needs hostile cases of 6 classes and 6 correct fixes: %v, %d", classes, len(personFixes))
+	}
+	type run struct {
+		im   personImpl
+		want string
+	}
+	var runs []run
+	for _, im := range personAdversaries {
+		runs = append(runs, run{im, contracts.NotSatisfied})
+	}
+	for _, im := range personFixes {
+		runs = append(runs, run{im, contracts.Satisfied})
+	}
+	// Two implementations at a time: the cases that wait out real time (workers, a slow API)
+	// mostly sleep.
+	sem := make(chan struct{}, 2)
+	for _, rn := range runs {
+		t.Run(rn.im.name, func(t *testing.T) {
+			t.Parallel()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			base, other := personSite(t, rn.im)
+			for _, c := range []*contracts.Contract{w1, gen} {
+				cc := *c
+				if rn.im.otherExtra != nil {
+					// What the fix loads from the other origin is allowed by the contract.
+					cc.AllowedOrigins = []string{other}
+				}
+				d, ev := verdictUnder(t, v, &cc, base)
+				if d.Verdict != rn.want {
+					var lines []string
+					for _, r := range ev.Results {
+						lines = append(lines, fmt.Sprintf("%s %s %v %s", r.CriterionID, r.Status, r.Observed, r.Error))
+					}
+					t.Errorf("%s [%s] under %s: verdict %s, want %s\nreasons %+v\n%s", rn.im.name, rn.im.class, cc.ContractID, d.Verdict, rn.want, d.Reasons, strings.Join(lines, "\n"))
+					continue
+				}
+				t.Logf("%s under %s: %s (%s)", rn.im.name, cc.ContractID, d.Verdict, d.Summary())
+			}
+		})
+	}
+}

@@ -1,0 +1,77 @@
+package verify
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/signoff/signoff/contracts"
+)
+
+// canary counts the TCP connections made to it on 127.0.0.1: anything that reaches it from the
+// verifier's browser got past origin pinning.
+func canary(t *testing.T) (addr string, count func() int64) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n atomic.Int64
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			n.Add(1)
+			c.Close()
+		}
+	}()
+	t.Cleanup(func() { ln.Close() })
+	return ln.Addr().String(), n.Load
+}
+
+// TestOriginCanary: page code in the verifier's browser cannot reach a listener on the
+// verifier's host by any of the ways a page opens connections, while its own origin answers
+// through the same browser; what was refused is listed in the evidence.
+func TestOriginCanary(t *testing.T) {
+	v := testVerifier(t)
+	addr, hits := canary(t)
+	_, port, _ := net.SplitHostPort(addr)
+	targets := []string{"http://" + addr, "http://localhost:" + port, "http://0.0.0.0:" + port, "http://[::1]:" + port}
+	var probes []string
+	for i, u := range targets {
+		probes = append(probes,
+			fmt.Sprintf(`fetch(%q + '/f%d').catch(() => {});`, u, i),
+			fmt.Sprintf(`new Image().src = %q + '/i%d';`, u, i),
+			fmt.Sprintf(`try { new WebSocket(%q + '/w%d'); } catch (e) {}`, strings.Replace(u, "http", "ws", 1), i),
+			fmt.Sprintf(`try { new EventSource(%q + '/e%d'); } catch (e) {}`, u, i),
+			fmt.Sprintf(`navigator.sendBeacon(%q + '/b%d', 'x');`, u, i),
+			fmt.Sprintf(`document.body.insertAdjacentHTML('beforeend', '<link rel="stylesheet" href="%s/s%d"><video src="%s/v%d"></video>');`, u, i, u, i),
+		)
+	}
+	probes = append(probes, `try { const pc = new RTCPeerConnection({iceServers: [{urls: 'stun:127.0.0.1:`+port+`'}]}); pc.createDataChannel('x'); pc.createOffer().then((o) => pc.setLocalDescription(o)); } catch (e) {}`)
+	html := page(``, `<p id="own">waiting</p><script>`+strings.Join(probes, "\n")+`
+		fetch('/api/own').then((r) => r.text()).then((s) => { document.getElementById('own').textContent = s; });
+		const w = new Worker(URL.createObjectURL(new Blob(["fetch('http://`+addr+`/worker').catch(() => {}); new WebSocket('ws://`+addr+`/ww');"])));</script>`)
+	base := site(t, testSHA, map[string]string{"/reach": html}, map[string]http.HandlerFunc{
+		"/api/own": func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "own origin answered") },
+	}).URL
+	c := crit("reach", "/reach", contracts.Assertion{Kind: contracts.KindVisibleText, Texts: []string{"own origin answered"}})
+	ev := verify(t, v, request(t, base, c))
+	r := wantStatus(t, ev, "reach", contracts.StatusPass)
+	if n := hits(); n != 0 {
+		t.Errorf("the canary on %s was reached %d times from the verifier's browser", addr, n)
+	}
+	blocked, _ := r.Observed["390x844/"+contracts.ObsBlocked].([]any)
+	if len(blocked) == 0 {
+		t.Errorf("evidence lists no blocked request: %v", r.Observed)
+	}
+	if left := r.Observed["390x844/"+contracts.ObsLeftOrigin]; left != "" {
+		t.Errorf("left_origin = %v, want \"\" (only subresources were refused; the page and its frames stayed)", left)
+	}
+	t.Logf("blocked: %v", blocked)
+}

@@ -1,0 +1,187 @@
+package verify
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mxschmitt/playwright-go"
+
+	"github.com/signoff/signoff/contracts"
+)
+
+// What happens to a page outside its own clock, and what a person does to it. The page clock
+// (Chromium's virtual time) covers the page's timers, but not a dedicated worker's timers nor
+// a response that takes its time in the real world; and a person on a phone scrolls, swipes
+// and taps before they are done looking. Both can change what the page shows.
+
+// touchStepMS is how much page time passes after each of a person's gestures, so the page's
+// handlers (scroll events come with the next frame) run before the next one.
+const touchStepMS = 300
+
+// touches decides whether a criterion is read again after a person's pass: at a phone's
+// width, for a criterion about what the page shows on load (one with no input of its own: a
+// tap on an empty area would close the dialog its click opened).
+func touches(c contracts.Criterion, vp contracts.Viewport) bool {
+	return contracts.IsPhone(vp) && !slices.ContainsFunc(c.Actions, isInput)
+}
+
+// touch is a person's pass over a settled page: a scroll to the bottom and back, a wheel
+// down and up, a tap on a spot with nothing to tap on, and a key press. The page clock runs a
+// little after each, so what the page does in answer is on screen at the next read.
+func (r *run) touch(ctx context.Context, w *world, clk pageClock, call func(map[string]any) (map[string]any, error), settleMS float64, deadline time.Time) error {
+	p, err := loadParams()
+	if err != nil {
+		return err
+	}
+	step := func(ms int) error { return clk.advance(ctx, ms, deadline) }
+	send := func(method string, args map[string]any) error {
+		return guard(ctx, deadline, func() error {
+			if _, err := w.cdp.Send(method, args); err != nil {
+				return worldErr(method, err)
+			}
+			return nil
+		})
+	}
+	for _, to := range []string{"bottom", "top"} {
+		if _, err := call(map[string]any{"op": "scroll", "to": to, "params": p.raw}); err != nil {
+			return fmt.Errorf("scroll to the %s: %w", to, err)
+		}
+		if err := step(touchStepMS); err != nil {
+			return err
+		}
+	}
+	spot, err := call(map[string]any{"op": "spot", "params": p.raw})
+	if err != nil {
+		return fmt.Errorf("find an empty spot: %w", err)
+	}
+	x, _ := dig(spot, "spot", "x").(float64)
+	y, _ := dig(spot, "spot", "y").(float64)
+	if dig(spot, "spot") == nil {
+		x, y = 1, 1
+	}
+	for _, dy := range []float64{120, -120} {
+		if err := send("Input.dispatchMouseEvent", map[string]any{"type": "mouseWheel", "x": x, "y": y, "deltaX": 0, "deltaY": dy}); err != nil {
+			return err
+		}
+		if err := step(touchStepMS); err != nil {
+			return err
+		}
+	}
+	if dig(spot, "spot") != nil {
+		pt := []map[string]any{{"x": x, "y": y, "radiusX": 4, "radiusY": 4, "force": 1, "id": 1}}
+		if err := send("Input.dispatchTouchEvent", map[string]any{"type": "touchStart", "touchPoints": pt}); err != nil {
+			return err
+		}
+		if err := send("Input.dispatchTouchEvent", map[string]any{"type": "touchEnd", "touchPoints": []any{}}); err != nil {
+			return err
+		}
+	}
+	for _, typ := range []string{"keyDown", "keyUp"} {
+		if err := send("Input.dispatchKeyEvent", map[string]any{"type": typ, "key": "Shift", "code": "ShiftLeft", "windowsVirtualKeyCode": 16}); err != nil {
+			return err
+		}
+	}
+	return step(int(math.Ceil(settleMS)))
+}
+
+// pendingLog tracks the page's fetches and XHRs in flight, as Playwright sees them.
+type pendingLog struct {
+	mu      sync.Mutex
+	open    map[playwright.Request]string
+	changed chan struct{}
+}
+
+func newPendingLog(page playwright.Page) *pendingLog {
+	l := &pendingLog{open: map[playwright.Request]string{}, changed: make(chan struct{}, 1)}
+	page.OnRequest(func(req playwright.Request) {
+		if t := req.ResourceType(); t != "fetch" && t != "xhr" {
+			return
+		}
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if len(l.open) < maxLoggedRequests {
+			l.open[req] = req.Method() + " " + clip(req.URL(), 300)
+		}
+	})
+	end := func(req playwright.Request) {
+		l.mu.Lock()
+		delete(l.open, req)
+		l.mu.Unlock()
+		select {
+		case l.changed <- struct{}{}:
+		default:
+		}
+	}
+	page.OnRequestFinished(end)
+	page.OnRequestFailed(end)
+	return l
+}
+
+func (l *pendingLog) pending() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]string, 0, len(l.open))
+	for _, s := range l.open {
+		out = append(out, s)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// holdMargin is what the hold leaves of the real budget for the read after it, the
+// screenshot and the trace.
+const holdMargin = 3 * time.Second
+
+// errPending: the budget ended with requests still in flight. The page's answer to them was
+// never seen, so nothing can be said about it: an error, never a pass.
+var errPending = fmt.Errorf("requests still pending at the end of the budget")
+
+// hold waits in real time, at the final read, for what the page clock does not cover: a page
+// with dedicated workers until its budget has passed in real time since it loaded (their
+// timers run on the wall clock), and every fetch or XHR until it completes.
+func (l *pendingLog) hold(page playwright.Page, loaded time.Time, budget time.Duration) func(context.Context, time.Time) (bool, error) {
+	return func(ctx context.Context, deadline time.Time) (bool, error) {
+		until := deadline.Add(-holdMargin)
+		waited := false
+		if len(page.Workers()) > 0 {
+			end := loaded.Add(budget)
+			if end.After(until) {
+				end = until
+			}
+			if d := time.Until(end); d > 0 {
+				if err := sleepCtx(ctx, d); err != nil {
+					return false, err
+				}
+				waited = true
+			}
+		}
+		for {
+			open := l.pending()
+			if len(open) == 0 {
+				return waited, nil
+			}
+			waited = true
+			left := time.Until(until)
+			if left <= 0 {
+				if len(open) > 5 {
+					open = append(open[:5], fmt.Sprintf("and %d more", len(open)-5))
+				}
+				return false, fmt.Errorf("%w: %s", errPending, strings.Join(open, ", "))
+			}
+			t := time.NewTimer(left)
+			select {
+			case <-l.changed:
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return false, ctx.Err()
+			}
+			t.Stop()
+		}
+	}
+}
