@@ -90,6 +90,7 @@ func (d *Draft) Terms(s *survey.Survey, id, goal string, ver contracts.VerifierR
 		Repo:            contracts.Repo{Owner: s.Repo.Owner, Name: s.Repo.Name, URL: s.Repo.URL, BaseCommitSHA: s.BaseSHA},
 		Stack:           s.Stack(),
 		TestHooks:       d.TestHooks,
+		AllowedOrigins:  s.ExternalOrigins,
 		Criteria:        d.Criteria,
 		EvidencePolicy:  contracts.EvidencePolicy{Required: policy},
 		Verifier:        ver,

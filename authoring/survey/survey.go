@@ -33,7 +33,10 @@ type Survey struct {
 	SignInProblem string         `json:"sign_in_problem,omitempty"`
 	Relevant      []RelevantFile `json:"relevant_files,omitempty"`
 	Files         int            `json:"files"`
-	Notes         []string       `json:"notes,omitempty"`
+	// ExternalOrigins are the https origins the app's code loads from (a font or stylesheet
+	// host): the contract allows them, and blocks every other.
+	ExternalOrigins []string `json:"external_origins,omitempty"`
+	Notes           []string `json:"notes,omitempty"`
 }
 
 // RepoRef is the repository's identity as the contract records it.
@@ -229,6 +232,7 @@ func Read(ctx context.Context, src *Source, opts Options) (*Survey, error) {
 		sv.readRoutes()
 		sv.readSignIn()
 	}
+	sv.readOrigins()
 	sv.rankRelevant(opts.Goal)
 	return s, nil
 }
