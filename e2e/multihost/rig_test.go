@@ -155,6 +155,19 @@ unset RIG_HIDE RIG_BIN RIG_REPO RIG_REPO_REAL RIG_HOLD OLDPWD
 exec "$@"
 `
 
+// mountEnv is what hostScript mounts for host name: the others' folders to hide, the rig's
+// binaries and the repository (as the test names it and its real path), and where to hold it.
+func (r *rig) mountEnv(name string) []string {
+	var hide []string
+	for _, n := range r.names {
+		if n != name {
+			hide = append(hide, filepath.Join(r.root, n))
+		}
+	}
+	return []string{"RIG_HIDE=" + strings.Join(hide, " "), "RIG_BIN=" + filepath.Dir(r.bin), "RIG_REPO=" + r.repo,
+		"RIG_REPO_REAL=" + r.real, "RIG_HOLD=" + filepath.Join(r.root, "mnt")}
+}
+
 // start runs argv as host name at address rigSubnet+octet, with env added to a minimal
 // environment, in the repository as working directory. readyLine is the text of the line
 // that says the host is up ("" to not wait).
@@ -162,12 +175,6 @@ func (r *rig) start(name string, octet int, env []string, readyLine string, argv
 	r.t.Helper()
 	h := &host{name: name, ip: rigSubnet + strconv.Itoa(octet), dir: filepath.Join(r.root, name),
 		exited: make(chan struct{}), ready: make(chan struct{})}
-	var hide []string
-	for _, n := range r.names {
-		if n != name {
-			hide = append(hide, filepath.Join(r.root, n))
-		}
-	}
 	tmp := filepath.Join(h.dir, "tmp")
 	if err := os.MkdirAll(tmp, 0o755); err != nil {
 		r.t.Fatal(err)
@@ -180,9 +187,8 @@ func (r *rig) start(name string, octet int, env []string, readyLine string, argv
 	args := append([]string{"--net", "--mount", "--propagation", "private", "--", "/bin/sh", "-c", hostScript, "sh"}, argv...)
 	h.cmd = exec.Command("unshare", args...)
 	h.cmd.Dir = r.repo
-	h.cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + h.dir, "TMPDIR=" + tmp, "LANG=C.UTF-8",
-		"RIG_HIDE=" + strings.Join(hide, " "), "RIG_BIN=" + filepath.Dir(r.bin), "RIG_REPO=" + r.repo,
-		"RIG_REPO_REAL=" + r.real, "RIG_HOLD=" + filepath.Join(r.root, "mnt")}, env...)
+	h.cmd.Env = append(append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + h.dir, "TMPDIR=" + tmp, "LANG=C.UTF-8"},
+		r.mountEnv(name)...), env...)
 	stdin, err := h.cmd.StdinPipe()
 	if err != nil {
 		r.t.Fatal(err)
