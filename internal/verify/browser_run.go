@@ -467,7 +467,7 @@ func (r *run) drive(ctx context.Context, c contracts.Criterion, vp contracts.Vie
 		return err
 	}
 	dr := &driverReads{base: r.base, page: page, reqs: reqs, leaves: lv, readOf: readOf, maxSide: p.BackgroundSamplePX}
-	wo := watch{fill: dr.fill, hold: pend.hold(page, navStart, time.Duration(endMS)*time.Millisecond), touch: touches(c, vp) && len(reads) > 0}
+	wo := watch{fill: dr.fill, hold: pend.hold(page, navStart, time.Duration(endMS)*time.Millisecond), touch: touches(c, vp) && len(reads) > 0, phone: contracts.IsPhone(vp)}
 	obs, err := r.observe(ctx, bctx, page, reads, geometry, held, endMS, deadline, share, wo)
 	if out.tracing {
 		_ = bctx.Tracing().GroupEnd()

@@ -35,6 +35,8 @@ type watch struct {
 	// touch: after the final read, a person's scroll to the bottom and back, a wheel, a tap
 	// on an empty area and a key press, then a read that must hold too.
 	touch bool
+	// phone: the viewport is a phone's (the probe reads the visual viewport's width).
+	phone bool
 }
 
 // pageRead is one full read of a criterion's assertion at one viewport.
@@ -237,7 +239,7 @@ func (r *run) observe(ctx context.Context, bctx playwright.BrowserContext, page 
 	}
 
 	poll := map[string]any{"op": "poll", "params": p.raw}
-	read := map[string]any{"op": "read", "params": p.raw, "reads": reads, "content": needContent}
+	read := map[string]any{"op": "read", "params": p.raw, "reads": reads, "content": needContent, "phone": wo.phone}
 	var (
 		settled   bool
 		lastSig   string

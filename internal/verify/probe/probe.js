@@ -109,7 +109,11 @@
     return { now: performance.now(), spot: null };
   }
 
-  const iw = window.innerWidth;
+  // A phone's innerWidth grows with content wider than the page declared (a 900 px table makes it
+  // 908) while the screen still shows the device width: on a phone the viewport is the visual
+  // viewport's width, which is the device width for a device-width page and the laid-out width
+  // (980) for a page that declares none.
+  const iw = request.phone && window.visualViewport ? window.visualViewport.width : window.innerWidth;
   const ih = window.innerHeight;
   const sx = window.scrollX;
   const sy = window.scrollY;
