@@ -95,7 +95,7 @@ func TestEveryTermChangesTheHash(t *testing.T) {
 		"/criteria/4/required_artifacts/2":         nil,
 		"/evidence_policy/required":                []any{"observed"},
 		"/verifier/digest":                         "1111111111111111111111111111111111111111111111111111111111111111",
-		"/verifier/version":                        "4",
+		"/verifier/version":                        "99",
 		"/max_attempts":                            2,
 		"/price/amount":                            4901,
 		"/price/currency":                          "eur",
@@ -107,6 +107,7 @@ func TestEveryTermChangesTheHash(t *testing.T) {
 		"/criteria/3/assert/all_of/0/state":        "attached",
 		"/criteria/0/route":                        "/watchlist?view=cards",
 		"/criteria/1/seed/local_storage/watchlist": []any{"NVDA"},
+		"/allowed_origins":                         []any{"https://fonts.example.com"},
 	}
 	for ptr, v := range changes {
 		doc := contractstest.Edit(t, contractstest.Decode(t, base), ptr, v, v == nil)
