@@ -20,8 +20,8 @@ type Driver struct {
 
 // StartDriver checks the provisioned driver and starts it. It never downloads anything: a
 // missing driver is a SetupError. playwright.Install is called with SkipInstallBrowsers only for
-// its offline work (version check and mx's pageError bundle patch), so the driver directory
-// must be writable.
+// its offline work (version check and mx's pageError bundle patch). The setup task applies that
+// patch once (tasks/pwdriver), so a driver directory made read-only after setup still works.
 func StartDriver(cfg Config) (*Driver, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.CheckSetup(false); err != nil {
