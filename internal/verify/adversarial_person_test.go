@@ -369,23 +369,12 @@ func TestPersonAdversaries(t *testing.T) {
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			base, other := personSite(t, rn.im)
-			for _, c := range []*contracts.Contract{w1, gen} {
-				cc := *c
-				if rn.im.otherExtra != nil {
-					// What the fix loads from the other origin is allowed by the contract.
-					cc.AllowedOrigins = []string{other}
-				}
-				d, ev := verdictUnder(t, v, &cc, base)
-				if d.Verdict != rn.want {
-					var lines []string
-					for _, r := range ev.Results {
-						lines = append(lines, fmt.Sprintf("%s %s %v %s", r.CriterionID, r.Status, r.Observed, r.Error))
-					}
-					t.Errorf("%s [%s] under %s: verdict %s, want %s\nreasons %+v\n%s", rn.im.name, rn.im.class, cc.ContractID, d.Verdict, rn.want, d.Reasons, strings.Join(lines, "\n"))
-					continue
-				}
-				t.Logf("%s under %s: %s (%s)", rn.im.name, cc.ContractID, d.Verdict, d.Summary())
+			var allowed []string
+			if rn.im.otherExtra != nil {
+				// What the fix loads from the other origin is allowed by the contract.
+				allowed = []string{other}
 			}
+			wantVerdicts(t, v, rn.im.impl, base, allowed, rn.want, w1, gen)
 		})
 	}
 }

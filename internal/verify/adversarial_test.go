@@ -210,6 +210,26 @@ func verdictUnder(t *testing.T, v *Verifier, c *contracts.Contract, base string)
 	return policy.Decide(*c, exp, ev), ev
 }
 
+// wantVerdicts verifies an implementation served at base under each contract (allowing the
+// given origins) and fails, with every criterion's observations, where the verdict is not want.
+func wantVerdicts(t *testing.T, v *Verifier, im impl, base string, allowed []string, want string, cs ...*contracts.Contract) {
+	t.Helper()
+	for _, c := range cs {
+		cc := *c
+		cc.AllowedOrigins = allowed
+		d, ev := verdictUnder(t, v, &cc, base)
+		if d.Verdict != want {
+			var lines []string
+			for _, r := range ev.Results {
+				lines = append(lines, fmt.Sprintf("%s %s %v %s", r.CriterionID, r.Status, r.Observed, r.Error))
+			}
+			t.Errorf("%s [%s] under %s: verdict %s, want %s\nreasons %+v\n%s", im.name, im.class, cc.ContractID, d.Verdict, want, d.Reasons, strings.Join(lines, "\n"))
+			continue
+		}
+		t.Logf("%s under %s: %s (%s)", im.name, cc.ContractID, d.Verdict, d.Summary())
+	}
+}
+
 // TestAdversarialWatchlist: every implementation built to pass a weak check is not_satisfied,
 // and every correct one satisfied, under the W1 contract and under the contract generated from
 // the task's own words.
@@ -243,20 +263,7 @@ func TestAdversarialWatchlist(t *testing.T) {
 			t.Parallel()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			base := implSite(t, rn.im)
-			for _, c := range []*contracts.Contract{w1, gen} {
-				cc := *c
-				d, ev := verdictUnder(t, v, &cc, base)
-				if d.Verdict != rn.want {
-					var lines []string
-					for _, r := range ev.Results {
-						lines = append(lines, fmt.Sprintf("%s %s %v %s", r.CriterionID, r.Status, r.Observed, r.Error))
-					}
-					t.Errorf("%s under %s: verdict %s, want %s\nreasons %+v\n%s", rn.im.name, cc.ContractID, d.Verdict, rn.want, d.Reasons, strings.Join(lines, "\n"))
-					continue
-				}
-				t.Logf("%s under %s: %s (%s)", rn.im.name, cc.ContractID, d.Verdict, d.Summary())
-			}
+			wantVerdicts(t, v, rn.im, implSite(t, rn.im), nil, rn.want, w1, gen)
 		})
 	}
 }

@@ -2,45 +2,23 @@ package verify
 
 import (
 	"fmt"
-	"net"
 	"net/http"
+	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/hostiletest"
 )
-
-// canary counts the TCP connections made to it on 127.0.0.1: anything that reaches it from the
-// verifier's browser got past origin pinning.
-func canary(t *testing.T) (addr string, count func() int64) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n atomic.Int64
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			n.Add(1)
-			c.Close()
-		}
-	}()
-	t.Cleanup(func() { ln.Close() })
-	return ln.Addr().String(), n.Load
-}
 
 // TestOriginCanary: page code in the verifier's browser cannot reach a listener on the
 // verifier's host by any of the ways a page opens connections, while its own origin answers
 // through the same browser; what was refused is listed in the evidence.
 func TestOriginCanary(t *testing.T) {
 	v := testVerifier(t)
-	addr, hits := canary(t)
-	_, port, _ := net.SplitHostPort(addr)
+	p, hits := hostiletest.Service(t)
+	port := strconv.Itoa(p)
+	addr := "127.0.0.1:" + port
 	targets := []string{"http://" + addr, "http://localhost:" + port, "http://0.0.0.0:" + port, "http://[::1]:" + port}
 	var probes []string
 	for i, u := range targets {
