@@ -248,9 +248,9 @@ type Assertion struct {
 	// all_of: every nested assertion holds.
 	AllOf []Assertion `json:"all_of,omitempty"`
 
-	// no_horizontal_overflow at a phone's width: AllowScrollers lets a sideways scroller hold
-	// content wider than the viewport (a carousel the goal asks for). Without it such a
-	// scroller counts as wide content.
+	// no_horizontal_overflow (page-wide) at a phone's width: AllowScrollers lets a sideways
+	// scroller hold content wider than the viewport (a carousel the goal asks for). Without it
+	// such a scroller counts as wide content.
 	AllowScrollers bool `json:"allow_scrollers,omitempty"`
 }
 

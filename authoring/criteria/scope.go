@@ -48,7 +48,7 @@ func (in *intent) overflowScoped() bool {
 // regionOverflowCheck: nothing inside the region reaches past the phone's edge.
 func (p *pagePlan) regionOverflowCheck() contracts.Criterion {
 	tag := p.it.region
-	return p.crit(p.idFor(regionWord(tag)+"-no-overflow"), fmt.Sprintf("At 390x844 nothing inside the %s (<%s>) of %s reaches past the screen's edge or is cut off%s%s.", regionWord(tag), tag, p.route, noScrollers, p.suffix()),
+	return p.crit(p.idFor(regionWord(tag)+"-no-overflow"), fmt.Sprintf("At 390x844 nothing inside the %s (<%s>) of %s reaches past the screen's edge or is cut off%s.", regionWord(tag), tag, p.route, p.suffix()),
 		contracts.Assertion{Kind: contracts.KindNoHorizontalOverflow, Within: tag}, Mobile)
 }
 

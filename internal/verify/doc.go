@@ -63,10 +63,10 @@
 //     on purpose.
 //   - Same-origin frames (srcdoc included) are part of the page: element counts include their
 //     rendered matches when the frame is visible. At a phone's width no_horizontal_overflow
-//     also counts wide_scrollers: visible horizontal scroll containers and same-origin frames
-//     whose content is wider than the viewport and holds a non-inline element (a table, a grid)
-//     or a picture (canvas, img, svg, video) wider than it, unless the assertion sets
-//     allow_scrollers. Lines of text in a code block do not count.
+//     (page-wide, not `within`) also counts wide_scrollers: visible horizontal scroll containers
+//     and same-origin frames whose content is wider than the viewport and holds a non-inline
+//     element (a table, a grid) or a picture (canvas, img, svg, video) wider than it, unless the
+//     assertion sets allow_scrollers. Lines of text in a code block do not count.
 //   - A display: contents element has no box: it is judged by its children's boxes.
 //   - Visible text must also be painted: on every read but the periodic ones, the part of its
 //     holder's text inside the viewport is captured, and the contrast between its lightest and

@@ -50,9 +50,12 @@ func TestOverflowMustPass(t *testing.T) {
 	}
 	srv := site(t, testSHA, pages, nil)
 	var criteria []contracts.Criterion
-	for _, id := range []string{"sr-only", "drawer", "skip-link", "scroll-container", "ellipsis"} {
+	for _, id := range []string{"sr-only", "drawer", "skip-link", "ellipsis"} {
 		criteria = append(criteria, crit(id, "/"+id, noOverflow))
 	}
+	// A table in a sideways scroller is wide content on a phone unless the contract allows
+	// scrollers; where it does, the scroller is not overflow.
+	criteria = append(criteria, crit("scroll-container", "/scroll-container", contracts.Assertion{Kind: contracts.KindNoHorizontalOverflow, AllowScrollers: true}))
 	ev := verify(t, v, request(t, srv.URL, criteria...))
 	for _, c := range criteria {
 		r := wantStatus(t, ev, c.ID, contracts.StatusPass)

@@ -47,13 +47,20 @@ func (r *run) touch(ctx context.Context, w *world, clk pageClock, call func(map[
 			return nil
 		})
 	}
-	for _, to := range []string{"bottom", "top"} {
-		if _, err := call(map[string]any{"op": "scroll", "to": to, "params": p.raw}); err != nil {
-			return fmt.Errorf("scroll to the %s: %w", to, err)
-		}
-		if err := step(touchStepMS); err != nil {
-			return err
-		}
+	// To the bottom, then back where the page was (a page may have scrolled itself).
+	res, err := call(map[string]any{"op": "scroll", "to": "bottom", "params": p.raw})
+	if err != nil {
+		return fmt.Errorf("scroll to the bottom: %w", err)
+	}
+	if err := step(touchStepMS); err != nil {
+		return err
+	}
+	before, _ := res["before"].(float64)
+	if _, err := call(map[string]any{"op": "scroll", "to": before, "params": p.raw}); err != nil {
+		return fmt.Errorf("scroll back: %w", err)
+	}
+	if err := step(touchStepMS); err != nil {
+		return err
 	}
 	spot, err := call(map[string]any{"op": "spot", "params": p.raw})
 	if err != nil {

@@ -11,7 +11,8 @@
 //   install  start counting DOM mutations in the document and in every shadow root
 //   poll     the page clock, the quiet clock and a layout signature (cheap; no assertion)
 //   read     measure request.reads, plus the signature
-//   scroll   scroll the viewport to request.to ("bottom" or "top"), as a person's swipe would
+//   scroll   scroll the viewport to request.to ("bottom", or a vertical offset), as a person's
+//            swipe would; answers where it was before
 //   spot     a point of the viewport on nothing a person would tap on purpose (no link,
 //            control, label or text), for the verifier's tap; null when there is none
 //
@@ -85,8 +86,9 @@
 
   if (request.op === 'scroll') {
     const se = doc.scrollingElement || root;
-    window.scrollTo(window.scrollX, request.to === 'bottom' ? se.scrollHeight : 0);
-    return { now: performance.now(), scroll_y: window.scrollY };
+    const before = window.scrollY;
+    window.scrollTo(window.scrollX, request.to === 'bottom' ? se.scrollHeight : Number(request.to) || 0);
+    return { now: performance.now(), before, scroll_y: window.scrollY };
   }
   if (request.op === 'spot') {
     const ACTIVE = 'a, button, input, select, textarea, label, summary, details, video, audio, iframe, [role], [tabindex], [onclick], [contenteditable]';
@@ -783,7 +785,6 @@
     const o = overflow(inScope);
     const list = inFlatOrder([...over]);
     return {
-      ...wideScrollers(inScope),
       count: scopes.length,
       inner_width: iw,
       overflowing_elements: list.length,
