@@ -3,6 +3,7 @@ package contracts
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -147,6 +148,30 @@ func ChecksFor(c Criterion) ([]Check, error) {
 
 // assertionChecks lists an assertion's checks under prefix p; phoneW is the viewport's width when
 // it is a phone's, else 0.
+// firstVerifierOfSemantics5 is the first verifier version that measures assertion semantics 5.
+const firstVerifierOfSemantics5 = 4
+
+// ChecksMeasuredBy keeps the checks that evidence of a verifier version measured. Evidence from
+// verifiers before version 4 (assertion semantics 4 and earlier) has no left_origin,
+// wide_scrollers or phone layout-width values: it is judged as it was when it was recorded, so
+// a workflow history replays to the same verdict. A live contract frozen under those semantics
+// is refused on its verifier digest before any check counts.
+func ChecksMeasuredBy(checks []Check, verifierVersion string) []Check {
+	v, err := strconv.Atoi(verifierVersion)
+	if err != nil || v >= firstVerifierOfSemantics5 {
+		return checks
+	}
+	out := make([]Check, 0, len(checks))
+	for _, ch := range checks {
+		if strings.HasSuffix(ch.Key, "/"+ObsLeftOrigin) || strings.HasSuffix(ch.Key, ObsWideScrollers) ||
+			(strings.HasSuffix(ch.Key, ObsInnerWidth) && ch.ExpectedKey == "") {
+			continue
+		}
+		out = append(out, ch)
+	}
+	return out
+}
+
 func assertionChecks(a Assertion, p string, phoneW float64) ([]Check, error) {
 	lit := func(key, op string, want any, label string) Check {
 		return Check{Key: p + key, Op: op, Expected: want, Label: label}

@@ -210,7 +210,7 @@ func judge(c contracts.Contract, exp Expectation, ev *contracts.Evidence) *judge
 			j.add(RuleIntegrity, CodeResultDuplicate, cr.ID, "%s: the evidence has %d results for this criterion", label(n, cr), len(idx))
 			continue
 		}
-		judgeCriterion(j, c, n, cr, ev.Results[idx[0]], artifactKinds)
+		judgeCriterion(j, c, n, cr, ev.Results[idx[0]], artifactKinds, ev.Verifier.Version)
 	}
 	for _, r := range ev.Results {
 		if !known[r.CriterionID] {
@@ -280,7 +280,7 @@ func checkIntegrity(j *judgement, c contracts.Contract, exp Expectation, ev *con
 	}
 }
 
-func judgeCriterion(j *judgement, c contracts.Contract, n int, cr contracts.Criterion, r contracts.CriterionResult, artifactKinds map[string]string) {
+func judgeCriterion(j *judgement, c contracts.Contract, n int, cr contracts.Criterion, r contracts.CriterionResult, artifactKinds map[string]string, verifierVersion string) {
 	name := label(n, cr)
 	if r.Status == contracts.StatusError || r.Status == contracts.StatusTimeout {
 		msg := r.Error
@@ -304,6 +304,7 @@ func judgeCriterion(j *judgement, c contracts.Contract, n int, cr contracts.Crit
 		j.add(RuleIncomplete, CodeObservedMissing, cr.ID, "%s: %v", name, err)
 		return
 	}
+	checks = contracts.ChecksMeasuredBy(checks, verifierVersion)
 	var failures []contracts.Reason
 	complete := true
 	for _, ch := range checks {
