@@ -1,8 +1,6 @@
 package verify
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -185,7 +183,10 @@ type pinProxy struct {
 	guard   *originGuard
 	allowed map[string]bool // host:port
 	rp      *httputil.ReverseProxy
-	wg      sync.WaitGroup
+	// tunnels are the CONNECT tunnels open now: hijacked connections the server no longer
+	// tracks, closed with the proxy so none outlives its context.
+	mu      sync.Mutex
+	tunnels map[net.Conn]bool
 }
 
 // hostPort is a URL's host:port with the scheme's default port filled in.
@@ -209,7 +210,7 @@ func startPinProxy(g *originGuard) (*pinProxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("origin proxy: %w", err)
 	}
-	p := &pinProxy{ln: ln, guard: g, allowed: map[string]bool{hostPort(g.preview): true}}
+	p := &pinProxy{ln: ln, guard: g, allowed: map[string]bool{hostPort(g.preview): true}, tunnels: map[net.Conn]bool{}}
 	for o := range g.allowed {
 		p.allowed[hostPort(o)] = true
 	}
@@ -217,14 +218,12 @@ func startPinProxy(g *originGuard) (*pinProxy, error) {
 	p.rp = &httputil.ReverseProxy{
 		Rewrite:   func(r *httputil.ProxyRequest) { r.Out.URL = r.In.URL; r.Out.Host = r.In.Host },
 		Transport: tr,
-		ErrorLog:  nil,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			http.Error(w, "preview unreachable", http.StatusBadGateway)
 		},
 	}
-	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second, ErrorLog: nil}
-	p.wg.Add(1)
-	go func() { defer p.wg.Done(); _ = p.srv.Serve(ln) }()
+	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second}
+	go func() { _ = p.srv.Serve(ln) }()
 	return p, nil
 }
 
@@ -273,9 +272,10 @@ func (p *pinProxy) tunnel(w http.ResponseWriter, r *http.Request, target string)
 		b, _ := buf.Reader.Peek(n)
 		_, _ = up.Write(b)
 	}
-	p.wg.Add(2)
+	p.mu.Lock()
+	p.tunnels[up], p.tunnels[down] = true, true
+	p.mu.Unlock()
 	pipe := func(dst, src net.Conn) {
-		defer p.wg.Done()
 		_, _ = io.Copy(dst, src)
 		if c, ok := dst.(interface{ CloseWrite() error }); ok {
 			_ = c.CloseWrite()
@@ -289,12 +289,12 @@ func (p *pinProxy) tunnel(w http.ResponseWriter, r *http.Request, target string)
 
 // close stops the proxy and every tunnel through it.
 func (p *pinProxy) close() {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := p.srv.Shutdown(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		_ = p.srv.Close()
-	}
 	_ = p.srv.Close()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for c := range p.tunnels {
+		_ = c.Close()
+	}
 }
 
 func clip(s string, n int) string {
