@@ -251,6 +251,16 @@ func TestClassify(t *testing.T) {
 	if f := r.Result("overflow").Failures; len(f) != 2 || f[0] != "at 390x844: scrollWidth = 927, innerWidth = 390 (want scrollWidth <= innerWidth)" {
 		t.Errorf("overflow failures %q", f)
 	}
+	// Evidence from a verifier other than the one the contract is frozen against measures
+	// nothing, and says so.
+	c.Verifier = contracts.VerifierRef{Name: "signoff-verifier", Version: "3", Digest: strings.Repeat("a", 64)}
+	ev.Verifier = contracts.VerifierRef{Name: "signoff-verifier", Version: "4", Digest: strings.Repeat("b", 64)}
+	for _, res := range Classify(c, ev, sha).Results {
+		if res.Outcome != OutcomeError || !strings.Contains(res.Error, "frozen against verifier 3") {
+			t.Errorf("%s judged with another verifier's evidence: %+v", res.CriterionID, res)
+		}
+	}
+	ev.Verifier = c.Verifier
 	// Evidence from another commit measures nothing.
 	ev.RuntimeSHA = strings.Repeat("d", 40)
 	for _, res := range Classify(c, ev, sha).Results {

@@ -94,6 +94,14 @@ func Classify(c contracts.Contract, ev *contracts.Evidence, builtSHA string) *Ba
 		}
 		return r
 	}
+	if c.Verifier.Digest != "" && c.Verifier.Digest != ev.Verifier.Digest {
+		for _, cr := range c.Criteria {
+			r.Results = append(r.Results, BaseResult{CriterionID: cr.ID, Outcome: OutcomeError,
+				Error: fmt.Sprintf("the contract is frozen against verifier %s (digest %.12s), this verifier is %s (digest %.12s): nothing was measured",
+					c.Verifier.Version, c.Verifier.Digest, ev.Verifier.Version, ev.Verifier.Digest)})
+		}
+		return r
+	}
 	byID := map[string]contracts.CriterionResult{}
 	for _, res := range ev.Results {
 		byID[res.CriterionID] = res

@@ -13,14 +13,19 @@ import (
 // envUpdateFixtures=1 rewrites the prepared contracts' verifier reference to this verifier's.
 const envUpdateFixtures = "SIGNOFF_UPDATE_FIXTURES"
 
-// TestPreparedContractsNameThisVerifier: the prepared runs are frozen against this verifier. A
+// TestPreparedContractsNameThisVerifier: the prepared runs (the demo's and the end-to-end
+// suite's) are frozen against this verifier. A
 // change to the probe, its parameters or the assertion semantics changes the digest; the
 // prepared contracts are then stamped again (SIGNOFF_UPDATE_FIXTURES=1), which changes their
 // hashes and nothing else.
 func TestPreparedContractsNameThisVerifier(t *testing.T) {
-	paths, err := filepath.Glob("../../fixtures/runs/*/contract.json")
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no prepared contracts: %v", err)
+	var paths []string
+	for _, dir := range []string{"../../fixtures/runs", "../../e2e/testdata/runs"} {
+		found, err := filepath.Glob(filepath.Join(dir, "*", "contract.json"))
+		if err != nil || len(found) == 0 {
+			t.Fatalf("no prepared contracts in %s: %v", dir, err)
+		}
+		paths = append(paths, found...)
 	}
 	want := Ref()
 	for _, p := range paths {
