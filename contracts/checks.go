@@ -33,7 +33,12 @@ import (
 // page; at phone widths a horizontal scroller wider than the viewport is wide content unless the
 // assertion allows scrollers, and layout is read again after a person's scroll, wheel and tap;
 // a page is not read as final while its fetches are pending or its workers run.
-const AssertionSemanticsVersion = "signoff.assertions/5"
+//
+// 6: what the user named. A selector may be a role locator (role=link[name="Docs"i]: role and
+// accessible name, as a person perceives the element); a position at the top or bottom of the
+// page also means before or after every other content element of the page's main region
+// (content_before / content_after = 0), so on a page one screen tall the order decides.
+const AssertionSemanticsVersion = "signoff.assertions/6"
 
 // PhoneWidthPx: a viewport narrower than this is a phone (touch, mobile user agent, coarse
 // pointer); from it on, a desktop.
@@ -101,6 +106,11 @@ const (
 	// ObsBlocked lists requests blocked because their origin is neither the preview's nor
 	// one the contract allows (reported, not judged).
 	ObsBlocked = "blocked_requests"
+	// ObsContentBefore and ObsContentAfter count the content elements (text, images, controls)
+	// of the page's main region that lie wholly above or wholly below a positioned element,
+	// not counting the element's own ancestors and descendants.
+	ObsContentBefore = "content_before"
+	ObsContentAfter  = "content_after"
 )
 
 // TextVisibleKey is the observed key for the i-th text of a visible_text assertion.
@@ -146,25 +156,30 @@ func ChecksFor(c Criterion) ([]Check, error) {
 	return out, nil
 }
 
-// assertionChecks lists an assertion's checks under prefix p; phoneW is the viewport's width when
-// it is a phone's, else 0.
-// firstVerifierOfSemantics5 is the first verifier version that measures assertion semantics 5.
-const firstVerifierOfSemantics5 = 4
+// firstVerifierOfSemantics5 and 6 are the first verifier versions that measure assertion
+// semantics 5 and 6.
+const (
+	firstVerifierOfSemantics5 = 4
+	firstVerifierOfSemantics6 = 5
+)
 
 // ChecksMeasuredBy keeps the checks that evidence of a verifier version measured. Evidence from
-// verifiers before version 4 (assertion semantics 4 and earlier) has no left_origin,
+// verifiers before version 5 has no content_before or content_after; from verifiers before version 4 (assertion semantics 4 and earlier) has no left_origin,
 // wide_scrollers or phone layout-width values: it is judged as it was when it was recorded, so
 // a workflow history replays to the same verdict. A live contract frozen under those semantics
 // is refused on its verifier digest before any check counts.
 func ChecksMeasuredBy(checks []Check, verifierVersion string) []Check {
 	v, err := strconv.Atoi(verifierVersion)
-	if err != nil || v >= firstVerifierOfSemantics5 {
+	if err != nil || v >= firstVerifierOfSemantics6 {
 		return checks
 	}
 	out := make([]Check, 0, len(checks))
 	for _, ch := range checks {
-		if strings.HasSuffix(ch.Key, "/"+ObsLeftOrigin) || strings.HasSuffix(ch.Key, ObsWideScrollers) ||
-			(strings.HasSuffix(ch.Key, ObsInnerWidth) && ch.ExpectedKey == "") {
+		if strings.HasSuffix(ch.Key, ObsContentBefore) || strings.HasSuffix(ch.Key, ObsContentAfter) {
+			continue
+		}
+		if v < firstVerifierOfSemantics5 && (strings.HasSuffix(ch.Key, "/"+ObsLeftOrigin) || strings.HasSuffix(ch.Key, ObsWideScrollers) ||
+			(strings.HasSuffix(ch.Key, ObsInnerWidth) && ch.ExpectedKey == "")) {
 			continue
 		}
 		out = append(out, ch)
@@ -172,6 +187,8 @@ func ChecksMeasuredBy(checks []Check, verifierVersion string) []Check {
 	return out
 }
 
+// assertionChecks lists an assertion's checks under prefix p; phoneW is the viewport's width when
+// it is a phone's, else 0.
 func assertionChecks(a Assertion, p string, phoneW float64) ([]Check, error) {
 	lit := func(key, op string, want any, label string) Check {
 		return Check{Key: p + key, Op: op, Expected: want, Label: label}
@@ -292,9 +309,11 @@ func assertionChecks(a Assertion, p string, phoneW float64) ([]Check, error) {
 		out := []Check{lit(ObsCount, OpGE, 1.0, a.Selector+" displayed")}
 		switch a.Place {
 		case PlaceFirstViewport:
-			out = append(out, ref(ObsTop, OpLT, ObsInnerHeight, a.Selector+" top < innerHeight (in the first screen)"))
+			out = append(out, ref(ObsTop, OpLT, ObsInnerHeight, a.Selector+" top < innerHeight (in the first screen)"),
+				lit(ObsContentBefore, OpEQ, 0.0, "content of the main region above "+a.Selector+" = 0"))
 		case PlaceLastViewport:
-			out = append(out, ref(ObsFromEnd, OpLT, ObsInnerHeight, a.Selector+" bottom within innerHeight of the end (in the last screen)"))
+			out = append(out, ref(ObsFromEnd, OpLT, ObsInnerHeight, a.Selector+" bottom within innerHeight of the end (in the last screen)"),
+				lit(ObsContentAfter, OpEQ, 0.0, "content of the main region below "+a.Selector+" = 0"))
 		case "":
 		default:
 			return nil, fmt.Errorf("unknown position place %q", a.Place)

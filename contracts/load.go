@@ -277,6 +277,7 @@ const (
 	RuleExpected          = "expected_literal"
 	RuleArtifacts         = "artifacts_applicable"
 	RuleSeedKey           = "seed_key"
+	RuleLocator           = "role_locator"
 )
 
 func semanticErrors(c *Contract, opts LoadOptions) []FieldError {
@@ -320,6 +321,7 @@ func semanticErrors(c *Contract, opts LoadOptions) []FieldError {
 					add(ap+"/route", RuleRoutePath, "%s", msg)
 				}
 			}
+			locatorError(a.Selector, ap+"/selector", add)
 		}
 		if cr.Seed != nil {
 			for k := range cr.Seed.LocalStorage {
@@ -333,7 +335,20 @@ func semanticErrors(c *Contract, opts LoadOptions) []FieldError {
 	return errs
 }
 
+// locatorError refuses a role locator outside the syntax the verifier reads (CSS is left to
+// the browser, which refuses a bad one as a failed read).
+func locatorError(sel, ptr string, add func(ptr, rule, format string, args ...any)) {
+	if IsRoleLocator(sel) {
+		if _, err := ParseRoleLocator(sel); err != nil {
+			add(ptr, RuleLocator, "%v", err)
+		}
+	}
+}
+
 func assertionErrors(a Assertion, p string, add func(ptr, rule, format string, args ...any)) {
+	for field, sel := range map[string]string{"selector": a.Selector, "within": a.Within, "before": a.Before, "after": a.After} {
+		locatorError(sel, p+"/"+field, add)
+	}
 	if a.Kind == KindMeasure && len(a.Expected) > 0 {
 		if _, err := decodeLiteral(a.Expected); err != nil {
 			add(p+"/expected", RuleExpected, "%v", err)

@@ -113,7 +113,15 @@
 //     gap between their left edges.
 //   - position: the first visible match (flat-tree order) in document coordinates: top,
 //     bottom, from_end (document height minus bottom), inner_height, and ref.count, ref.top and
-//     ref.bottom for the Before or After element.
+//     ref.bottom for the Before or After element; content_before and content_after count the
+//     painted text nodes and displayed images, media and controls of the page's main region
+//     (its first displayed main landmark, else the body) wholly above or wholly below it, not
+//     counting its own ancestors and descendants.
+//   - A selector may be a role locator (role=link[name="Docs"i]): elements whose ARIA role,
+//     explicit or implied by the tag, and accessible name (aria-labelledby, aria-label, a form
+//     control's label, an image's alt, else the content for roles named by content, else the
+//     title) match; elements hidden from people (display: none, visibility, aria-hidden) never
+//     match. Actions read the same syntax through Playwright's role engine.
 //   - press presses Key on the first visible match of Selector, or on whatever has focus.
 //   - The url, request and background values are read outside the page right after each of
 //     the probe's reads, before the page clock moves on, so they are judged at every read too.

@@ -1,4 +1,4 @@
-// Signoff verifier probe, assertion semantics 5.
+// Signoff verifier probe, assertion semantics 6.
 //
 // It runs in an isolated world the verifier creates over CDP (Page.createIsolatedWorld), so the
 // app's scripts cannot redefine the getters it reads: a page that patches
@@ -372,8 +372,139 @@
     return parts.join(' > ').replace(/> ::shadow >/g, '::shadow >');
   };
 
+  // Role locators (role=link[name="Docs"i], role=link[name=/^(Docs|GitHub)$/i],
+  // role=heading[level=1]): an element's ARIA role, explicit or implied by its tag, and its
+  // accessible name, as a person perceives it. Elements hidden from people (display: none,
+  // visibility: hidden, aria-hidden) never match, as in Playwright's role engine.
+  const parseRole = (sel) => {
+    const m = /^role=([a-z]+)((?:\[[^\]]*\])*)$/.exec(sel);
+    if (!m) throw new Error('bad role locator ' + sel);
+    const out = { role: m[1], level: 0, mode: '', name: '' };
+    const attrRe = /\[(name|level)=("(?:[^"\\]|\\.)*"[is]?|\/(?:[^\/\\]|\\.)+\/i?|[1-6])\]/g;
+    for (let a; (a = attrRe.exec(m[2])); ) {
+      const v = a[2];
+      if (a[1] === 'level') out.level = Number(v);
+      else if (v[0] === '"') {
+        const flag = v.endsWith('"') ? '' : v[v.length - 1];
+        out.name = JSON.parse(flag ? v.slice(0, -1) : v);
+        out.mode = { '': 'substring', i: 'exact_i', s: 'exact' }[flag];
+      } else {
+        const i = v.endsWith('/i');
+        out.re = new RegExp(v.slice(1, i ? -2 : -1), i ? 'i' : '');
+        out.mode = 'regexp';
+      }
+    }
+    return out;
+  };
+  const INPUT_ROLE = { button: 'button', submit: 'button', reset: 'button', image: 'button', checkbox: 'checkbox',
+    radio: 'radio', range: 'slider', number: 'spinbutton', search: 'searchbox', text: 'textbox', email: 'textbox',
+    tel: 'textbox', url: 'textbox', '': 'textbox' };
+  const TAG_ROLE = { BUTTON: 'button', NAV: 'navigation', MAIN: 'main', ASIDE: 'complementary', ARTICLE: 'article',
+    UL: 'list', OL: 'list', MENU: 'list', LI: 'listitem', TABLE: 'table', TR: 'row', TD: 'cell', TH: 'columnheader',
+    DIALOG: 'dialog', DETAILS: 'group', FIELDSET: 'group', P: 'paragraph', OPTION: 'option', PROGRESS: 'progressbar',
+    HR: 'separator', TEXTAREA: 'textbox', FIGURE: 'figure', BLOCKQUOTE: 'blockquote', FORM: 'form', SEARCH: 'search' };
+  const implicitRole = (el) => {
+    const t = el.tagName;
+    if (/^H[1-6]$/.test(t)) return 'heading';
+    if (t === 'A' || t === 'AREA') return el.hasAttribute('href') ? 'link' : 'generic';
+    if (t === 'INPUT') return INPUT_ROLE[(el.getAttribute('type') || '').toLowerCase()] || '';
+    if (t === 'SELECT') return el.multiple || el.size > 1 ? 'listbox' : 'combobox';
+    if (t === 'IMG') return el.getAttribute('alt') === '' ? 'presentation' : 'img';
+    if (t === 'HEADER' || t === 'FOOTER') {
+      for (let a = up(el); a; a = up(a)) if (/^(ARTICLE|ASIDE|MAIN|NAV|SECTION)$/.test(a.tagName)) return 'generic';
+      return t === 'HEADER' ? 'banner' : 'contentinfo';
+    }
+    if (t === 'SECTION') return el.hasAttribute('aria-label') || el.hasAttribute('aria-labelledby') ? 'region' : 'generic';
+    return TAG_ROLE[t] || '';
+  };
+  const roleOf = (el) => (el.getAttribute('role') || '').trim().split(/\s+/)[0] || implicitRole(el);
+  const NAME_FROM_CONTENT = new Set(['button', 'link', 'heading', 'cell', 'columnheader', 'rowheader', 'checkbox',
+    'radio', 'switch', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'option', 'tab', 'treeitem', 'tooltip', 'gridcell']);
+  const hiddenFromPeople = (el) => {
+    for (let a = el; a && a.nodeType === 1; a = up(a)) {
+      if (a.getAttribute('aria-hidden') === 'true') return true;
+      const s = style(a);
+      if (s.display === 'none') return true;
+    }
+    return style(el).visibility !== 'visible';
+  };
+  // The text an element contributes to a name, from its flat-tree content.
+  const contentText = (el, depth) => {
+    if (depth > 32) return '';
+    let out = '';
+    for (const n of flatChildren(el)) {
+      if (n.nodeType === 3) out += n.data;
+      else if (n.nodeType === 1 && !SKIP.has(n.tagName) && !hiddenFromPeople(n)) {
+        const label = n.getAttribute('aria-label');
+        if (label && label.trim()) out += ' ' + label + ' ';
+        else if (n.tagName === 'IMG') out += ' ' + (n.getAttribute('alt') || '') + ' ';
+        else {
+          const block = style(n).display !== 'inline';
+          out += (block ? ' ' : '') + contentText(n, depth + 1) + (block ? ' ' : '');
+        }
+      }
+    }
+    return out;
+  };
+  const byId = (el, id) => {
+    const r = el.getRootNode();
+    return r && r.getElementById ? r.getElementById(id) : null;
+  };
+  const accName = (el, role) => {
+    const ids = (el.getAttribute('aria-labelledby') || '').trim();
+    if (ids) {
+      const parts = ids.split(/\s+/).map((id) => byId(el, id)).filter(Boolean).map((r) => r.getAttribute('aria-label') || contentText(r, 0));
+      if (norm(parts.join(' '))) return norm(parts.join(' '));
+    }
+    const label = el.getAttribute('aria-label');
+    if (label && norm(label)) return norm(label);
+    const t = el.tagName;
+    if (t === 'INPUT' || t === 'TEXTAREA' || t === 'SELECT') {
+      const type = (el.getAttribute('type') || '').toLowerCase();
+      if (t === 'INPUT' && /^(button|submit|reset)$/.test(type)) return norm(el.value || (type === 'submit' ? 'Submit' : type === 'reset' ? 'Reset' : ''));
+      const labels = el.labels ? [...el.labels].map((l) => contentText(l, 0)).join(' ') : '';
+      if (norm(labels)) return norm(labels);
+      return norm(el.getAttribute('placeholder') || el.getAttribute('title') || '');
+    }
+    if (t === 'IMG') return norm(el.getAttribute('alt') || el.getAttribute('title') || '');
+    if (NAME_FROM_CONTENT.has(role)) {
+      const c = norm(contentText(el, 0));
+      if (c) return c;
+    }
+    return norm(el.getAttribute('title') || '');
+  };
+  const nameMatches = (loc, name) => {
+    switch (loc.mode) {
+      case '':
+        return true;
+      case 'substring':
+        return name.toLowerCase().includes(norm(loc.name).toLowerCase());
+      case 'exact_i':
+        return name.toLowerCase() === norm(loc.name).toLowerCase();
+      case 'exact':
+        return name === norm(loc.name);
+      default:
+        return loc.re.test(name);
+    }
+  };
+  const roleQuery = (scope, sel) => {
+    const loc = parseRole(sel);
+    const out = [];
+    for (const el of scope.querySelectorAll('*')) {
+      const role = roleOf(el);
+      if (role !== loc.role || hiddenFromPeople(el)) continue;
+      if (loc.level) {
+        const lv = Number(el.getAttribute('aria-level')) || Number((/^H([1-6])$/.exec(el.tagName) || [])[1]) || 0;
+        if (lv !== loc.level) continue;
+      }
+      if (nameMatches(loc, accName(el, role))) out.push(el);
+    }
+    return out;
+  };
+  // Every match of a selector (CSS or a role locator) under one root.
+  const queryIn = (scope, sel) => (sel.startsWith('role=') ? roleQuery(scope, sel) : [...scope.querySelectorAll(sel)]);
   // Every match of a selector in the document and in every shadow tree.
-  const query = (sel) => roots.flatMap((r) => [...r.querySelectorAll(sel)]);
+  const query = (sel) => roots.flatMap((r) => queryIn(r, sel));
 
   // Every non-blank text node of the composed tree, with the element that owns it.
   const textNodes = () => {
@@ -609,7 +740,7 @@
     let n = 0;
     for (const { frame, doc: d } of frameDocs()) {
       if (visibleOnly && !visibleRect(frame)) continue;
-      for (const e of d.querySelectorAll(sel)) {
+      for (const e of queryIn(d, sel)) {
         if (!visibleOnly) n++;
         else if (e.getClientRects().length > 0 && e.checkVisibility({ opacityProperty: true, visibilityProperty: true })) n++;
       }
@@ -708,10 +839,42 @@
     const b = vis.length ? elRect(vis[0].el) : { t: 0, b: 0 };
     return { count: vis.length, top: round(b.t, 10), bottom: round(b.b, 10) };
   };
+  // The content of the page's main region (its first displayed main landmark, else the body)
+  // that lies wholly above and wholly below el: painted text, and displayed images, media and
+  // controls, leaving out el's own ancestors and descendants. "At the bottom of the page" is
+  // after all of it; on a page one screen tall the order decides, not the screen.
+  const contentAround = (el) => {
+    const mains = visibleInOrder('main, [role="main"]');
+    const region = mains.length ? mains[0].el : body;
+    const within = (n, anc) => {
+      for (let a = n; a; a = up(a)) if (a === anc) return true;
+      return false;
+    };
+    const mine = elRect(el);
+    let before = 0;
+    let after = 0;
+    const count = (v) => {
+      if (v.b <= mine.t + tol) before++;
+      else if (v.t >= mine.b - tol) after++;
+    };
+    for (const n of textNodes()) {
+      if (!within(n, region) || within(n, el) || !textShown(n)) continue;
+      range.selectNodeContents(n);
+      count(docRect(range.getBoundingClientRect()));
+    }
+    for (const m of query('img, svg, canvas, video, input, button, select, textarea')) {
+      if (!within(m, region) || within(m, el) || within(el, m)) continue;
+      const v = visibleRect(m);
+      if (v) count(v);
+    }
+    return { content_before: before, content_after: after };
+  };
   const position = (r) => {
     const me = placed(r.selector);
     const docHeight = (doc.scrollingElement || root).scrollHeight;
     const out = { ...me, from_end: round(docHeight - me.bottom, 10), inner_height: ih, document_height: docHeight };
+    const first = visibleInOrder(r.selector)[0];
+    Object.assign(out, first ? contentAround(first.el) : { content_before: -1, content_after: -1 });
     if (r.ref) {
       const o = placed(r.ref);
       out['ref.count'] = o.count;
