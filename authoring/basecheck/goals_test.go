@@ -205,6 +205,17 @@ var shopGoals = []goalCase{
 	{class: "position", goal: "Add a 'Back to top' link at the bottom of the pricing page.",
 		correct: map[string]string{"/pricing": pricingMain("flex:0 0 300px", "") + `<a data-testid="back-to-top" href="#">Back to top</a>`},
 		wrong:   map[string]string{"/pricing": `<a data-testid="back-to-top" href="#">Back to top</a>` + pricingMain("flex:0 0 300px", "")}, wrongIs: "the link above the content"},
+	// Issue 26: the links the goal names are found by role and name; a hook on two blocks that
+	// were already one above the other does not stack them.
+	{class: "position", goal: "On phones, the Products and Pricing links in the header should stack vertically on the home page.",
+		correct: map[string]string{"header:/": strings.Replace(headerBase, `<nav style="display:flex;gap:24px">`, `<nav style="display:flex;flex-direction:column;gap:4px">`, 1)},
+		wrong:   map[string]string{"/": `<div data-testid="products-pricing"><div data-testid="products-pricing">Products</div><div data-testid="products-pricing">Pricing</div></div>` + homeMain},
+		wrongIs: "hooks on blocks already stacked, the links side by side"},
+	// On a page one screen tall the last screen includes the top: the order decides.
+	{class: "position", goal: "Add a 'Back to top' link at the bottom of the home page.",
+		correct: map[string]string{"/": homeMain + `<a data-testid="back-to-top" href="#">Back to top</a>`},
+		wrong:   map[string]string{"/": `<main><a data-testid="back-to-top" href="#">Back to top</a><h1>Tools that last</h1><p>Hand tools for every workshop.</p></main>`},
+		wrongIs: "the link above the heading of a one-screen page"},
 	{class: "position", goal: "Add a 'See plans' link to the home page that goes to the pricing page.",
 		correct: map[string]string{"/": homeMain + `<a data-testid="see-plans" href="/pricing">See plans</a>`},
 		wrong:   map[string]string{"/": homeMain + `<a data-testid="see-plans" href="/pricing" onclick="event.preventDefault()">See plans</a>`}, wrongIs: "the right href, a click that goes nowhere"},

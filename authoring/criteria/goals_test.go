@@ -2,6 +2,7 @@ package criteria
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -152,13 +153,47 @@ func TestStackVerticallySubjectFirst(t *testing.T) {
 func TestTopAndBottom(t *testing.T) {
 	d := genShop(t, "Put a 'Free shipping over $50' banner at the top of the home page.")
 	c := critByID(t, d, "free-shipping-over-50-top")
-	if c.Assert.Kind != contracts.KindPosition || c.Assert.Place != contracts.PlaceFirstViewport || c.Assert.Before != "main" {
+	if c.Assert.Kind != contracts.KindPosition || c.Assert.Place != contracts.PlaceFirstViewport || c.Assert.Selector != `[data-testid="free-shipping-over-50"]` {
 		t.Errorf("top %+v", c.Assert)
 	}
+	// A link the goal gives the text of is found by role and name, not by a hook; "at the
+	// bottom" is judged by the order of the content too (the verifier's content_after).
 	d = genShop(t, "Add a 'Back to top' link at the bottom of the pricing page.")
 	c = critByID(t, d, "back-to-top-bottom")
-	if c.Assert.Place != contracts.PlaceLastViewport || c.Assert.After != "main" {
+	if c.Assert.Place != contracts.PlaceLastViewport || c.Assert.Selector != `role=link[name="Back to top"i]` || c.Assert.After != "" {
 		t.Errorf("bottom %+v", c.Assert)
+	}
+	if !strings.Contains(c.Description, "below every other content") {
+		t.Errorf("bottom description %q", c.Description)
+	}
+}
+
+// Issue 26: the items a stacking goal names are found by what a person reads on them. "Home
+// page" is a page, not the items; a goal that names no items is refused, never re-aimed at
+// the page.
+func TestStackNamedControls(t *testing.T) {
+	d := genShop(t, "On phones, the Products and Pricing links in the header should stack vertically on the home page.")
+	var stacked *contracts.Criterion
+	for i := range d.Criteria {
+		if d.Criteria[i].Assert.Kind == contracts.KindStacked {
+			stacked = &d.Criteria[i]
+		}
+	}
+	if stacked == nil || stacked.Assert.Selector != `role=link[name=/^(?:Products|Pricing)$/i]` {
+		t.Fatalf("stacked criterion %+v\n%s", stacked, shape(d))
+	}
+	if !strings.Contains(stacked.Description, `"Products" and "Pricing" links`) {
+		t.Errorf("description %q", stacked.Description)
+	}
+	for _, goal := range []string{
+		"On phones, the buttons on the home page should stack vertically.",
+		"Make the about page stack vertically on phones.",
+	} {
+		_, err := Rules{}.Generate(context.Background(), GenerateInput{Goal: goal, Survey: authoringtest.Shop(t)})
+		var r *refusal.Error
+		if !errors.As(err, &r) || r.Code != refusal.NoTarget {
+			t.Errorf("%q: %v, want a no_target refusal", goal, err)
+		}
 	}
 }
 

@@ -391,13 +391,19 @@ var titleRe = regexp.MustCompile(`(?:^|\s)['"“‘]([^'"“”‘’]{1,80})['"
 // because of the words after "goes to", not because of the link's label.
 func maskTitles(s string) string {
 	b := []byte(s)
-	for _, m := range titleRe.FindAllStringSubmatchIndex(s, -1) {
-		for i := m[2]; i < m[3]; i++ {
-			b[i] = ' '
+	for _, re := range []*regexp.Regexp{titleRe, controlListRe} {
+		for _, m := range re.FindAllStringSubmatchIndex(s, -1) {
+			for i := m[2]; i < m[3]; i++ {
+				b[i] = ' '
+			}
 		}
 	}
 	return string(b)
 }
+
+// controlListRe finds the names in "the Products and Pricing links" or "the Docs, Blog and
+// GitHub buttons": controls the goal is about, not pages it names.
+var controlListRe = regexp.MustCompile(`\b((?:[\w'-]+(?:\s*,\s*|\s+(?:and|&)\s+))+[\w'-]+)\s+(?:links|buttons|tabs|menu items)\b`)
 
 // routeNames are the words a person uses for a route: its last static segment, spaced and
 // joined ("watchlist", "watch list"; "sign in", "signin", "login").

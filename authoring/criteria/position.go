@@ -3,15 +3,18 @@ package criteria
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
+	"github.com/signoff/signoff/authoring/refusal"
+	"github.com/signoff/signoff/authoring/survey"
 	"github.com/signoff/signoff/contracts"
 )
 
 // Position and arrangement goals say where an element goes or how items sit: "stack the
 // plan cards vertically" (each box below the previous one, left edges aligned), "a banner at
-// the top of the page" (in the first screen, before the page's <main>), "a link at the
-// bottom" (in the last screen, after <main>), "a link to X" (the href, and a click that
+// the top of the page" (in the first screen, before the main region's content), "a link at the
+// bottom" (in the last screen, after it), "a link to X" (the href, and a click that
 // arrives at X).
 
 const (
@@ -78,10 +81,52 @@ var subjectStop = map[string]bool{"the": true, "its": true, "their": true, "all"
 	"let": true, "so": true, "that": true, "have": true, "to": true, "should": true, "must": true, "will": true,
 	"we": true, "our": true, "my": true, "your": true, "and": true, "phones": true, "mobile": true, "on": true}
 
-// itemsHook is the selector of the items a stacking goal names: a test id the page already
-// has whose words match, else a hook the contract declares.
-func (p *pagePlan) itemsHook() (string, *contracts.TestHook) {
-	words := strings.Fields(p.it.arrange.Items)
+// namedControls are the links or buttons of the page (its own or its layouts') whose names the
+// goal says, in the page's order, all of one role: "the Docs and GitHub links" are found by
+// what a person reads on them, not by a hook the executor could put anywhere. A name followed
+// by "page" names a page ("the Home page"), not a control.
+func (p *pagePlan) namedControls() (role string, names []string) {
+	if p.page == nil {
+		return "", nil
+	}
+	byRole := map[string][]string{}
+	for _, c := range append(append([]survey.Control{}, p.page.Frame.Controls...), p.page.Anchors.Controls...) {
+		if len(c.Name) < 2 || slices.Contains(byRole[c.Role], c.Name) {
+			continue
+		}
+		re := regexp.MustCompile(`(?i)(?:^|[^\w])` + regexp.QuoteMeta(c.Name) + `(?:$|[^\w])`)
+		for _, loc := range re.FindAllStringIndex(p.it.goal, -1) {
+			if !strings.HasPrefix(strings.TrimLeft(strings.ToLower(p.it.goal[loc[1]:]), " "), "page") {
+				byRole[c.Role] = append(byRole[c.Role], c.Name)
+				break
+			}
+		}
+	}
+	for _, r := range []string{"link", "button"} {
+		if len(byRole[r]) > len(names) {
+			role, names = r, byRole[r]
+		}
+	}
+	return role, names
+}
+
+// pageWordRe is a subject that names a page or the screen rather than items on it.
+var pageWordRe = regexp.MustCompile(`(?:^|\s)(?:page|screen|site|view|layout|app)$`)
+
+// itemsSelector is what a stacking goal's items are found by: the links or buttons it names,
+// by role and name; else a test id the page already has whose words match; else, for items the
+// base does not have, a hook the contract declares. A subject that names a page, or nothing,
+// is refused: re-aiming the check at the page would pay for any arrangement.
+func (p *pagePlan) itemsSelector() (sel, what string, hook *contracts.TestHook, err error) {
+	if role, names := p.namedControls(); len(names) >= 2 {
+		return contracts.RoleSelector(role, names...), fmt.Sprintf("the %s %ss", humanList(quoteAll(names), "and"), role), nil, nil
+	}
+	items := p.it.arrange.Items
+	if items == "" || pageWordRe.MatchString(items) {
+		return "", "", nil, refusal.New(refusal.NoTarget, fmt.Sprintf("the goal does not say which items on %s stack (%q names the page)", p.route, items),
+			"name the items as the page shows them, for example \"stack the Docs and GitHub links\"")
+	}
+	words := strings.Fields(items)
 	for i, w := range words {
 		words[i] = strings.TrimSuffix(w, "s")
 	}
@@ -89,12 +134,22 @@ func (p *pagePlan) itemsHook() (string, *contracts.TestHook) {
 	if p.page != nil {
 		for _, t := range p.page.Anchors.TestIDs {
 			if t.ID == want || strings.HasSuffix(want, "-"+t.ID) || strings.HasSuffix(t.ID, "-"+want) {
-				return hookSelector(t.ID), nil
+				return hookSelector(t.ID), "the " + items, nil, nil
 			}
 		}
 	}
-	sel := hookSelector(slug(want))
-	return sel, &contracts.TestHook{Selector: sel, Description: "each of the " + p.it.arrange.Items + " on " + p.route}
+	sel = hookSelector(slug(want))
+	return sel, "the " + items, &contracts.TestHook{Selector: sel, Description: "each of the " + items + " on " + p.route}, nil
+}
+
+// placedSelector is what a top or bottom goal's new element is found by: a link or button the
+// goal gives the text of, by role and name; anything else by its test hook.
+func (p *pagePlan) placedSelector() string {
+	f := p.it.feature
+	if f.Title != "" && (f.Container == "link" || f.Container == "button") {
+		return contracts.RoleSelector(f.Container, f.Title)
+	}
+	return hookSelector(p.featureHook())
 }
 
 // arrangementChecks are the criteria of a position or arrangement goal.
@@ -107,32 +162,27 @@ func (p *pagePlan) arrangementChecks() ([]candidate, []contracts.TestHook) {
 	}
 	switch ar.Kind {
 	case arrangeStacked:
-		sel, hook := p.itemsHook()
+		sel, what, hook, err := p.itemsSelector()
+		if err != nil {
+			p.err = err
+			return nil, nil
+		}
 		if hook != nil {
 			hooks = append(hooks, *hook)
 		}
-		c := p.crit(p.idFor("stacked-"+slug(ar.Items)), fmt.Sprintf("At %s the %s (%s) on %s stack vertically: each starts at or below the previous one's bottom, left edges within %g px%s.",
-			vpNames(vps), ar.Items, sel, p.route, contracts.StackLeftTolerancePx, p.suffix()),
+		c := p.crit(p.idFor("stacked-"+slug(strings.TrimPrefix(what, "the "))), fmt.Sprintf("At %s %s (%s) on %s stack vertically: each starts at or below the previous one's bottom, left edges within %g px%s.",
+			vpNames(vps), what, sel, p.route, contracts.StackLeftTolerancePx, p.suffix()),
 			contracts.Assertion{Kind: contracts.KindStacked, Selector: sel}, vps...)
 		return []candidate{{c: c, role: RoleChange, why: "the goal asks for the items one above another", prio: 0}}, hooks
 	case arrangeTop, arrangeBottom:
 		if p.it.feature == nil {
 			return nil, nil
 		}
-		sel := hookSelector(p.featureHook())
+		sel := p.placedSelector()
 		a := contracts.Assertion{Kind: contracts.KindPosition, Selector: sel, Place: contracts.PlaceFirstViewport}
-		where := "in the first screen"
+		where := "in the first screen and above every other content of the page's main region"
 		if ar.Kind == arrangeBottom {
-			a.Place, where = contracts.PlaceLastViewport, "in the last screen"
-		}
-		// Before or after the page's own main content, when the page renders a <main> of its
-		// own (inside a layout's <main> the element could not be outside it).
-		if p.page != nil && p.page.Anchors.HasTag("main") {
-			if ar.Kind == arrangeTop {
-				a.Before, where = "main", where+", above the page's <main>"
-			} else {
-				a.After, where = "main", where+", below the page's <main>"
-			}
+			a.Place, where = contracts.PlaceLastViewport, "in the last screen and below every other content of the page's main region"
 		}
 		c := p.crit(p.idFor(p.featureHook()+"-"+ar.Kind), fmt.Sprintf("At %s the %s (%s) is at the %s of %s: %s%s.", vpNames(vps), featureName(p.it.feature), sel, ar.Kind, p.route, where, p.suffix()),
 			a, vps...)

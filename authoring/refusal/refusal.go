@@ -18,6 +18,7 @@ const (
 	Auth        = "auth"         // the page needs a sign-in the verifier cannot perform
 	Unspecified = "unspecified"  // a backend change without the values to check
 	NoEffect    = "no_effect"    // a behaviour whose effect cannot be stated objectively
+	NoTarget    = "no_target"    // what the goal names cannot be found or described on the page
 )
 
 // Error says why a goal was not turned into a contract, and what would make it one.

@@ -28,7 +28,19 @@ var (
 	defaultIdRe = regexp.MustCompile(`\b(default[A-Z]\w*|DEFAULT_[A-Z0-9_]+)\b`)
 	fetchRe     = regexp.MustCompile("fetch\\(\\s*[\"'`](/[^\"'`?$]*)")
 	loadingIDRe = regexp.MustCompile(`(?i)loading|spinner|skeleton|placeholder`)
+	// A link or button with literal text, possibly after self-closing children (an icon):
+	// <a href="/docs">Docs</a>, <Link ...><Icon />GitHub</Link>, <Button type="submit">Save</Button>.
+	controlRe   = regexp.MustCompile(`<(a|Link|button|Button)\b((?:[^<>{}]|\{[^{}]*\})*)>((?:[^<]|<[A-Za-z][^<>]*/>)*?)</(?:a|Link|button|Button)>`)
+	selfCloseRe = regexp.MustCompile(`<[A-Za-z][^<>]*/>|\{[^{}]*\}`)
+	ariaLabelRe = regexp.MustCompile(`\baria-label=["']([^"']+)["']`)
 )
+
+// Control is a link or button in a page's source and its accessible name as a person reads it
+// (its text, or its aria-label): what a goal that names "the Docs link" means.
+type Control struct {
+	Role string `json:"role"`
+	Name string `json:"name"`
+}
 
 // TestID is a data-testid in a page's source and the element it is on.
 type TestID struct {
@@ -38,13 +50,14 @@ type TestID struct {
 
 // Anchors are what a criterion can point at on the base commit.
 type Anchors struct {
-	TestIDs   []TestID `json:"test_ids,omitempty"`
-	Headings  []string `json:"headings,omitempty"`
-	Texts     []string `json:"texts,omitempty"`
-	Tags      []string `json:"tags,omitempty"`
-	ItemAttrs []string `json:"item_attrs,omitempty"`
-	Classes   []string `json:"classes,omitempty"`
-	Links     []string `json:"links,omitempty"`
+	TestIDs   []TestID  `json:"test_ids,omitempty"`
+	Headings  []string  `json:"headings,omitempty"`
+	Texts     []string  `json:"texts,omitempty"`
+	Tags      []string  `json:"tags,omitempty"`
+	ItemAttrs []string  `json:"item_attrs,omitempty"`
+	Classes   []string  `json:"classes,omitempty"`
+	Links     []string  `json:"links,omitempty"`
+	Controls  []Control `json:"controls,omitempty"`
 }
 
 // HasTag reports whether the source renders the element.
@@ -93,6 +106,19 @@ func readAnchors(src string, into *Anchors) {
 	}
 	for _, m := range hrefRe.FindAllStringSubmatch(src, -1) {
 		into.Links = AppendUnique(into.Links, m[1])
+	}
+	for _, m := range controlRe.FindAllStringSubmatch(src, -1) {
+		role := "link"
+		if strings.EqualFold(m[1], "button") {
+			role = "button"
+		}
+		name := cleanText(selfCloseRe.ReplaceAllString(m[3], " "))
+		if l := ariaLabelRe.FindStringSubmatch(m[2]); l != nil {
+			name = cleanText(l[1])
+		}
+		if c := (Control{Role: role, Name: name}); name != "" && len(name) <= 80 && !slices.Contains(into.Controls, c) {
+			into.Controls = append(into.Controls, c)
+		}
 	}
 }
 

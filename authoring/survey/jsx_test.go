@@ -32,3 +32,24 @@ func TestJSLiteral(t *testing.T) {
 		t.Error("nested literal")
 	}
 }
+
+// Links and buttons are recorded by the name a person reads: their text past icons and
+// expressions, or their aria-label.
+func TestControls(t *testing.T) {
+	src := `<header><a href="/" className="logo">Home</a>
+	<Link href="https://nextjs.org/docs" target="_blank"><Image src="/file.svg" alt="" width={16} height={16} />Docs</Link>
+	<a href="https://github.com/x" aria-label="GitHub"><GithubIcon /></a>
+	<Button type="submit" onClick={() => save()}>Save changes</Button>
+	<button>{label}</button></header>`
+	var a Anchors
+	readAnchors(src, &a)
+	want := []Control{{"link", "Home"}, {"link", "Docs"}, {"link", "GitHub"}, {"button", "Save changes"}}
+	if len(a.Controls) != len(want) {
+		t.Fatalf("controls %+v, want %+v", a.Controls, want)
+	}
+	for i := range want {
+		if a.Controls[i] != want[i] {
+			t.Errorf("control %d: %+v, want %+v", i, a.Controls[i], want[i])
+		}
+	}
+}
