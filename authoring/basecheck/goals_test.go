@@ -216,6 +216,12 @@ var shopGoals = []goalCase{
 		correct: map[string]string{"/": homeMain + `<a data-testid="back-to-top" href="#">Back to top</a>`},
 		wrong:   map[string]string{"/": `<main><a data-testid="back-to-top" href="#">Back to top</a><h1>Tools that last</h1><p>Hand tools for every workshop.</p></main>`},
 		wrongIs: "the link above the heading of a one-screen page"},
+	// Scope: the change also edits another page's heading.
+	{class: "scope", goal: "Change the heading of the About page to 'Our story' without changing the other pages.",
+		correct: map[string]string{"/about": `<main><h1>Our story</h1><p>We have made tools since 1952.</p></main>`},
+		wrong: map[string]string{"/about": `<main><h1>Our story</h1><p>We have made tools since 1952.</p></main>`,
+			"/": `<main><h1>Our story</h1><p>Hand tools for every workshop.</p></main>`},
+		wrongIs: "the home page's heading changed too"},
 	{class: "position", goal: "Add a 'See plans' link to the home page that goes to the pricing page.",
 		correct: map[string]string{"/": homeMain + `<a data-testid="see-plans" href="/pricing">See plans</a>`},
 		wrong:   map[string]string{"/": homeMain + `<a data-testid="see-plans" href="/pricing" onclick="event.preventDefault()">See plans</a>`}, wrongIs: "the right href, a click that goes nowhere"},

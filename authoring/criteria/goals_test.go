@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -284,5 +285,37 @@ func TestLinkLabelIsNotItsDestination(t *testing.T) {
 	d = genShop(t, "Add a 'See pricing' link to the home page that goes to the pricing page")
 	if c := critByID(t, d, "see-pricing-target"); c.Route != "/" || !strings.Contains(c.Assert.Selector, `href="/pricing"`) {
 		t.Errorf("link target %s %+v", c.Route, c.Assert)
+	}
+}
+
+// Issue 26: a heading change is checked by role and name (and the old heading gone, not kept as
+// a guard); "without changing the other pages" guards other pages' own texts.
+func TestHeadingChangeKeepsOtherPages(t *testing.T) {
+	d := genShop(t, "Change the heading of the About page to 'Our story' without changing the other pages.")
+	if c := critByID(t, d, "heading-our-story"); c.Assert.Selector != `role=heading[name="Our story"i]` || c.Route != "/about" {
+		t.Errorf("heading %+v on %s", c.Assert, c.Route)
+	}
+	if c := critByID(t, d, "old-heading-gone"); c.Assert.Kind != contracts.KindElementAbsent || c.Assert.Selector != `role=heading[name="About Acme"i]` {
+		t.Errorf("old heading %+v", c.Assert)
+	}
+	var guarded []string
+	for _, c := range d.Criteria {
+		if strings.HasPrefix(c.ID, "unchanged-") {
+			guarded = append(guarded, c.Route)
+			if c.Assert.Kind != contracts.KindVisibleText || len(c.Viewports()) != 2 || d.Role(c.ID) != RoleGuard {
+				t.Errorf("%s: %+v at %v (%s)", c.ID, c.Assert, c.Viewports(), d.Role(c.ID))
+			}
+		}
+		for _, txt := range c.Assert.Texts {
+			if txt == "About Acme" {
+				t.Errorf("%s still asks for the old heading", c.ID)
+			}
+		}
+	}
+	if len(guarded) != 2 || slices.Contains(guarded, "/about") {
+		t.Errorf("other pages guarded: %v\n%s", guarded, shape(d))
+	}
+	if !strings.Contains(strings.Join(d.Notes, "\n"), "other pages guarded") {
+		t.Errorf("notes %v", d.Notes)
 	}
 }

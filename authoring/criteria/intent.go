@@ -39,7 +39,16 @@ type intent struct {
 	sitewide  bool
 	// sitewideNote says which pages a site-wide goal is checked on.
 	sitewideNote string
+	// heading is the new text of the page's main heading ("change the heading to 'X'");
+	// keepOthers is set when the goal says the other pages stay as they are.
+	heading    string
+	keepOthers bool
 }
+
+var (
+	headingChangeRe = regexp.MustCompile(`(?i)\b(?:change|rename|set|update|make|retitle)\s+(?:the\s+)?(?:main\s+|page\s+|top\s+)?(?:heading|title|h1|headline)\b[^.;'"“‘]{0,60}?\bto\s+(?:be\s+|read\s+|say\s+)?['"“‘]([^'"“”‘’]{1,80})['"”’]`)
+	keepOthersRe    = regexp.MustCompile(`(?i)\bwithout\s+(?:changing|touching|affecting|modifying|altering)\s+(?:the\s+|any\s+)?(?:other|rest of the)\s+pages?\b|\b(?:leave|leaving|keep|keeping)\s+(?:the\s+|all\s+|every\s+)?other\s+pages?\s+(?:alone|unchanged|as (?:they are|is)|intact)\b|\bother\s+pages?\s+(?:stay|stays|remain|remains|must stay|should stay)\s+(?:unchanged|the same|as (?:they are|is))\b`)
+)
 
 type layoutChange struct {
 	From, To   string
@@ -150,6 +159,13 @@ func readIntent(goal string) *intent {
 	}
 	in.region = readRegion(l)
 	in.sitewide = sitewideRe.MatchString(l)
+	if m := headingChangeRe.FindStringSubmatch(goal); m != nil {
+		in.heading = strings.TrimSpace(m[1])
+		if in.feature != nil && in.feature.Title == in.heading {
+			in.feature = nil // the quoted text is the heading's new wording, not a new element
+		}
+	}
+	in.keepOthers = keepOthersRe.MatchString(goal)
 	return in
 }
 

@@ -193,3 +193,21 @@ func (p *pagePlan) loadingCheck() (contracts.Criterion, []contracts.TestHook) {
 	c.Actions = append([]contracts.Action{{Type: contracts.ActionDelayRoute, Route: p.page.Fetches[0] + "*", DelayMS: 3000}}, c.Actions...)
 	return c, hooks
 }
+
+// headingChecks: "change the heading to 'X'" shows a heading named X, found by role and name
+// (a paragraph styled large is not a heading), and the page's old main heading is gone.
+func (p *pagePlan) headingChecks() []candidate {
+	h := p.it.heading
+	sel := contracts.RoleSelector("heading", h)
+	out := []candidate{{c: p.crit(p.idFor("heading-"+slug(h)), fmt.Sprintf("At 1440x1000 and 390x844 %s shows a heading named %q (%s)%s.", p.route, h, sel, p.suffix()),
+		contracts.Assertion{Kind: contracts.KindElementPresent, Selector: sel, State: contracts.StateVisible}, Desktop, Mobile),
+		role: RoleChange, why: "the goal gives the heading's new wording", prio: 0}}
+	if len(p.page.Anchors.Headings) > 0 && !strings.EqualFold(p.page.Anchors.Headings[0], h) {
+		old := p.page.Anchors.Headings[0]
+		oldSel := contracts.RoleSelector("heading", old)
+		out = append(out, candidate{c: p.crit(p.idFor("old-heading-gone"), fmt.Sprintf("At 1440x1000 %s no longer shows a heading named %q (%s)%s.", p.route, old, oldSel, p.suffix()),
+			contracts.Assertion{Kind: contracts.KindElementAbsent, Selector: oldSel, State: contracts.StateVisible}, Desktop),
+			role: RoleChange, why: "the heading is changed, not a second one added", prio: 1})
+	}
+	return out
+}

@@ -90,7 +90,7 @@ func newPagePlan(s *survey.Survey, it *intent, route string) (*pagePlan, error) 
 // with the page's main heading always among them: what must still be on the page afterwards.
 func guardTexts(pg *survey.Page, it *intent) []string {
 	var out []string
-	if len(pg.Anchors.Headings) > 0 {
+	if len(pg.Anchors.Headings) > 0 && it.heading == "" {
 		out = append(out, pg.Anchors.Headings[0])
 	}
 	title := ""
@@ -104,7 +104,7 @@ func guardTexts(pg *survey.Page, it *intent) []string {
 			if len(out) >= 3 {
 				return out
 			}
-			if re.MatchString(t) && t != title && !strings.Contains(t, ":") {
+			if re.MatchString(t) && t != title && !strings.Contains(t, ":") && (it.heading == "" || len(pg.Anchors.Headings) == 0 || t != pg.Anchors.Headings[0]) {
 				out = survey.AppendUnique(out, t)
 				break
 			}
@@ -199,6 +199,13 @@ func uiPlan(s *survey.Survey, it *intent, pages, apis []string, dest string, d *
 			d.Scope.Auth = true
 		}
 		all = append(all, cs)
+	}
+	if it.keepOthers {
+		guards, note := otherPageGuards(s, pages)
+		all = append(all, guards)
+		if note != "" {
+			d.Notes = append(d.Notes, note)
+		}
 	}
 	d.Scope.Pages = pages
 	d.Scope.Mobile = it.mobile || it.claimMobile || it.layout != nil
@@ -337,6 +344,10 @@ func (p *pagePlan) candidates(dest string) ([]candidate, []contracts.TestHook) {
 				add(p.linkNavCheck(hookID, f.Dest), RoleChange, "following the link must arrive where the goal says", 1)
 			}
 		}
+	}
+
+	if it.heading != "" && p.page != nil {
+		out = append(out, p.headingChecks()...)
 	}
 
 	if it.loading && p.page != nil && len(p.page.Fetches) > 0 {

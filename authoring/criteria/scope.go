@@ -3,6 +3,7 @@ package criteria
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/signoff/signoff/authoring/survey"
@@ -90,4 +91,41 @@ func sharedRegionPages(s *survey.Survey, it *intent) []string {
 	}
 	it.sitewideNote = fmt.Sprintf("the goal names the %s and no page: checked on %s, the first page that renders it", regionWord(it.region), all[0])
 	return all[:1]
+}
+
+// maxOtherPageGuards bounds the pages a "without changing other pages" goal guards: each is a
+// page load per viewport in every verification.
+const maxOtherPageGuards = 2
+
+// otherPageGuards are the criteria of "without changing the other pages": on the first other
+// surveyed pages that are public, static and have a heading, their heading and up to two texts
+// of their own (not their layout's) still show at both viewports. A change that also edits one
+// of them fails a criterion on that page's route.
+func otherPageGuards(s *survey.Survey, targets []string) ([]candidate, string) {
+	var out []candidate
+	var guarded []string
+	for i := range s.Pages {
+		pg := &s.Pages[i]
+		if slices.Contains(targets, pg.Route) || pg.Dynamic || pg.Auth != nil || len(pg.Anchors.Headings) == 0 {
+			continue
+		}
+		if len(out) == maxOtherPageGuards {
+			break
+		}
+		texts := []string{pg.Anchors.Headings[0]}
+		for _, t := range pg.Anchors.Texts {
+			if len(texts) < 3 && t != texts[0] && !slices.Contains(pg.Frame.Texts, t) && !strings.Contains(t, ":") {
+				texts = append(texts, t)
+			}
+		}
+		pp := &pagePlan{s: s, it: &intent{}, route: pg.Route, page: pg, budget: 30000}
+		c := pp.crit("unchanged-"+RouteWord(pg.Route), fmt.Sprintf("The goal leaves other pages as they are: at 1440x1000 and 390x844 %s still shows %s.", pg.Route, humanList(quoteAll(texts), "and")),
+			contracts.Assertion{Kind: contracts.KindVisibleText, Texts: texts}, Desktop, Mobile)
+		out = append(out, candidate{c: c, role: RoleGuard, why: "the goal says the other pages stay as they are", prio: 1})
+		guarded = append(guarded, pg.Route)
+	}
+	if len(guarded) == 0 {
+		return nil, "not checked: that other pages stay as they are (the survey found no other public page with a heading)"
+	}
+	return out, fmt.Sprintf("other pages guarded: %s (their heading and texts; at most %d pages)", strings.Join(guarded, ", "), maxOtherPageGuards)
 }
