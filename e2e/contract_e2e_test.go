@@ -195,6 +195,15 @@ var (
 // `signoff dev` as separate processes so they can be SIGKILLed.
 func signoffBinary(t *testing.T) string {
 	t.Helper()
+	p, err := signoffBinaryPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// signoffBinaryPath builds the CLI once per test binary.
+func signoffBinaryPath() (string, error) {
 	binOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "signoff-bin-")
 		if err != nil {
@@ -209,10 +218,7 @@ func signoffBinary(t *testing.T) string {
 			binErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}
 	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
+	return binPath, binErr
 }
 
 // proc is a signoff subprocess this test started and may SIGKILL by PID.
@@ -417,17 +423,39 @@ func freePort(t *testing.T) string {
 	return fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
 }
 
+// cliHang is how long one signoff command may run in a test: a deadline against a hang (a
+// watch on a contract that never ends), far beyond what any command takes on a loaded machine.
+const cliHang = 10 * time.Minute
+
 // cli runs a signoff command to completion and returns its stdout.
 func cli(t *testing.T, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(signoffBinary(t), args...)
+	out, err := cliRun(args...)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	return out
+}
+
+// cliRun runs a signoff command, killed if it hangs past cliHang.
+func cliRun(args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), cliHang)
+	defer cancel()
+	bin, err := signoffBinaryPath()
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = repoRoot()
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("signoff %s: %v\n%s%s", strings.Join(args, " "), err, out.String(), errb.String())
+		if ctx.Err() != nil {
+			err = fmt.Errorf("still running after %s: %w", cliHang, err)
+		}
+		return out.String(), fmt.Errorf("signoff %s: %w\n%s%s", strings.Join(args, " "), err, out.String(), errb.String())
 	}
-	return out.String()
+	return out.String(), nil
 }
 
 // TestDevRestartResumesFromSQLite drives a contract through `signoff dev` with the CLI,
@@ -465,7 +493,10 @@ func TestDevRestartResumesFromSQLite(t *testing.T) {
 	dev.start()
 	waitOutput(t, dev, "Ctrl-C stops.", 60*time.Second)
 
-	cli(t, append([]string{"contract", "watch", "h1-static-status"}, conn...)...)
+	if _, err := cliRun(append([]string{"contract", "watch", "h1-static-status"}, conn...)...); err != nil {
+		status, _ := cliRun(append([]string{"contract", "status", "h1-static-status", "--json"}, conn...)...)
+		t.Fatalf("%v\nstatus:\n%s\ndev:\n%s", err, status, dev.output())
+	}
 	var st workflows.Status
 	if err := json.Unmarshal([]byte(cli(t, append([]string{"contract", "status", "h1-static-status", "--json"}, conn...)...)), &st); err != nil {
 		t.Fatal(err)

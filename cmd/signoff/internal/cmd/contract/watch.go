@@ -2,6 +2,7 @@ package contract
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,12 +16,13 @@ import (
 	"github.com/signoff/signoff/workflows"
 )
 
-// NewCmdWatch builds `contract watch ID`: live progress lines until a final state.
+// NewCmdWatch builds `contract watch ID`: live progress lines until a final state, or until
+// the contract pauses for an operator (exit 1, naming what to do).
 func NewCmdWatch(f *cmdutil.Factory, runF func(*SimpleOptions) error) *cobra.Command {
 	o := &SimpleOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "watch ID",
-		Short: "Follow a contract live until it reaches a final state",
+		Short: "Follow a contract live until it reaches a final state or pauses for an operator",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.ID = args[0]
@@ -42,9 +44,11 @@ func RunWatch(ctx context.Context, o *SimpleOptions) error {
 	}
 	defer cl.Close()
 	p := &progress.Printer{Out: o.IO.Out, TTY: o.IO.IsTTY, JSON: o.JSON}
+	// A contract paused for an operator waits for a person, maybe the one watching: stop and
+	// say what they can do rather than wait for ever.
 	st, err := contractclient.New(cl).Watch(ctx, o.ID, 250*time.Millisecond, func(st workflows.Status) bool {
 		p.Update(st)
-		return false
+		return st.State == workflows.StateAwaitingOperator
 	})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -56,7 +60,18 @@ func RunWatch(ctx context.Context, o *SimpleOptions) error {
 		o.IO.Printf("\n")
 		PrintStatus(o.IO, st)
 	}
+	if st.State == workflows.StateAwaitingOperator {
+		return iostreams.Failed(fmt.Errorf("contract %s is paused for an operator after %s: reply \"retry %s\" or \"abandon %s\" in chat, or run `signoff contract cancel %s`",
+			o.ID, dashVerdict(st.Verdict), o.ID, o.ID, o.ID))
+	}
 	return nil
+}
+
+func dashVerdict(v string) string {
+	if v == "" {
+		return "its verification"
+	}
+	return v
 }
 
 // NewCmdList builds `contract list`: the contract index, which outlives workflow history.
