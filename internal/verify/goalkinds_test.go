@@ -107,10 +107,7 @@ func TestGoalKinds(t *testing.T) {
 	}
 	ev := verifyCases(t, v, srv.URL, cases)
 	obs := func(id, key string) any { return result(t, ev, id).Observed["390x844/"+key] }
-	checks := []struct {
-		id, key string
-		want    any
-	}{
+	wantObserved(t, ev, []observedWant{
 		{"attribute-fail", "value", ""},
 		{"attribute-ok", "value", "dark"},
 		{"url-fail", "value", "/links"},
@@ -126,12 +123,7 @@ func TestGoalKinds(t *testing.T) {
 		{"within-fail", "count", 1.0},
 		{"within-elsewhere-ok", "overflowing_elements", 0.0},
 		{"within-missing-fail", "count", 0.0},
-	}
-	for _, c := range checks {
-		if got := obs(c.id, c.key); got != c.want {
-			t.Errorf("%s: observed %s = %v, want %v", c.id, c.key, got, c.want)
-		}
-	}
+	})
 	if l, _ := obs("background-fail", "value").(float64); l < 0.9 {
 		t.Errorf("background-fail: luminance %v of a white page, want > 0.9", l)
 	}
@@ -140,5 +132,20 @@ func TestGoalKinds(t *testing.T) {
 	}
 	if n, _ := obs("within-fail", "overflowing_elements").(float64); n < 1 {
 		t.Errorf("within-fail: %v overflowing elements, want the nav", n)
+	}
+}
+
+// observedWant is a value a criterion's evidence must hold at 390x844.
+type observedWant struct {
+	id, key string
+	want    any
+}
+
+func wantObserved(t *testing.T, ev *contracts.Evidence, wants []observedWant) {
+	t.Helper()
+	for _, w := range wants {
+		if got := result(t, ev, w.id).Observed["390x844/"+w.key]; got != w.want {
+			t.Errorf("%s: observed %s = %v, want %v", w.id, w.key, got, w.want)
+		}
 	}
 }

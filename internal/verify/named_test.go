@@ -51,20 +51,12 @@ func TestWhatTheUserNamed(t *testing.T) {
 		{crit("h1-ok", "/heading-h1", h1), contracts.StatusPass},
 	}
 	ev := verifyCases(t, v, srv.URL, cases)
-	obs := func(id, key string) any { return result(t, ev, id).Observed["390x844/"+key] }
-	for _, c := range []struct {
-		id, key string
-		want    any
-	}{
+	wantObserved(t, ev, []observedWant{
 		{"hook-on-other-blocks-fail", "count", 2.0},
 		{"hook-on-other-blocks-fail", "stack_overlaps", 1.0},
 		{"hidden-copies-fail", "count", 2.0},
 		{"link-at-top-fail", "content_after", 2.0},
 		{"link-after-content-ok", "content_after", 0.0},
 		{"bottom-link-first-fail", "content_before", 2.0},
-	} {
-		if got := obs(c.id, c.key); got != c.want {
-			t.Errorf("%s: observed %s = %v, want %v", c.id, c.key, got, c.want)
-		}
-	}
+	})
 }
