@@ -75,6 +75,10 @@ type VerifyRequest struct {
 	// AllowedOrigins are the contract's allowed_origins: where besides the preview the page
 	// may load subresources from.
 	AllowedOrigins []string `json:"allowed_origins,omitempty"`
+	// Variant, in a base check only, is a lazy variant to apply to every page (its evidence
+	// names it and is never a verdict). VariantPart numbers the verifications of one variant.
+	Variant     *contracts.Variant `json:"variant,omitempty"`
+	VariantPart int                `json:"variant_part,omitempty"`
 }
 
 // VerifyResult carries the signed evidence (observed values and digests, never artifacts),

@@ -3,6 +3,7 @@ package authoring
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/signoff/signoff/authoring/criteria"
@@ -42,6 +43,20 @@ type BaseReport struct {
 	// ProofDir holds the signed evidence, screenshots and traces of the check.
 	ProofDir string   `json:"proof_dir,omitempty"`
 	Notes    []string `json:"notes,omitempty"`
+	// Variants are the contract's lazy variants (LazyVariants) measured on the same
+	// preview: the contract's self-test.
+	Variants []VariantReport `json:"variants,omitempty"`
+}
+
+// VariantReport is what the criteria measured on one lazy variant of the base. A checker
+// may stop at the first criterion that fails on it (Results then hold only those run).
+type VariantReport struct {
+	Variant contracts.Variant `json:"variant"`
+	Results []BaseResult      `json:"results,omitempty"`
+	// Error says why the variant could not be measured at all.
+	Error    string `json:"error,omitempty"`
+	ProofDir string `json:"proof_dir,omitempty"`
+	MS       int64  `json:"ms,omitempty"`
 }
 
 // Where a base check ran.
@@ -209,9 +224,12 @@ type BaseJudgment struct {
 	// Preexisting are guards the base commit already fails: not what the goal asks for,
 	// they are left out of the contract (PreexistingNotes say so, with what was observed)
 	// rather than made a condition the change must meet.
-	Preexisting      []string    `json:"preexisting,omitempty"`
-	PreexistingNotes []string    `json:"preexisting_notes,omitempty"`
-	Report           *BaseReport `json:"report,omitempty"`
+	Preexisting      []string `json:"preexisting,omitempty"`
+	PreexistingNotes []string `json:"preexisting_notes,omitempty"`
+	// Variants say how the criteria (without the pre-existing ones) judged each lazy
+	// variant: every one must be rejected for the contract to be offered.
+	Variants []contracts.VariantOutcome `json:"variants,omitempty"`
+	Report   *BaseReport                `json:"report,omitempty"`
 }
 
 // Record is what a contract workflow keeps of the check; nil when no check ran.
@@ -219,7 +237,7 @@ func (d *BaseJudgment) Record() *contracts.BaseCheck {
 	if d == nil || !d.Checked || d.Report == nil {
 		return nil
 	}
-	return &contracts.BaseCheck{BaseSHA: d.Report.CommitSHA, Failing: d.Failing, Guards: d.Guards, Where: d.Report.Where, ProofDir: d.Report.ProofDir}
+	return &contracts.BaseCheck{BaseSHA: d.Report.CommitSHA, Failing: d.Failing, Guards: d.Guards, Where: d.Report.Where, ProofDir: d.Report.ProofDir, Variants: d.Variants}
 }
 
 // JudgeBase reads a base report against the draft's roles. It returns a
@@ -263,7 +281,65 @@ func JudgeBase(d *criteria.Draft, r *BaseReport) (BaseJudgment, error) {
 	case len(out.Failing) == 0:
 		return out, &BaseCheckError{Code: BaseInconclusive, Reason: fmt.Sprintf("no criterion could be shown to fail on the base commit %s (%d could not be measured)", contracts.ShortSHA(r.CommitSHA), errored)}
 	}
+	var weak []string
+	for _, vr := range r.Variants {
+		o := judgeVariant(vr, len(r.Results), out.Preexisting)
+		out.Variants = append(out.Variants, o)
+		switch {
+		case o.Rejected:
+		case o.Error != "":
+			out.Problems = append(out.Problems, fmt.Sprintf("the lazy variant %s could not be measured: %s", o.Name, o.Error))
+		default:
+			weak = append(weak, fmt.Sprintf("%s (%s)", o.Name, o.Says))
+		}
+	}
+	if len(weak) > 0 {
+		return out, &BaseCheckError{Code: BaseWeak, Reason: fmt.Sprintf("the criteria cannot tell lazy work from the goal: every criterion passes on the lazy variant %s; "+
+			"name what should change more precisely (the element by its text, where it goes, what it does)", strings.Join(weak, " and on "))}
+	}
 	return out, nil
+}
+
+// judgeVariant reads one variant's results, leaving out the criteria the contract drops as
+// pre-existing failures. The variant is rejected when some criterion failed or could not be
+// measured on it, and satisfies the contract when every one of the total passed.
+func judgeVariant(vr VariantReport, total int, preexisting []string) contracts.VariantOutcome {
+	o := contracts.VariantOutcome{Name: vr.Variant.Name, Says: vr.Variant.Says, ProofDir: vr.ProofDir}
+	if vr.Error != "" {
+		o.Error = vr.Error
+		return o
+	}
+	passed := 0
+	for _, res := range vr.Results {
+		if slices.Contains(preexisting, res.CriterionID) {
+			continue
+		}
+		switch res.Outcome {
+		case OutcomePass:
+			passed++
+		case OutcomeFail, OutcomeAbsent:
+			o.FailedBy = append(o.FailedBy, res.CriterionID+": "+firstOf(res.Failures))
+		default:
+			// The criterion could not do what it does on the variant (fill a block that is
+			// no input, say): the policy's verdict would be verification_error, never
+			// satisfied, so the variant is not what the contract pays for.
+			o.FailedBy = append(o.FailedBy, res.CriterionID+": could not be measured on it: "+res.Error)
+		}
+	}
+	o.Rejected = len(o.FailedBy) > 0
+	switch {
+	case o.Rejected:
+	case passed < total-len(preexisting):
+		o.Error = fmt.Sprintf("only %d of %d criteria were run on it", passed, total-len(preexisting))
+	}
+	return o
+}
+
+func firstOf(failures []string) string {
+	if len(failures) == 0 {
+		return "failed"
+	}
+	return failures[0]
 }
 
 // usesNewHook reports whether a criterion acts on a test hook the draft declares and the

@@ -30,6 +30,7 @@ const (
 	BaseVacuous      = "vacuous"      // the base commit already satisfies every criterion
 	BaseInconclusive = "inconclusive" // no criterion could be shown to fail on the base
 	BaseTooFew       = "too_few"      // left without pre-existing failures, too few criteria remain
+	BaseWeak         = "weak"         // a lazy variant of the base satisfies every criterion
 )
 
 // BaseCheckError means the contract is not offered: it cannot tell a change from no change.

@@ -11,4 +11,7 @@ type BaseCheck struct {
 	Where string `json:"where,omitempty"`
 	// ProofDir holds the check's signed evidence, screenshots and traces.
 	ProofDir string `json:"proof_dir,omitempty"`
+	// Variants are the lazy variants the criteria were run on before the quote, each
+	// rejected by at least one criterion (a contract a variant satisfies is not offered).
+	Variants []VariantOutcome `json:"variants,omitempty"`
 }

@@ -94,6 +94,7 @@ const (
 	DataGoal             = "goal"
 	DataHash             = "hash"
 	DataHead             = "head"
+	DataLazyVariants     = "lazy_variants" // name: rejected by <criteria>, per lazy variant
 	DataLocal            = "local"
 	DataMessageID        = "message_id"
 	DataParent           = "parent"

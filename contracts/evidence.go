@@ -27,20 +27,24 @@ const (
 // Evidence is what the verifier saw, signed with the verifier's ed25519 key. It carries
 // digests of artifacts, never the artifacts themselves.
 type Evidence struct {
-	SchemaVersion string            `json:"schema_version"`
-	ContractID    string            `json:"contract_id"`
-	ContractHash  string            `json:"contract_hash"`
-	Attempt       int               `json:"attempt"`
-	Verifier      VerifierRef       `json:"verifier"`
-	ExpectedSHA   string            `json:"expected_sha"`
-	RuntimeSHA    string            `json:"runtime_sha"`
-	PreviewURL    string            `json:"preview_url"`
-	Browser       Browser           `json:"browser"`
-	StartedAt     string            `json:"started_at"`
-	FinishedAt    string            `json:"finished_at"`
-	Results       []CriterionResult `json:"results"`
-	Artifacts     []Artifact        `json:"artifacts"`
-	Signature     string            `json:"signature,omitempty"`
+	SchemaVersion string      `json:"schema_version"`
+	ContractID    string      `json:"contract_id"`
+	ContractHash  string      `json:"contract_hash"`
+	Attempt       int         `json:"attempt"`
+	Verifier      VerifierRef `json:"verifier"`
+	ExpectedSHA   string      `json:"expected_sha"`
+	RuntimeSHA    string      `json:"runtime_sha"`
+	PreviewURL    string      `json:"preview_url"`
+	// Variant names the lazy variant (VariantID) the page was altered by for a base check's
+	// self-test. Such evidence measures Signoff's own edit, never the commit: the policy
+	// refuses it as a verdict.
+	Variant    string            `json:"variant,omitempty"`
+	Browser    Browser           `json:"browser"`
+	StartedAt  string            `json:"started_at"`
+	FinishedAt string            `json:"finished_at"`
+	Results    []CriterionResult `json:"results"`
+	Artifacts  []Artifact        `json:"artifacts"`
+	Signature  string            `json:"signature,omitempty"`
 }
 
 // Browser records where the evidence was gathered. The version is recorded, not hashed into

@@ -83,10 +83,16 @@ func TestContractNewOnQueues(t *testing.T) {
 		Hash      string `json:"contract_hash"`
 		QuoteFile string `json:"quote_file"`
 		BaseCheck struct {
-			Checked bool     `json:"checked"`
-			Failing []string `json:"failing"`
-			Guards  []string `json:"guards"`
-			Report  struct {
+			Checked  bool     `json:"checked"`
+			Failing  []string `json:"failing"`
+			Guards   []string `json:"guards"`
+			Variants []struct {
+				Name     string   `json:"name"`
+				Rejected bool     `json:"rejected"`
+				FailedBy []string `json:"failed_by"`
+				Error    string   `json:"error"`
+			} `json:"variants"`
+			Report struct {
 				Notes     []string `json:"notes"`
 				CommitSHA string   `json:"commit_sha"`
 				Where     string   `json:"where"`
@@ -114,6 +120,15 @@ func TestContractNewOnQueues(t *testing.T) {
 	}
 	if !overflow {
 		t.Fatalf("the base check does not name the observed overflow: %+v", d.Report.Results)
+	}
+	// The contract's self-test ran on the queues: each lazy variant failed some criterion.
+	if len(d.Variants) == 0 {
+		t.Fatal("no lazy variant was run in the base check")
+	}
+	for _, v := range d.Variants {
+		if !v.Rejected || len(v.FailedBy) == 0 {
+			t.Errorf("lazy variant %s: rejected %v by %v (%s)", v.Name, v.Rejected, v.FailedBy, v.Error)
+		}
 	}
 	// The workers measured it: their signed evidence is in the data dir, and the execute
 	// queue's remote holds the registered base commit.
@@ -168,7 +183,8 @@ func TestContractNewOnQueues(t *testing.T) {
 		t.Fatal(err)
 	}
 	if st.State != workflows.StateQuoted || !st.QuoteExpiresAt.Equal(quote.Quote.ExpiresAt) || len(st.Timeline) < 2 || st.Timeline[1].Type != contracts.EventBaseCheck ||
-		st.Timeline[1].Data["checked_on"] != "queues" || !strings.Contains(st.Timeline[1].Data["failing_on_base"], "mobile-no-overflow") {
+		st.Timeline[1].Data["checked_on"] != "queues" || !strings.Contains(st.Timeline[1].Data["failing_on_base"], "mobile-no-overflow") ||
+		!strings.Contains(st.Timeline[1].Data[contracts.DataLazyVariants], "rejected by") {
 		t.Fatalf("status %+v", st)
 	}
 	cli(t, append([]string{"contract", "cancel", contractID.ID}, common...)...)
@@ -185,7 +201,7 @@ func TestContractNewOnQueues(t *testing.T) {
 		recordHistory(t, c, workflows.WorkflowID(contractID.ID), "q1-quoted-checked-cancelled")
 		for _, n := range d.Report.Notes {
 			if id := baseCheckID.FindString(n); id != "" {
-				recordHistory(t, c, id, "d1-base-check")
+				recordHistory(t, c, id, "d2-base-check-lazy-variants")
 			}
 		}
 	}

@@ -33,6 +33,7 @@ const (
 	CodeRuntimeSHAMissing = "runtime_sha_missing"
 	CodeRuntimeSHA        = "runtime_sha_mismatch"
 	CodeExpectedSHA       = "expected_sha_mismatch"
+	CodeVariant           = "evidence_of_variant"
 	CodeArtifactDigest    = "artifact_digest"
 	CodeArtifactUnlisted  = "artifact_unlisted"
 	CodeResultMissing     = "result_missing"
@@ -243,6 +244,9 @@ func checkIntegrity(j *judgement, c contracts.Contract, exp Expectation, ev *con
 	}
 	if ev.ContractHash != exp.ContractHash {
 		j.add(RuleIntegrity, CodeContractHash, "", "the evidence is for contract hash %s, not the approved %s", shortOrNone(ev.ContractHash), shortOrNone(exp.ContractHash))
+	}
+	if ev.Variant != "" {
+		j.add(RuleIntegrity, CodeVariant, "", "the evidence measured Signoff's lazy variant %q of the base check, not the commit", ev.Variant)
 	}
 	if ev.ContractID != c.ContractID {
 		j.add(RuleIntegrity, CodeContractID, "", "the evidence is for contract %q, not %q", ev.ContractID, c.ContractID)

@@ -171,6 +171,10 @@ var corruptions = []corruption{
 		s.ev.ExpectedSHA = "4444444444444444444444444444444444444444"
 		resign(t, s)
 	}, contracts.VerificationError, policy.CodeExpectedSHA},
+	{"evidence of a base check's lazy variant, signed by the verifier", func(t *testing.T, s *scenario) {
+		s.ev.Variant = "hooks-on-existing@0123456789abcdef"
+		resign(t, s)
+	}, contracts.VerificationError, policy.CodeVariant},
 	{"dropped criterion result", func(t *testing.T, s *scenario) {
 		s.ev.Results = s.ev.Results[:len(s.ev.Results)-1]
 		resign(t, s)

@@ -293,6 +293,9 @@ type Proof struct {
 type BaseCheckInput struct {
 	Contract     contracts.Contract `json:"contract"`
 	ContractHash string             `json:"contract_hash"`
+	// Variants are lazy variants of the goal to run the criteria on as well (the
+	// contract's self-test); a verify queue applies each to the served base.
+	Variants []contracts.Variant `json:"variants,omitempty"`
 }
 
 // BaseCheckResult is the base commit's build and the verifier's signed evidence; the
@@ -301,6 +304,16 @@ type BaseCheckResult struct {
 	Build    contracts.BuildResult   `json:"build"`
 	Verify   activities.VerifyResult `json:"verify"`
 	Verified bool                    `json:"verified"`
+	// Variants are the verifications of BaseCheckInput.Variants, in order: for each, the
+	// criteria the base fails first, and the rest only when all of those passed.
+	Variants []VariantRun `json:"variants,omitempty"`
+}
+
+// VariantRun is one lazy variant's verifications (one or two) or why none ran.
+type VariantRun struct {
+	Name   string                    `json:"name"`
+	Verify []activities.VerifyResult `json:"verify,omitempty"`
+	Error  string                    `json:"error,omitempty"`
 }
 
 // QuoteRequest is a task message as the chat bridge received it (the sender is verified).

@@ -1,11 +1,13 @@
 package workflows
 
 import (
+	"slices"
 	"time"
 
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/signoff/signoff/activities"
+	"github.com/signoff/signoff/contracts"
 )
 
 // BaseCheckWorkflow builds the base commit on the execute queue and verifies it on the
@@ -38,5 +40,58 @@ func BaseCheckWorkflow(ctx workflow.Context, in BaseCheckInput) (BaseCheckResult
 		return res, err
 	}
 	res.Verified = true
+	if len(in.Variants) > 0 && workflow.GetVersion(ctx, versionLazyVariants, workflow.DefaultVersion, 1) >= 1 {
+		res.Variants = runVariants(ctx, t, in, prev.URL, res.Verify.Evidence)
+	}
 	return res, nil
+}
+
+// runVariants verifies each lazy variant on the running preview: the criteria the base did
+// not pass first (a lazy variant is usually rejected there), the rest only when all of those
+// passed. A variant that cannot be verified is reported, never the check's failure.
+func runVariants(ctx workflow.Context, t Timeouts, in BaseCheckInput, url string, base *contracts.Evidence) []VariantRun {
+	c := in.Contract
+	passed := map[string]bool{}
+	if base != nil {
+		for _, r := range base.Results {
+			passed[r.CriterionID] = r.Status == contracts.StatusPass
+		}
+	}
+	var first, rest []contracts.Criterion
+	for _, cr := range c.Criteria {
+		if passed[cr.ID] {
+			rest = append(rest, cr)
+		} else {
+			first = append(first, cr)
+		}
+	}
+	if len(first) == 0 {
+		return nil
+	}
+	out := make([]VariantRun, 0, len(in.Variants))
+	for i := range in.Variants {
+		v := in.Variants[i]
+		run := VariantRun{Name: v.Name}
+		for part, crs := range [][]contracts.Criterion{first, rest} {
+			if len(crs) == 0 {
+				continue
+			}
+			var vr activities.VerifyResult
+			err := workflow.ExecuteActivity(verifyCtx(ctx, t), verify.Verify, activities.VerifyRequest{
+				ContractID: c.ContractID, ContractHash: in.ContractHash, Attempt: 0, Try: 1, Criteria: crs,
+				EvidencePolicy: c.EvidencePolicy.Required, Verifier: c.Verifier, ExpectedSHA: c.Repo.BaseCommitSHA, PreviewURL: url,
+				AllowedOrigins: c.AllowedOrigins, Variant: &v, VariantPart: part + 1,
+			}).Get(ctx, &vr)
+			if err != nil {
+				run.Error = err.Error()
+				break
+			}
+			run.Verify = append(run.Verify, vr)
+			if vr.Evidence == nil || slices.ContainsFunc(vr.Evidence.Results, func(r contracts.CriterionResult) bool { return r.Status != contracts.StatusPass }) {
+				break
+			}
+		}
+		out = append(out, run)
+	}
+	return out
 }

@@ -105,6 +105,9 @@ func newContractRun(ctx workflow.Context, in ContractInput) (*contractRun, error
 		if d.Where != "" {
 			ev[contracts.DataCheckedOn] = d.Where
 		}
+		if len(d.Variants) > 0 {
+			ev[contracts.DataLazyVariants] = contracts.VariantSummary(d.Variants)
+		}
 		w.event(contracts.EventBaseCheck, ev)
 	}
 	return w, nil

@@ -20,4 +20,8 @@ const (
 	// has happened (approval taken, payment authorized, operator answered), instead of
 	// staying pending and firing later into the history.
 	versionCancelSpentTimers = "cancel-spent-timers"
+
+	// versionLazyVariants: the base check also runs the criteria on the contract's lazy
+	// variants (BaseCheckInput.Variants) on the same preview, before it is stopped.
+	versionLazyVariants = "lazy-variants"
 )

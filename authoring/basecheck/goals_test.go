@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/signoff/signoff/authoring"
+	"github.com/signoff/signoff/authoring/basecheck"
 	"github.com/signoff/signoff/authoring/survey"
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/fixtures/fixturerepo"
@@ -149,19 +150,34 @@ type siteChecker struct {
 }
 
 func (c siteChecker) CheckBase(ctx context.Context, ct contracts.Contract) (*authoring.BaseReport, error) {
-	ev, err := shopVerify(ctx, c.t, ct, strings.Repeat("0", 64), c.url)
+	hash := strings.Repeat("0", 64)
+	ev, err := shopVerify(ctx, c.t, ct, hash, c.url)
 	if err != nil {
 		return nil, err
 	}
 	r := authoring.Classify(ct, ev, shopSHA)
 	r.Where = authoring.WhereLocal
+	// The contract's self-test, as the Local and Queued checkers run it.
+	r.Variants = basecheck.RunLazyVariants(ctx, ct, r, func(v *contracts.Variant, crs []contracts.Criterion, _ string) (*basecheck.Run, error) {
+		part := ct
+		part.Criteria = crs
+		ev, err := shopVerifyVariant(ctx, c.t, part, hash, c.url, v)
+		if err != nil {
+			return nil, err
+		}
+		return &basecheck.Run{Evidence: ev, BuiltSHA: shopSHA}, nil
+	})
 	return r, nil
 }
 
 func shopVerify(ctx context.Context, t *testing.T, c contracts.Contract, hash, url string) (*contracts.Evidence, error) {
+	return shopVerifyVariant(ctx, t, c, hash, url, nil)
+}
+
+func shopVerifyVariant(ctx context.Context, t *testing.T, c contracts.Contract, hash, url string, variant *contracts.Variant) (*contracts.Evidence, error) {
 	v := &verify.Verifier{Config: verify.DefaultConfig(), Key: testKey, Driver: driver, Source: browser}
 	return v.Verify(ctx, verify.Request{ContractID: c.ContractID, ContractHash: hash, Attempt: 1, Criteria: c.Criteria,
-		EvidencePolicy: c.EvidencePolicy, Verifier: c.Verifier, ExpectedSHA: shopSHA, PreviewURL: url, OutDir: t.TempDir()})
+		EvidencePolicy: c.EvidencePolicy, Verifier: c.Verifier, ExpectedSHA: shopSHA, PreviewURL: url, OutDir: t.TempDir(), Variant: variant})
 }
 
 type goalCase struct {
@@ -278,8 +294,8 @@ func TestShopGoals(t *testing.T) {
 			for _, c := range res.Contract.Criteria {
 				ids = append(ids, c.ID)
 			}
-			t.Logf("%q (%s): base check %s; criteria %v; failing on base %v; left out %v", g.goal, g.class, time.Since(start).Round(time.Millisecond),
-				ids, res.BaseCheck.Failing, res.BaseCheck.Preexisting)
+			t.Logf("%q (%s): base check %s; criteria %v; failing on base %v; left out %v; self-test: %s", g.goal, g.class, time.Since(start).Round(time.Millisecond),
+				ids, res.BaseCheck.Failing, res.BaseCheck.Preexisting, contracts.VariantSummary(res.BaseCheck.Variants))
 		}
 		for _, im := range []struct {
 			name, want string

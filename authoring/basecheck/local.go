@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -51,15 +52,24 @@ func (l *Local) CheckBase(ctx context.Context, c contracts.Contract) (*authoring
 	return l.Check(ctx, c, c.Repo.BaseCommitSHA)
 }
 
-// Check runs the criteria against commit sha and classifies each one.
+// Check runs the criteria against commit sha and classifies each one, then runs them on
+// the contract's lazy variants of that commit (authoring.LazyVariants) on the same preview.
 func (l *Local) Check(ctx context.Context, c contracts.Contract, sha string) (*authoring.BaseReport, error) {
 	start := time.Now()
-	run, err := l.Evidence(ctx, c, sha)
+	var r *authoring.BaseReport
+	run, err := l.evidence(ctx, c, sha, func(v VerifyFunc) error {
+		run, err := v(nil, c.Criteria, "")
+		if err != nil {
+			return err
+		}
+		r = authoring.Classify(c, run.Evidence, run.BuiltSHA)
+		r.CommitSHA = sha
+		r.Variants = RunLazyVariants(ctx, c, r, v)
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	r := authoring.Classify(c, run.Evidence, run.BuiltSHA)
-	r.CommitSHA = sha
 	r.BuildMS = run.BuildMS
 	r.DurationMS = time.Since(start).Milliseconds()
 	r.Where, r.ProofDir = authoring.WhereLocal, run.OutDir
@@ -67,6 +77,56 @@ func (l *Local) Check(ctx context.Context, c contracts.Contract, sha string) (*a
 		r.Notes = append(r.Notes, fmt.Sprintf("built the app folder %s/ of %s", l.AppDir, contracts.ShortSHA(sha)))
 	}
 	return r, nil
+}
+
+// VerifyFunc verifies criteria of the contract on the running preview, with a lazy variant
+// applied when v is set; sub names the output folder under the check's.
+type VerifyFunc func(v *contracts.Variant, criteria []contracts.Criterion, sub string) (*Run, error)
+
+// RunLazyVariants runs the criteria on each of c's lazy variants: first those the base fails
+// (a lazy variant is usually rejected there), the rest unless one of those rejected it. A
+// base that fails nothing is refused as vacuous anyway, and has none run.
+func RunLazyVariants(ctx context.Context, c contracts.Contract, base *authoring.BaseReport, verify VerifyFunc) []authoring.VariantReport {
+	var first, rest []contracts.Criterion
+	for _, cr := range c.Criteria {
+		if res := base.Result(cr.ID); res != nil && res.Outcome == authoring.OutcomePass {
+			rest = append(rest, cr)
+		} else {
+			first = append(first, cr)
+		}
+	}
+	if len(first) == 0 || base.RuntimeSHA == "" {
+		return nil
+	}
+	var out []authoring.VariantReport
+	for _, v := range authoring.LazyVariants(c) {
+		if ctx.Err() != nil {
+			break
+		}
+		t := time.Now()
+		vr := authoring.VariantReport{Variant: v}
+		for i, part := range [][]contracts.Criterion{first, rest} {
+			if len(part) == 0 {
+				continue
+			}
+			run, err := verify(&v, part, fmt.Sprintf("variant-%s-%d", v.Name, i+1))
+			if err != nil {
+				vr.Error = err.Error()
+				break
+			}
+			got := authoring.Classify(contracts.Contract{Repo: c.Repo, Verifier: c.Verifier, Criteria: part}, run.Evidence, run.BuiltSHA)
+			vr.Results = append(vr.Results, got.Results...)
+			if vr.ProofDir == "" {
+				vr.ProofDir = run.OutDir
+			}
+			if slices.ContainsFunc(got.Results, func(r authoring.BaseResult) bool { return rejects(r, base.Result(r.CriterionID)) }) {
+				break
+			}
+		}
+		vr.MS = time.Since(t).Milliseconds()
+		out = append(out, vr)
+	}
+	return out
 }
 
 // Run is one verification of a commit.
@@ -82,10 +142,29 @@ type Run struct {
 	OutDir string
 }
 
+// rejects says whether a criterion's result on a variant tells it from the base: it did not
+// pass, and not merely failed as it does on the base (a failure the base already has may be
+// one the contract leaves out, and says nothing of the variant).
+func rejects(r authoring.BaseResult, onBase *authoring.BaseResult) bool {
+	if r.Outcome == authoring.OutcomePass {
+		return false
+	}
+	return onBase == nil || onBase.Outcome != r.Outcome || !slices.Equal(onBase.Failures, r.Failures)
+}
+
 // Evidence builds (or reuses) a preview of sha and returns the verifier's signed evidence
 // for the contract's criteria. A commit whose build fails is an error: there is nothing to
 // measure.
 func (l *Local) Evidence(ctx context.Context, c contracts.Contract, sha string) (*Run, error) {
+	return l.evidence(ctx, c, sha, func(v VerifyFunc) error {
+		_, err := v(nil, c.Criteria, "")
+		return err
+	})
+}
+
+// evidence holds one preview of sha for the verifications use makes; the Run returned is
+// the first of them.
+func (l *Local) evidence(ctx context.Context, c contracts.Contract, sha string, use func(VerifyFunc) error) (*Run, error) {
 	if l.Launcher == nil || l.Verifier == nil || l.RepoDir == "" || l.OutDir == "" {
 		return nil, errors.New("basecheck: Launcher, Verifier, RepoDir and OutDir are required")
 	}
@@ -102,24 +181,39 @@ func (l *Local) Evidence(ctx context.Context, c contracts.Contract, sha string) 
 	if !l.Keep {
 		defer l.stop()
 	}
-	out := filepath.Join(l.OutDir, "evidence", contracts.ShortSHA(sha)+"-"+contracts.ShortSHA(hash))
-	t := time.Now()
-	ev, err := l.Verifier.Verify(ctx, verify.Request{
-		ContractID:     c.ContractID,
-		ContractHash:   hash,
-		Attempt:        0,
-		Criteria:       c.Criteria,
-		EvidencePolicy: c.EvidencePolicy,
-		Verifier:       c.Verifier,
-		ExpectedSHA:    job.SHA,
-		PreviewURL:     job.URL,
-		AllowedOrigins: c.AllowedOrigins,
-		OutDir:         out,
+	var first *Run
+	err = use(func(variant *contracts.Variant, criteria []contracts.Criterion, sub string) (*Run, error) {
+		out := filepath.Join(l.OutDir, "evidence", contracts.ShortSHA(sha)+"-"+contracts.ShortSHA(hash))
+		if sub != "" {
+			out = filepath.Join(out, "variants", sub)
+		}
+		t := time.Now()
+		ev, err := l.Verifier.Verify(ctx, verify.Request{
+			ContractID:     c.ContractID,
+			ContractHash:   hash,
+			Attempt:        0,
+			Criteria:       criteria,
+			EvidencePolicy: c.EvidencePolicy,
+			Verifier:       c.Verifier,
+			ExpectedSHA:    job.SHA,
+			PreviewURL:     job.URL,
+			AllowedOrigins: c.AllowedOrigins,
+			Variant:        variant,
+			OutDir:         out,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("verify %s: %w", contracts.ShortSHA(sha), err)
+		}
+		run := &Run{Evidence: ev, BuiltSHA: job.SHA, Hash: hash, BuildMS: buildMS, VerifyMS: time.Since(t).Milliseconds(), URL: job.URL, OutDir: out}
+		if first == nil {
+			first = run
+		}
+		return run, nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("verify %s: %w", contracts.ShortSHA(sha), err)
+		return nil, err
 	}
-	return &Run{Evidence: ev, BuiltSHA: job.SHA, Hash: hash, BuildMS: buildMS, VerifyMS: time.Since(t).Milliseconds(), URL: job.URL, OutDir: out}, nil
+	return first, nil
 }
 
 // preview returns a running preview of sha, building it unless the kept one serves it.

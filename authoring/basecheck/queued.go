@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -91,7 +92,7 @@ func (q *Queued) CheckBase(ctx context.Context, c contracts.Contract) (*authorin
 			WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 			WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING}
 	}
-	run, err := q.Client.ExecuteWorkflow(ctx, opts, workflows.BaseCheckWorkflowName, workflows.BaseCheckInput{Contract: c, ContractHash: hash})
+	run, err := q.Client.ExecuteWorkflow(ctx, opts, workflows.BaseCheckWorkflowName, workflows.BaseCheckInput{Contract: c, ContractHash: hash, Variants: authoring.LazyVariants(c)})
 	var done *serviceerror.WorkflowExecutionAlreadyStarted
 	switch {
 	case q.Key != "" && errors.As(err, &done):
@@ -121,8 +122,41 @@ func (q *Queued) CheckBase(ctx context.Context, c contracts.Contract) (*authorin
 	rep.BuildMS = buildMS
 	rep.DurationMS = time.Since(start).Milliseconds()
 	rep.Where, rep.ProofDir = authoring.WhereQueues, res.Verify.ProofDir
+	rep.Variants = variantReports(c, res.Variants)
 	rep.Notes = append(rep.Notes, "checked on the execute and verify queues (workflow "+id+")")
 	return rep, nil
+}
+
+// variantReports classifies each lazy variant's verifications with the policy's semantics.
+func variantReports(c contracts.Contract, runs []workflows.VariantRun) []authoring.VariantReport {
+	variants := map[string]contracts.Variant{}
+	for _, v := range authoring.LazyVariants(c) {
+		variants[v.Name] = v
+	}
+	out := make([]authoring.VariantReport, 0, len(runs))
+	for _, run := range runs {
+		vr := authoring.VariantReport{Variant: variants[run.Name], Error: run.Error}
+		for _, v := range run.Verify {
+			part := contracts.Contract{Repo: c.Repo, Verifier: c.Verifier}
+			if v.Evidence != nil {
+				for _, r := range v.Evidence.Results {
+					if i := slices.IndexFunc(c.Criteria, func(cr contracts.Criterion) bool { return cr.ID == r.CriterionID }); i >= 0 {
+						part.Criteria = append(part.Criteria, c.Criteria[i])
+					}
+				}
+				if v.Evidence.Variant != contracts.VariantID(vr.Variant) {
+					vr.Error = fmt.Sprintf("the verifier measured variant %q, not %q", v.Evidence.Variant, contracts.VariantID(vr.Variant))
+					break
+				}
+			}
+			vr.Results = append(vr.Results, authoring.Classify(part, v.Evidence, c.Repo.BaseCommitSHA).Results...)
+			if vr.ProofDir == "" {
+				vr.ProofDir = v.ProofDir
+			}
+		}
+		out = append(out, vr)
+	}
+	return out
 }
 
 // Ready says why the cluster cannot run a base check now: a queue no worker polls would

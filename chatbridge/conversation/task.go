@@ -11,6 +11,7 @@ import (
 	"github.com/signoff/signoff/authoring"
 	"github.com/signoff/signoff/authoring/pricing"
 	"github.com/signoff/signoff/authoring/refusal"
+	"github.com/signoff/signoff/contracts"
 )
 
 // repoPhraseRe finds an explicit "repo owner/name" (or "repository ...") in a task.
@@ -78,7 +79,11 @@ func baseCheckText(d *authoring.BaseJudgment) string {
 		if len(d.Guards) > 0 {
 			s += fmt.Sprintf("; %d already hold and guard against regressions", len(d.Guards))
 		}
-		return s + "."
+		s += "."
+		if n := len(d.Variants); n > 0 {
+			s += fmt.Sprintf(" Self-test: %s.", contracts.VariantSummary(d.Variants))
+		}
+		return s
 	}
 }
 

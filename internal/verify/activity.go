@@ -45,6 +45,18 @@ func (a *Activity) Verify(ctx context.Context, req activities.VerifyRequest) (ac
 	if err != nil {
 		return activities.VerifyResult{}, activities.Refused(err)
 	}
+	if req.Variant != nil {
+		// A base check's lazy variant: measured beside the base's own folder and kept on
+		// this host (the base check's result carries its evidence), never published as the
+		// verification of this attempt and try.
+		if err := contracts.ValidateVariant(*req.Variant); err != nil {
+			return activities.VerifyResult{}, activities.Refused(err)
+		}
+		dir = filepath.Join(dir, "variants", fmt.Sprintf("%s-%d", req.Variant.Name, req.VariantPart))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return activities.VerifyResult{}, fmt.Errorf("variant folder: %w", err)
+		}
+	}
 	progress := func(p Progress) {
 		if activity.IsActivity(ctx) {
 			activity.RecordHeartbeat(ctx, fmt.Sprintf("%d/%d %s %s %s", p.Index+1, p.Total, p.Criterion, p.Viewport, p.Phase))
@@ -53,7 +65,7 @@ func (a *Activity) Verify(ctx context.Context, req activities.VerifyRequest) (ac
 	ev, err := a.Verifier.Verify(ctx, Request{
 		ContractID: req.ContractID, ContractHash: req.ContractHash, Attempt: req.Attempt, Criteria: req.Criteria,
 		EvidencePolicy: contracts.EvidencePolicy{Required: req.EvidencePolicy}, Verifier: req.Verifier,
-		ExpectedSHA: req.ExpectedSHA, PreviewURL: req.PreviewURL, AllowedOrigins: req.AllowedOrigins, OutDir: dir, Progress: progress,
+		ExpectedSHA: req.ExpectedSHA, PreviewURL: req.PreviewURL, AllowedOrigins: req.AllowedOrigins, Variant: req.Variant, OutDir: dir, Progress: progress,
 	})
 	if err != nil {
 		if IsSetupError(err) {
@@ -66,7 +78,7 @@ func (a *Activity) Verify(ctx context.Context, req activities.VerifyRequest) (ac
 		return activities.VerifyResult{}, err
 	}
 	problems := proofstore.CheckArtifacts(dir, ev.Artifacts)
-	if a.Share != nil {
+	if a.Share != nil && req.Variant == nil {
 		adopted, err := a.publish(ctx, req, dir, ev)
 		if err != nil {
 			return activities.VerifyResult{}, err

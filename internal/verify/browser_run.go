@@ -283,6 +283,10 @@ func (r *run) viewport(ctx context.Context, c contracts.Criterion, vp contracts.
 		out.err = err
 		return out
 	}
+	if err := installVariant(bctx, r.req.Variant); err != nil {
+		out.err = err
+		return out
+	}
 	if wantTrace {
 		if err := bctx.Tracing().Start(playwright.TracingStartOptions{
 			Screenshots: playwright.Bool(true),

@@ -59,6 +59,10 @@ type Request struct {
 	// AllowedOrigins are the contract's allowed_origins: the only origins besides the
 	// preview's that the page may load anything from.
 	AllowedOrigins []string
+	// Variant, when set, is the base check's lazy variant: Signoff's own edits applied to
+	// every page before it is measured. The evidence names it, and the policy never takes
+	// it for a verdict.
+	Variant *contracts.Variant
 	// OutDir receives the screenshots and traces (created if missing).
 	OutDir string
 	// Progress, when set, is called as criteria start and finish (for activity heartbeats),
@@ -118,6 +122,11 @@ func (r *Request) validate() (*url.URL, error) {
 	case u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "":
 		add("preview url must be a plain origin (optionally with a path)")
 	}
+	if r.Variant != nil {
+		if err := contracts.ValidateVariant(*r.Variant); err != nil {
+			add("%v", err)
+		}
+	}
 	if len(probs) > 0 {
 		return nil, &RequestError{Problems: probs}
 	}
@@ -158,6 +167,9 @@ func (v *Verifier) Verify(ctx context.Context, req Request) (*contracts.Evidence
 		StartedAt:     started.UTC().Format(time.RFC3339Nano),
 		Results:       []contracts.CriterionResult{},
 		Artifacts:     []contracts.Artifact{},
+	}
+	if req.Variant != nil {
+		ev.Variant = contracts.VariantID(*req.Variant)
 	}
 
 	ev.RuntimeSHA = v.runtimeSHA(ctx, base)

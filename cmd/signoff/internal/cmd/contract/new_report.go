@@ -158,6 +158,19 @@ func printNew(io *iostreams.IO, res *authoring.Result, file string) {
 			if len(disc.Failing) > 0 {
 				io.Printf("  not vacuous: %d of %d criteria fail on the base commit; %d are regression guards\n", len(disc.Failing), len(rep.Results), len(disc.Guards))
 			}
+			if len(disc.Variants) > 0 {
+				io.Printf("Self-test: the criteria on lazy variants of the base (Signoff's own edits, nothing built):\n")
+			}
+			for _, v := range disc.Variants {
+				switch {
+				case v.Rejected:
+					io.Printf("  rejected  %-18s %s\n            by %s\n", v.Name, v.Says, firstFew(v.FailedBy, 2))
+				case v.Error != "":
+					io.Printf("  unknown   %-18s %s\n            could not be measured: %s\n", v.Name, v.Says, v.Error)
+				default:
+					io.Printf("  ACCEPTED  %-18s %s\n            every criterion passes on it\n", v.Name, v.Says)
+				}
+			}
 		}
 		io.Printf("\n")
 	}
