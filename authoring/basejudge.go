@@ -282,8 +282,17 @@ func JudgeBase(d *criteria.Draft, r *BaseReport) (BaseJudgment, error) {
 		return out, &BaseCheckError{Code: BaseInconclusive, Reason: fmt.Sprintf("no criterion could be shown to fail on the base commit %s (%d could not be measured)", contracts.ShortSHA(r.CommitSHA), errored)}
 	}
 	var weak []string
+	// Runtime-error guards do not tell a variant apart: Signoff's edit of a hydrated page
+	// may make the framework complain, which says nothing of the contract.
+	var quiet []string
+	for _, c := range d.Criteria {
+		switch c.Assert.Kind {
+		case contracts.KindLoads, contracts.KindNoPageErrors, contracts.KindNoConsoleErrors:
+			quiet = append(quiet, c.ID)
+		}
+	}
 	for _, vr := range r.Variants {
-		o := judgeVariant(vr, len(r.Results), out.Preexisting)
+		o := judgeVariant(vr, len(r.Results), out.Preexisting, quiet)
 		out.Variants = append(out.Variants, o)
 		switch {
 		case o.Rejected:
@@ -301,9 +310,10 @@ func JudgeBase(d *criteria.Draft, r *BaseReport) (BaseJudgment, error) {
 }
 
 // judgeVariant reads one variant's results, leaving out the criteria the contract drops as
-// pre-existing failures. The variant is rejected when some criterion failed or could not be
-// measured on it, and satisfies the contract when every one of the total passed.
-func judgeVariant(vr VariantReport, total int, preexisting []string) contracts.VariantOutcome {
+// pre-existing failures and counting the quiet ones (runtime-error guards) as passed. The
+// variant is rejected when some criterion failed or could not be measured on it, and
+// satisfies the contract when every one of the total passed.
+func judgeVariant(vr VariantReport, total int, preexisting, quiet []string) contracts.VariantOutcome {
 	o := contracts.VariantOutcome{Name: vr.Variant.Name, Says: vr.Variant.Says, ProofDir: vr.ProofDir}
 	if vr.Error != "" {
 		o.Error = vr.Error
@@ -314,10 +324,10 @@ func judgeVariant(vr VariantReport, total int, preexisting []string) contracts.V
 		if slices.Contains(preexisting, res.CriterionID) {
 			continue
 		}
-		switch res.Outcome {
-		case OutcomePass:
+		switch {
+		case res.Outcome == OutcomePass || slices.Contains(quiet, res.CriterionID):
 			passed++
-		case OutcomeFail, OutcomeAbsent:
+		case res.Outcome == OutcomeFail || res.Outcome == OutcomeAbsent:
 			o.FailedBy = append(o.FailedBy, res.CriterionID+": "+firstOf(res.Failures))
 		default:
 			// The criterion could not do what it does on the variant (fill a block that is

@@ -130,8 +130,9 @@ func featureName(f *feature) string {
 	return f.Phrase + " " + f.Container
 }
 
-// featureCheck: the exact text the user gave, inside the page region they named (when the base
-// has it) or inside a test hook the contract declares.
+// featureCheck: a new link or button the goal names, by role and name; otherwise the exact
+// text the user gave, inside the page region they named (when the base has it) or inside a
+// test hook the contract declares.
 func (p *pagePlan) featureCheck(mobileFirst bool) (contracts.Criterion, []contracts.TestHook) {
 	f := p.it.feature
 	hookID := p.featureHook()
@@ -144,6 +145,13 @@ func (p *pagePlan) featureCheck(mobileFirst bool) (contracts.Criterion, []contra
 	within := sel
 	if f.Placement != "" && p.page != nil && p.page.Anchors.HasTag(f.Placement) {
 		within = f.Placement
+	}
+	if f.Title != "" && f.Dest == "" && within == sel && (f.Container == "link" || f.Container == "button") {
+		// A link or button the goal gives the text of is found as a person finds it, by its
+		// role and name: no hook, so none can be put on something else.
+		named := contracts.RoleSelector(f.Container, f.Title)
+		return p.crit(p.idFor(hookID), fmt.Sprintf("At %s a %s named %q (%s) is visible on %s%s.", vpNames(vps), f.Container, f.Title, named, p.route, p.suffix()),
+			contracts.Assertion{Kind: contracts.KindElementPresent, Selector: named, State: contracts.StateVisible}, vps...), nil
 	}
 	needHook := within == sel || f.Dest != ""
 	if needHook {

@@ -1,8 +1,8 @@
 // Signoff's lazy variant of a base page (contracts.Variant): the edits a lazy implementation
 // would make, applied to every top-level page the verifier loads in a base check's self-test.
-// Evidence measured with it names the variant and is never a verdict. Edits wait for the
-// page's load event (after a framework has hydrated what the server sent) and are put back
-// when the page's own code removes them, a bounded number of times.
+// Evidence measured with it names the variant and is never a verdict. Edits wait until the
+// page has loaded and hydrated, and are put back when the page's own code removes them, a
+// bounded number of times.
 (function (spec) {
   if (window.top !== window) return;
   var mine = new WeakSet();
@@ -83,6 +83,9 @@
     if (attrs.length) { opts.attributes = true; opts.attributeFilter = attrs; }
     new MutationObserver(schedule).observe(document.documentElement, opts);
   }
-  if (document.readyState === 'complete') start();
-  else window.addEventListener('load', start, { once: true });
+  // After the load event and a quarter second of the page's own clock, as a person's edit
+  // of a finished page: a framework hydrating what the server sent has done so by then.
+  function later() { setTimeout(start, 250); }
+  if (document.readyState === 'complete') later();
+  else window.addEventListener('load', later, { once: true });
 })(__SIGNOFF_VARIANT__);
