@@ -5,8 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,8 +16,6 @@ import (
 	"github.com/signoff/signoff/fixtures/fixturerepo"
 	"github.com/signoff/signoff/internal/preview"
 	"github.com/signoff/signoff/internal/realapps"
-	"github.com/signoff/signoff/internal/sandbox"
-	"github.com/signoff/signoff/internal/unprivileged"
 	"github.com/signoff/signoff/workers"
 	"github.com/signoff/signoff/workflows"
 )
@@ -110,23 +106,14 @@ func TestRealAppsEndToEnd(t *testing.T) {
 			t.Fatalf("%s is not installed: run `go tool task pm:setup`", r.PM)
 		}
 	}
-	cred, err := unprivileged.Lookup(workers.PreviewUser)
-	if err != nil {
-		t.Fatalf("%v: run `go tool task fixture:setup`", err)
-	}
-	sb, err := sandbox.New(sandbox.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cache, err := realapps.CacheDir(root)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var roots []string
 	for _, bin := range tools {
 		roots = append(roots, preview.InstallRoot(bin))
 	}
-	maker := &realapps.Maker{Sandbox: sb, Cred: cred, Cache: cache, Tools: tools, ToolRoots: roots, Logf: t.Logf}
+	maker, err := realapps.NewMaker(root, workers.PreviewUser, tools, roots, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	dataDir := t.TempDir()
 	port := freePort(t)
@@ -143,20 +130,12 @@ func TestRealAppsEndToEnd(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			app := fstest.MapFS{
-				"app/pricing/page.tsx":           {Data: []byte(pricingPage), Mode: 0o644},
-				"app/pricing/pricing.module.css": {Data: []byte(pricingCSS), Mode: 0o644},
-			}
-			if err := fs.WalkDir(os.DirFS(tree), ".", func(p string, d fs.DirEntry, err error) error {
-				if err != nil || d.IsDir() {
-					return err
-				}
-				b, err := os.ReadFile(filepath.Join(tree, p))
-				app[p] = &fstest.MapFile{Data: b, Mode: 0o644}
-				return err
-			}); err != nil {
+			app, err := realapps.Files(tree)
+			if err != nil {
 				t.Fatal(err)
 			}
+			app["app/pricing/page.tsx"] = &fstest.MapFile{Data: []byte(pricingPage), Mode: 0o644}
+			app["app/pricing/pricing.module.css"] = &fstest.MapFile{Data: []byte(pricingCSS), Mode: 0o644}
 			if _, ok := app["app/api/verification/route.ts"]; ok {
 				t.Fatal("the generated app has a verification route of its own")
 			}

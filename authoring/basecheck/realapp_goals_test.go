@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/ed25519"
 	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,7 +20,6 @@ import (
 	"github.com/signoff/signoff/internal/preview"
 	"github.com/signoff/signoff/internal/realapps"
 	"github.com/signoff/signoff/internal/sandbox"
-	"github.com/signoff/signoff/internal/unprivileged"
 	"github.com/signoff/signoff/internal/verify"
 	"github.com/signoff/signoff/policy"
 	"github.com/signoff/signoff/workers"
@@ -84,35 +82,19 @@ func TestGoalsOnCreateNextApp(t *testing.T) {
 		t.Fatalf("browser setup missing: %v\nrun `%s` from the repository root", setupErr, verify.SetupTask)
 	}
 	mod := moduleRoot(t)
-	cred, err := unprivileged.Lookup(workers.PreviewUser)
-	if err != nil {
-		t.Fatalf("%v: run `go tool task fixture:setup`", err)
-	}
-	sb, err := sandbox.New(sandbox.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cache, err := realapps.CacheDir(mod)
+	maker, err := realapps.NewMaker(mod, workers.PreviewUser, preview.FindPackageManagers(""), nil, t.Logf)
 	if err != nil {
 		t.Fatal(err)
 	}
 	recipe := realapps.Recipes[1] // npm, without cacheComponents
-	maker := &realapps.Maker{Sandbox: sb, Cred: cred, Cache: cache, Tools: preview.FindPackageManagers(""), Logf: t.Logf}
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Minute)
 	defer cancel()
 	tree, err := maker.Make(ctx, recipe)
 	if err != nil {
 		t.Fatal(err)
 	}
-	app := fstest.MapFS{}
-	if err := fs.WalkDir(os.DirFS(tree), ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(filepath.Join(tree, p))
-		app[p] = &fstest.MapFile{Data: b, Mode: 0o644}
-		return err
-	}); err != nil {
+	app, err := realapps.Files(tree)
+	if err != nil {
 		t.Fatal(err)
 	}
 	baseFiles := cnaFiles(fmtS(cnaHome, ""), cnaHomeCSS, fmtS(cnaAbout, "About us"), fmtS(cnaProjects, "Projects"))
@@ -145,7 +127,7 @@ func TestGoalsOnCreateNextApp(t *testing.T) {
 	if os.Geteuid() == 0 {
 		runAs = preview.DefaultUser
 	}
-	launcher, err := preview.New(preview.Config{JobsRoot: filepath.Join(root, "jobs"), RunAs: runAs, Sandbox: sb, InstallNetwork: sandbox.NetEgress,
+	launcher, err := preview.New(preview.Config{JobsRoot: filepath.Join(root, "jobs"), RunAs: runAs, Sandbox: maker.Sandbox, InstallNetwork: sandbox.NetEgress,
 		PackageManagers: preview.FindPackageManagers(""), StepTimeout: 10 * time.Minute, StartTimeout: 2 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
@@ -216,6 +198,16 @@ func TestGoalsOnCreateNextApp(t *testing.T) {
 	for _, res := range []*authoring.Result{stack, top, heading} {
 		if len(res.BaseCheck.Variants) == 0 {
 			t.Errorf("%q: no lazy variant ran in its base check", res.Contract.Goal)
+		}
+		for _, vr := range res.BaseCheck.Report.Variants {
+			for _, r := range vr.Results {
+				t.Logf("  %s on %s: %s %v %s", r.CriterionID, vr.Variant.Name, r.Outcome, r.Failures, r.Error)
+			}
+		}
+	}
+	for _, v := range heading.BaseCheck.Variants {
+		if v.Name == contracts.VariantOtherPage && !strings.Contains(strings.Join(v.FailedBy, " "), "unchanged-about") {
+			t.Errorf("the heading made on every page: want it rejected by unchanged-about too, got %v", v.FailedBy)
 		}
 	}
 	// A weak contract, the stacking goal's criteria aimed at a hook: refused by its self-test.

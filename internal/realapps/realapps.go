@@ -15,15 +15,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
+	"testing/fstest"
 	"time"
 
 	"github.com/signoff/signoff/internal/sandbox"
+	"github.com/signoff/signoff/internal/unprivileged"
 )
 
 // CreateNextApp is the create-next-app the recipes generate with (npm registry).
@@ -285,4 +288,37 @@ func (m *Maker) logf(format string, args ...any) {
 	if m.Logf != nil {
 		m.Logf(format, args...)
 	}
+}
+
+// NewMaker is a test's Maker: the registry tools run as user (the preview user) in a sandbox
+// runner of their own, and trees are cached under the module's .cache/realapps.
+func NewMaker(moduleRoot, user string, tools map[string]string, toolRoots []string, logf func(format string, args ...any)) (*Maker, error) {
+	cred, err := unprivileged.Lookup(user)
+	if err != nil {
+		return nil, fmt.Errorf("%w: run `go tool task fixture:setup`", err)
+	}
+	sb, err := sandbox.New(sandbox.Config{})
+	if err != nil {
+		return nil, err
+	}
+	cache, err := CacheDir(moduleRoot)
+	if err != nil {
+		return nil, err
+	}
+	return &Maker{Sandbox: sb, Cred: cred, Cache: cache, Tools: tools, ToolRoots: toolRoots, Logf: logf}, nil
+}
+
+// Files reads a generated tree into files a test adds its own to before it makes the
+// repository (fixturerepo.MaterializeFS).
+func Files(tree string) (fstest.MapFS, error) {
+	app := fstest.MapFS{}
+	err := fs.WalkDir(os.DirFS(tree), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(filepath.Join(tree, p))
+		app[p] = &fstest.MapFile{Data: b, Mode: 0o644}
+		return err
+	})
+	return app, err
 }
