@@ -183,6 +183,19 @@ func (a *Author) Draft(ctx context.Context, req Request) (*Result, error) {
 		}
 		res.Contract, res.Hash = &c, hash
 	}
+	if filled, notes, ok := FillStructure(c, report); ok {
+		// The pages the goal leaves alone keep the structure the base check saw: the terms
+		// take the observed values, and are validated and hashed again.
+		c = filled
+		draft.Notes = append(draft.Notes, notes...)
+		if err := contracts.Validate(c, contracts.LoadOptions{}); err != nil {
+			return res, fmt.Errorf("contract with the base's structure is invalid (a generator defect): %w", err)
+		}
+		if hash, err = contracts.Hash(c); err != nil {
+			return res, err
+		}
+		res.Contract, res.Hash = &c, hash
+	}
 	res.Offered = true
 	return res, nil
 }

@@ -2,6 +2,7 @@ package authoring
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -368,4 +369,73 @@ func usesNewHook(d *criteria.Draft, id string) bool {
 		}
 	}
 	return false
+}
+
+// FillStructure writes into c's structure assertions what the base check observed at each
+// viewport (contracts.KindStructure): the main region of a page the goal leaves alone must
+// keep the headings, links, buttons, images, lists and controls it has on the base. It
+// returns c with the values in and a note per criterion filled, or c unchanged when it has
+// no structure assertion left to fill. The terms change, so the caller hashes them again.
+func FillStructure(c contracts.Contract, r *BaseReport) (contracts.Contract, []string, bool) {
+	var notes []string
+	changed := false
+	crs := slices.Clone(c.Criteria)
+	for i := range crs {
+		res := r.Result(crs[i].ID)
+		if res == nil {
+			continue
+		}
+		a, did, note := fillStructure(crs[i].Assert, "", crs[i], res.Observed)
+		if did {
+			crs[i].Assert, changed = a, true
+			notes = append(notes, note)
+		}
+	}
+	if !changed {
+		return c, nil, false
+	}
+	c.Criteria = crs
+	return c, notes, true
+}
+
+// fillStructure fills the structure assertions in a (whose observed keys start with prefix).
+func fillStructure(a contracts.Assertion, prefix string, cr contracts.Criterion, observed map[string]any) (contracts.Assertion, bool, string) {
+	switch a.Kind {
+	case contracts.KindAllOf:
+		subs := slices.Clone(a.AllOf)
+		did, note := false, ""
+		for i := range subs {
+			s, d, n := fillStructure(subs[i], fmt.Sprintf("%s%d.", prefix, i), cr, observed)
+			if d {
+				subs[i], did, note = s, true, n
+			}
+		}
+		a.AllOf = subs
+		return a, did, note
+	case contracts.KindStructure:
+		if len(a.Expected) > 0 {
+			return a, false, ""
+		}
+		want := map[string]string{}
+		var seen []string
+		for _, vp := range cr.Viewports() {
+			name := fmt.Sprintf("%dx%d", vp.Width, vp.Height)
+			if s, ok := observed[contracts.ViewportPrefix(vp)+prefix+contracts.ObsStructure].(string); ok {
+				want[name] = s
+				n, _ := observed[contracts.ViewportPrefix(vp)+prefix+contracts.ObsStructureItems].(float64)
+				seen = append(seen, fmt.Sprintf("%d items at %s", int(n), name))
+			}
+		}
+		if len(want) == 0 {
+			return a, false, ""
+		}
+		b, err := json.Marshal(want)
+		if err != nil {
+			return a, false, ""
+		}
+		a.Expected = b
+		return a, true, fmt.Sprintf("%s: %s's main region is to keep the structure the base check observed (%s; headings, links, buttons, images, lists and controls by role and name, digits read as #)",
+			cr.ID, cr.Route, strings.Join(seen, ", "))
+	}
+	return a, false, ""
 }

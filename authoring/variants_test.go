@@ -151,3 +151,48 @@ func TestJudgeVariants(t *testing.T) {
 		t.Errorf("summary %q", got)
 	}
 }
+
+// TestFillStructure: the structure a base check observed becomes the terms, per viewport;
+// the checks then compare it, and a filled contract is not filled again.
+func TestFillStructure(t *testing.T) {
+	c := contracts.Contract{Criteria: []contracts.Criterion{{ID: "unchanged-about", Route: "/about",
+		Viewport: &contracts.Viewport{Width: 1440, Height: 1000}, ExtraViewports: []contracts.Viewport{{Width: 390, Height: 844}},
+		Assert: contracts.Assertion{Kind: contracts.KindAllOf, AllOf: []contracts.Assertion{
+			{Kind: contracts.KindVisibleText, Texts: []string{"About us"}}, {Kind: contracts.KindStructure}}}}}}
+	before, err := contracts.ChecksFor(c.Criteria[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &BaseReport{Results: []BaseResult{{CriterionID: "unchanged-about", Outcome: OutcomePass, Observed: map[string]any{
+		"1440x1000/1.structure": "heading1 \"About us\"\nlink \"Contact\"", "1440x1000/1.structure_items": 2.0,
+		"390x844/1.structure": "heading1 \"About us\"", "390x844/1.structure_items": 1.0}}}}
+	filled, notes, ok := FillStructure(c, r)
+	if !ok || len(notes) != 1 || !strings.Contains(notes[0], "2 items at 1440x1000, 1 items at 390x844") {
+		t.Fatalf("filled %v, notes %v", ok, notes)
+	}
+	if c.Criteria[0].Assert.AllOf[1].Expected != nil {
+		t.Error("FillStructure changed the contract it was given")
+	}
+	after, err := contracts.ChecksFor(filled.Criteria[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != len(before)+2 {
+		t.Fatalf("checks before %d, after %d: want one structure check per viewport", len(before), len(after))
+	}
+	obs := map[string]any{"1440x1000/1.structure": "heading1 \"About us\"\nlink \"Contact\""}
+	for _, ch := range after {
+		if ch.Key == "1440x1000/1.structure" {
+			if res := contracts.EvaluateCheck(ch, obs); res.Outcome != contracts.CheckPass {
+				t.Errorf("the base's own structure: %+v", res)
+			}
+			obs["1440x1000/1.structure"] = "heading2 \"About us\"\nlink \"Contact\""
+			if res := contracts.EvaluateCheck(ch, obs); res.Outcome != contracts.CheckFail {
+				t.Errorf("a demoted heading: %+v", res)
+			}
+		}
+	}
+	if _, _, again := FillStructure(filled, r); again {
+		t.Error("a filled structure was filled again")
+	}
+}

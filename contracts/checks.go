@@ -111,6 +111,11 @@ const (
 	// not counting the element's own ancestors and descendants.
 	ObsContentBefore = "content_before"
 	ObsContentAfter  = "content_after"
+	// ObsStructure is the main region's structure, one item a line: the role (a heading with
+	// its level) and the accessible name, whitespace collapsed, digits read as # (a date or
+	// a count may differ between two loads of one page), cut at 40 characters.
+	ObsStructure      = "structure"
+	ObsStructureItems = "structure_items"
 )
 
 // TextVisibleKey is the observed key for the i-th text of a visible_text assertion.
@@ -305,6 +310,19 @@ func assertionChecks(a Assertion, p string, phoneW float64) ([]Check, error) {
 			lit(ObsStackOverlaps, OpEQ, 0.0, a.Selector+" that start above the previous one's bottom = 0"),
 			lit(ObsLeftSpread, OpLE, StackLeftTolerancePx, fmt.Sprintf("spread of %s left edges <= %g px", a.Selector, StackLeftTolerancePx)),
 		}, nil
+	case KindStructure:
+		vp, _, _ := strings.Cut(p, "/")
+		var want map[string]string
+		if len(a.Expected) > 0 {
+			if err := json.Unmarshal(a.Expected, &want); err != nil {
+				return nil, fmt.Errorf("structure: expected is an object of viewport to structure: %w", err)
+			}
+		}
+		s, ok := want[vp]
+		if !ok {
+			return nil, nil // not yet observed on the base: nothing to compare at this viewport
+		}
+		return []Check{lit(ObsStructure, OpEQ, s, "the main region's headings, links, buttons, images, lists and controls as on the base commit")}, nil
 	case KindPosition:
 		out := []Check{lit(ObsCount, OpGE, 1.0, a.Selector+" displayed")}
 		switch a.Place {

@@ -177,6 +177,12 @@ const (
 	KindRequest              = "request"
 	KindStacked              = "stacked"
 	KindPosition             = "position"
+	// KindStructure: what a person finds in the page's main region (its headings, links,
+	// buttons, images, lists, tables and form controls by role and name, in reading order)
+	// equals Expected, an object of the structure the base check observed per viewport
+	// ("390x844": "..."). A viewport absent from Expected is not compared: the base check
+	// fills it in before the quote (ObsStructure says how names are normalised).
+	KindStructure = "structure"
 )
 
 // Places a position assertion puts an element.

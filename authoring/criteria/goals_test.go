@@ -302,11 +302,16 @@ func TestHeadingChangeKeepsOtherPages(t *testing.T) {
 	for _, c := range d.Criteria {
 		if strings.HasPrefix(c.ID, "unchanged-") {
 			guarded = append(guarded, c.Route)
-			if c.Assert.Kind != contracts.KindVisibleText || len(c.Viewports()) != 2 || d.Role(c.ID) != RoleGuard {
+			if c.Assert.Kind != contracts.KindAllOf || len(c.Assert.AllOf) != 2 || c.Assert.AllOf[0].Kind != contracts.KindVisibleText ||
+				c.Assert.AllOf[1].Kind != contracts.KindStructure || len(c.Viewports()) != 2 || d.Role(c.ID) != RoleGuard {
 				t.Errorf("%s: %+v at %v (%s)", c.ID, c.Assert, c.Viewports(), d.Role(c.ID))
 			}
 		}
-		for _, txt := range c.Assert.Texts {
+		texts := slices.Clone(c.Assert.Texts)
+		for _, sub := range c.Assert.AllOf {
+			texts = append(texts, sub.Texts...)
+		}
+		for _, txt := range texts {
 			if txt == "About Acme" {
 				t.Errorf("%s still asks for the old heading", c.ID)
 			}

@@ -119,13 +119,16 @@ func otherPageGuards(s *survey.Survey, targets []string) ([]candidate, string) {
 			}
 		}
 		pp := &pagePlan{s: s, it: &intent{}, route: pg.Route, page: pg, budget: 30000}
-		c := pp.crit("unchanged-"+RouteWord(pg.Route), fmt.Sprintf("The goal leaves other pages as they are: at 1440x1000 and 390x844 %s still shows %s.", pg.Route, humanList(quoteAll(texts), "and")),
-			contracts.Assertion{Kind: contracts.KindVisibleText, Texts: texts}, Desktop, Mobile)
+		// The texts from the survey, and the main region's structure as the base check
+		// observes it (the Author fills the structure in from the base check before the
+		// quote: StructureFromBase).
+		c := pp.crit("unchanged-"+RouteWord(pg.Route), fmt.Sprintf("The goal leaves other pages as they are: at 1440x1000 and 390x844 %s still shows %s, and its main region has the headings, links, buttons, images, lists and controls it has on the base commit.", pg.Route, humanList(quoteAll(texts), "and")),
+			contracts.Assertion{Kind: contracts.KindAllOf, AllOf: []contracts.Assertion{{Kind: contracts.KindVisibleText, Texts: texts}, {Kind: contracts.KindStructure}}}, Desktop, Mobile)
 		out = append(out, candidate{c: c, role: RoleGuard, why: "the goal says the other pages stay as they are", prio: 1})
 		guarded = append(guarded, pg.Route)
 	}
 	if len(guarded) == 0 {
 		return nil, "not checked: that other pages stay as they are (the survey found no other public page with a heading)"
 	}
-	return out, fmt.Sprintf("other pages guarded: %s (their heading and texts; at most %d pages)", strings.Join(guarded, ", "), maxOtherPageGuards)
+	return out, fmt.Sprintf("other pages guarded: %s (their heading and texts, and their main region's structure as the base check sees it; at most %d pages)", strings.Join(guarded, ", "), maxOtherPageGuards)
 }

@@ -209,6 +209,8 @@ func readFor(a contracts.Assertion) (*probeRead, bool, error) {
 		return &probeRead{Kind: "position", Selector: a.Selector, Ref: ref}, true, nil
 	case contracts.KindURL, contracts.KindRequest:
 		return &probeRead{Kind: probeDriver}, false, nil
+	case contracts.KindStructure:
+		return &probeRead{Kind: "structure"}, true, nil
 	case contracts.KindInViewport:
 		return &probeRead{Kind: "box", Selector: a.Selector}, true, nil
 	case contracts.KindVisibleText:

@@ -117,6 +117,10 @@
 //     painted text nodes and displayed images, media and controls of the page's main region
 //     (its first displayed main landmark, else the body) wholly above or wholly below it, not
 //     counting its own ancestors and descendants.
+//   - structure: the main region's headings (with level), links, buttons, images, lists,
+//     tables, forms and controls shown to people, in flat-tree order, one a line as role and
+//     accessible name (whitespace collapsed, digits as #, 40 characters), at most
+//     max_structure_items; structure_items counts them all.
 //   - A selector may be a role locator (role=link[name="Docs"i]): elements whose ARIA role,
 //     explicit or implied by the tag, and accessible name (aria-labelledby, aria-label, a form
 //     control's label, an image's alt, else the content for roles named by content, else the

@@ -26,7 +26,7 @@ var (
 // VerifierName and VerifierVersion identify this verifier in evidence.
 const (
 	VerifierName    = "signoff-verifier"
-	VerifierVersion = "5"
+	VerifierVersion = "6"
 )
 
 // params mirrors probe/params.json. Times named _ms are page time (the browser's virtual
@@ -52,7 +52,9 @@ type params struct {
 	EdgeZonePX      float64 `json:"edge_zone_px"`
 	MinVisiblePX    float64 `json:"min_visible_px"`
 	MaxOffenders    int     `json:"max_offenders"`
-	MaxReads        int     `json:"max_reads"`
+	// MaxStructureItems bounds a structure read (150 items of at most 40-character names).
+	MaxStructureItems int `json:"max_structure_items"`
+	MaxReads          int `json:"max_reads"`
 	// BackgroundSamplePX is the longer side, in pixels, of the capture a background read
 	// averages (the element's box is captured at a reduced scale).
 	BackgroundSamplePX float64         `json:"background_sample_px"`

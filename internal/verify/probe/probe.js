@@ -884,6 +884,36 @@
     return out;
   };
 
+  // structure: what a person finds in the page's main region (its first displayed main
+  // landmark, else the body), in reading order: each heading (with its level), link, button,
+  // image, list, table, form and form control shown to people, by role and accessible name.
+  // Names are whitespace-collapsed, digits read as '#' (a date or a count may differ between
+  // two loads of one page) and cut at 40 characters; at most max_structure_items are listed.
+  const STRUCTURAL = new Set(['heading', 'link', 'button', 'img', 'list', 'table', 'form', 'textbox', 'searchbox',
+    'checkbox', 'radio', 'switch', 'combobox', 'listbox', 'slider', 'spinbutton', 'navigation', 'region', 'dialog', 'tab']);
+  const structure = () => {
+    const mains = visibleInOrder('main, [role="main"]');
+    const region = mains.length ? mains[0].el : body;
+    const items = [];
+    let total = 0;
+    const stack = region ? [region] : [];
+    while (stack.length) {
+      const n = stack.pop();
+      if (n.nodeType !== 1 || SKIP.has(n.tagName)) continue;
+      const kids = flatChildren(n);
+      for (let i = kids.length - 1; i >= 0; i--) stack.push(kids[i]);
+      const role = roleOf(n);
+      if (!STRUCTURAL.has(role) || hiddenFromPeople(n) || visibleRect(n) === null) continue;
+      total++;
+      if (items.length >= P.max_structure_items) continue;
+      let item = role;
+      if (role === 'heading') item += Number(n.getAttribute('aria-level')) || Number((/^H([1-6])$/.exec(n.tagName) || [])[1]) || 2;
+      const name = accName(n, role).replace(/[0-9]/g, '#').slice(0, 40);
+      items.push(name ? item + ' "' + name + '"' : item);
+    }
+    return { structure: items.join('\n'), structure_items: total };
+  };
+
   // no_horizontal_overflow within a part of the page: the elements of the visible scopes'
   // flat subtrees (the scopes included), and the owners of their text, that are rendered and
   // whose region left by clipping reaches past the viewport's left or right edge, either
@@ -985,6 +1015,8 @@
         return stacked(r);
       case 'position':
         return position(r);
+      case 'structure':
+        return structure();
       case 'driver':
         return {}; // read by the verifier outside the page (url, request)
     }
