@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -25,6 +27,22 @@ const attemptRef = "refs/signoff/attempt"
 // (they make the worker clone other repositories) and CI workflows (they run with the
 // repository's secrets once the PR opens).
 var forbiddenPrefixes = []string{".gitmodules", ".github/workflows/"}
+
+// ntfsShortGit is an 8.3 short name NTFS may give ".git" (GIT~1, and later numbers).
+var ntfsShortGit = regexp.MustCompile(`^git~[0-9]+$`)
+
+// fsName is a path element as case-insensitive file systems compare it: lower case, without
+// the trailing dots and spaces NTFS drops and the code points HFS+ ignores.
+func fsName(el string) string {
+	el = strings.Map(func(r rune) rune {
+		switch {
+		case r >= 0x200c && r <= 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x206a && r <= 0x206f, r == 0xfeff:
+			return -1
+		}
+		return r
+	}, el)
+	return strings.ToLower(strings.TrimRight(el, ". "))
+}
 
 // imported is an attempt's change, taken out of the sandbox as objects and checked.
 type imported struct {
@@ -141,18 +159,28 @@ func checkTree(ctx context.Context, repo, parent, tree string) ([]string, error)
 			return nil, fmt.Errorf("unexpected git diff-tree line %q", meta)
 		}
 		newMode, newObj, status := parts[1], parts[3], parts[4]
-		for _, el := range strings.Split(name, "/") {
-			if strings.EqualFold(el, ".git") {
-				problems = append(problems, name+": inside a .git directory")
+		elems := strings.Split(name, "/")
+		for i, el := range elems {
+			elems[i] = fsName(el)
+			if elems[i] == ".git" || ntfsShortGit.MatchString(elems[i]) {
+				problems = append(problems, name+": inside a .git directory (or a name a file system reads as one)")
 			}
 		}
+		// The path as Windows and macOS file systems read it: a checkout there must not turn
+		// ".github./workflows" or ".GitHub/workflows" into the workflows folder either.
+		seen := strings.Join(elems, "/")
 		for _, p := range forbiddenPrefixes {
-			if strings.HasPrefix(strings.ToLower(name), p) {
+			if strings.HasPrefix(seen, p) {
 				problems = append(problems, name+": Signoff does not let a coding CLI change "+p)
 			}
 		}
 		if status == "D" {
 			continue
+		}
+		if newMode == "120000" && slices.ContainsFunc(forbiddenPrefixes, func(p string) bool { return strings.HasPrefix(p, seen+"/") }) {
+			// A symlink in place of .github or .github/workflows would put a CI workflow
+			// where the check above does not see it.
+			problems = append(problems, name+": a symlink where Signoff's protected paths are ("+strings.Join(forbiddenPrefixes, ", ")+")")
 		}
 		switch newMode {
 		case "160000":

@@ -1,0 +1,81 @@
+//go:build unix
+
+package executor
+
+import (
+	"context"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestCheckTreeReadsNamesAsFileSystemsDo: a change is refused for a .git directory under any
+// name an NTFS or HFS+ checkout reads as .git, for a protected path written that way, and
+// for a symlink standing in for .github or its workflows folder; ordinary names pass.
+func TestCheckTreeReadsNamesAsFileSystemsDo(t *testing.T) {
+	repo := t.TempDir()
+	gitIn := func(stdin string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = repo
+		cmd.Stdin = strings.NewReader(stdin)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("git %v: %v", args, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	gitIn("", "init", "--bare", "--quiet", ".")
+	blob := gitIn("x\n", "hash-object", "-w", "--stdin")
+	target := gitIn("ci", "hash-object", "-w", "--stdin")
+	// tree makes a tree of (mode, name, object) entries.
+	tree := func(entries ...[3]string) string {
+		var b strings.Builder
+		for _, e := range entries {
+			typ := "blob"
+			if e[0] == "040000" {
+				typ = "tree"
+			}
+			b.WriteString(e[0] + " " + typ + " " + e[2] + "\t" + e[1] + "\n")
+		}
+		return gitIn(b.String(), "mktree")
+	}
+	file := func(name string) [3]string { return [3]string{"100644", name, blob} }
+	dir := func(name string, entries ...[3]string) [3]string { return [3]string{"040000", name, tree(entries...)} }
+	link := func(name string) [3]string { return [3]string{"120000", name, target} }
+	empty := tree()
+
+	for _, tc := range []struct {
+		name    string
+		entry   [3]string
+		refused string
+	}{
+		{"plain .git", dir(".git", file("config")), "inside a .git directory"},
+		{"NTFS trailing dot", dir(".git.", file("config")), "inside a .git directory"},
+		{"NTFS trailing space", dir(".git ", file("config")), "inside a .git directory"},
+		{"NTFS short name", dir("GIT~1", file("config")), "inside a .git directory"},
+		{"HFS+ ignorable code point", dir(".g\u200cit", file("config")), "inside a .git directory"},
+		{"upper case workflows", dir(".GitHub", dir("Workflows", file("ci.yml"))), "change .github/workflows/"},
+		{"NTFS trailing dot in .github", dir(".github.", dir("workflows", file("ci.yml"))), "change .github/workflows/"},
+		{"symlinked .github", link(".github"), "a symlink where Signoff's protected paths are"},
+		{"symlinked workflows folder", dir(".github", link("workflows")), "a symlink where Signoff's protected paths are"},
+		{"an issue template", dir(".github", file("ISSUE_TEMPLATE.md")), ""},
+		{"a .gitignore", file(".gitignore"), ""},
+		{"a file named like a short name", file("git~1.md"), ""},
+		{"source", dir("src", file("app.ts")), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			problems, err := checkTree(context.Background(), repo, empty, tree(tc.entry))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := strings.Join(problems, "; ")
+			switch {
+			case tc.refused == "" && got != "":
+				t.Errorf("refused: %s", got)
+			case tc.refused != "" && !strings.Contains(got, tc.refused):
+				t.Errorf("problems %q, want one saying %q", got, tc.refused)
+			}
+		})
+	}
+}
