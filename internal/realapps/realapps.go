@@ -279,6 +279,12 @@ func (m *Maker) Make(ctx context.Context, r Recipe) (string, error) {
 		return "", err
 	}
 	if err := os.Rename(gen, done); err != nil {
+		// Another test (another package runs beside this one) made the same tree first: its
+		// copy stands.
+		if _, serr := os.Stat(filepath.Join(done, "app", "package.json")); serr == nil {
+			m.logf("%s: made at the same time by another test; using its tree", r.Name)
+			return filepath.Join(done, "app"), os.RemoveAll(gen)
+		}
 		return "", err
 	}
 	return filepath.Join(done, "app"), nil
