@@ -213,11 +213,13 @@ func partsOf(c contracts.Contract) criterionParts {
 					name(cr.Route, op)
 				}
 			case contracts.KindPosition:
+				// The other end: above everything for "at the bottom" or "below X", below
+				// everything for "at the top" or "above X".
 				where := contracts.VariantEnd
-				if a.Place == contracts.PlaceLastViewport {
+				if a.Place == contracts.PlaceLastViewport || (a.Place == "" && a.After != "") {
 					where = contracts.VariantStart
 				}
-				if a.Place != "" {
+				if a.Place != "" || a.After != "" || a.Before != "" {
 					if op, ok := elementFor(a.Selector, where); ok {
 						p.placed = append(p.placed, placedOp{cr.Route, op})
 					}

@@ -324,6 +324,11 @@ func assertionChecks(a Assertion, p string, phoneW float64) ([]Check, error) {
 		}
 		return []Check{lit(ObsStructure, OpEQ, s, "the main region's headings, links, buttons, images, lists and controls as on the base commit")}, nil
 	case KindPosition:
+		what := a.Selector
+		if a.HasText != "" {
+			what = fmt.Sprintf("%s showing %q", a.Selector, a.HasText)
+		}
+		a.Selector = what // the labels below name the element by what selects it
 		out := []Check{lit(ObsCount, OpGE, 1.0, a.Selector+" displayed")}
 		switch a.Place {
 		case PlaceFirstViewport:

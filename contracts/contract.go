@@ -231,6 +231,9 @@ type Assertion struct {
 	Place  string `json:"place,omitempty"`
 	Before string `json:"before,omitempty"`
 	After  string `json:"after,omitempty"`
+	// HasText (position) keeps the matches whose text holds it, ignoring case: the element
+	// placed is the one showing these words, not another carrying the same hook.
+	HasText string `json:"has_text,omitempty"`
 
 	// request: a request with Method whose path matches Path (a trailing * matches any
 	// rest) was made after the criterion's first click, fill or press.

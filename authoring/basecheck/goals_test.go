@@ -232,6 +232,11 @@ var shopGoals = []goalCase{
 		correct: map[string]string{"/": homeMain + `<a data-testid="back-to-top" href="#">Back to top</a>`},
 		wrong:   map[string]string{"/": `<main><a data-testid="back-to-top" href="#">Back to top</a><h1>Tools that last</h1><p>Hand tools for every workshop.</p></main>`},
 		wrongIs: "the link above the heading of a one-screen page"},
+	// Against another element: below the page's heading, found by role and name.
+	{class: "position", goal: "Add a 'See all plans' link below the heading of the pricing page.",
+		correct: map[string]string{"/pricing": strings.Replace(pricingMain("flex:0 0 300px", ""), "</h1>", `</h1><a href="#plans">See all plans</a>`, 1)},
+		wrong:   map[string]string{"/pricing": strings.Replace(pricingMain("flex:0 0 300px", ""), "<h1>", `<a href="#plans">See all plans</a><h1>`, 1)},
+		wrongIs: "the link above the heading"},
 	// Scope: the change also edits another page's heading.
 	{class: "scope", goal: "Change the heading of the About page to 'Our story' without changing the other pages.",
 		correct: map[string]string{"/about": `<main><h1>Our story</h1><p>We have made tools since 1952.</p></main>`},

@@ -154,7 +154,8 @@ func TestStackVerticallySubjectFirst(t *testing.T) {
 func TestTopAndBottom(t *testing.T) {
 	d := genShop(t, "Put a 'Free shipping over $50' banner at the top of the home page.")
 	c := critByID(t, d, "free-shipping-over-50-top")
-	if c.Assert.Kind != contracts.KindPosition || c.Assert.Place != contracts.PlaceFirstViewport || c.Assert.Selector != `[data-testid="free-shipping-over-50"]` {
+	if c.Assert.Kind != contracts.KindPosition || c.Assert.Place != contracts.PlaceFirstViewport || c.Assert.Selector != `[data-testid="free-shipping-over-50"]` ||
+		c.Assert.HasText != "Free shipping over $50" {
 		t.Errorf("top %+v", c.Assert)
 	}
 	// A link the goal gives the text of is found by role and name, not by a hook; "at the
@@ -166,6 +167,26 @@ func TestTopAndBottom(t *testing.T) {
 	}
 	if !strings.Contains(c.Description, "below every other content") {
 		t.Errorf("bottom description %q", c.Description)
+	}
+}
+
+// Issue 26: "below X" and "above X" place the new element against X's box, X found by role
+// and name on the surveyed page; an X the survey did not find is refused.
+func TestBelowAndAbove(t *testing.T) {
+	d := genShop(t, "Add a 'See all plans' link below the heading of the pricing page.")
+	c := critByID(t, d, "see-all-plans-below")
+	if c.Assert.Kind != contracts.KindPosition || c.Assert.Selector != `role=link[name="See all plans"i]` || c.Assert.After != `role=heading[name="Pricing"i]` || c.Assert.Before != "" {
+		t.Errorf("below %+v\n%s", c.Assert, shape(d))
+	}
+	d = genShop(t, "Put a 'Sale ends Friday' banner above the 'Products' heading on the products page.")
+	c = critByID(t, d, "sale-ends-friday-above")
+	if c.Assert.Before != `role=heading[name="Products"i]` || c.Assert.After != "" || c.Route != "/products" {
+		t.Errorf("above %+v on %s\n%s", c.Assert, c.Route, shape(d))
+	}
+	_, err := Rules{}.Generate(context.Background(), GenerateInput{Goal: "Add a 'Compare' link below the 'Enterprise' heading on the pricing page.", Survey: authoringtest.Shop(t)})
+	var r *refusal.Error
+	if !errors.As(err, &r) || r.Code != refusal.NoTarget || !strings.Contains(r.Reason, `"enterprise" heading`) {
+		t.Errorf("a heading the page does not have: %v", err)
 	}
 }
 

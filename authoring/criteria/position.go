@@ -21,12 +21,17 @@ const (
 	arrangeStacked = "stacked"
 	arrangeTop     = "top"
 	arrangeBottom  = "bottom"
+	arrangeBelow   = "below"
+	arrangeAbove   = "above"
 )
 
 type arrangement struct {
 	Kind string
 	// Items names what stacks ("plan cards").
 	Items string
+	// RefName and RefRole are what a below or above goal places the element against: the
+	// page's heading (RefName empty), or a heading, link or button by its name.
+	RefName, RefRole string
 }
 
 var (
@@ -34,7 +39,9 @@ var (
 	// "the plan cards stack vertically": the items come before the verb.
 	itemsStackRe = regexp.MustCompile(`\b((?:[a-z][\w-]*\s+){1,5})stack(?:s)?\s+(?:up\s+)?(?:vertically|on top of each other|one (?:above|below|under) (?:the )?(?:other|another))\b`)
 	topRe        = regexp.MustCompile(`\bat the (?:very )?top\b(?:\s+of\s+(?:the\s+)?([\w/-]+))?`)
-	bottomRe     = regexp.MustCompile(`\bat the (?:very )?bottom\b(?:\s+of\s+(?:the\s+)?([\w/-]+))?`)
+	// "below the heading", "above the 'Pricing' link", "under the Docs button".
+	relativeRe = regexp.MustCompile(`\b(below|under|beneath|above)\s+(?:the\s+)?(?:(?:main|page(?:'s)?|first)\s+)?(?:['"\x{2018}\x{201c}]([^'"\x{2019}\x{201d}]{1,60})['"\x{2019}\x{201d}]\s+|([a-z][\w-]*(?:\s+[a-z][\w-]*)?)\s+)?(heading|title|link|button)\b`)
+	bottomRe   = regexp.MustCompile(`\bat the (?:very )?bottom\b(?:\s+of\s+(?:the\s+)?([\w/-]+))?`)
 )
 
 // readArrangement reads an arrangement from a goal in lower case, or nil. "At the top of the
@@ -47,6 +54,16 @@ func readArrangement(l string) *arrangement {
 		if items := subjectOf(strings.Fields(m[1])); items != "" {
 			return &arrangement{Kind: arrangeStacked, Items: items}
 		}
+	}
+	if m := relativeRe.FindStringSubmatch(l); m != nil {
+		ar := &arrangement{Kind: arrangeBelow, RefName: strings.TrimSpace(m[2] + m[3]), RefRole: m[4]}
+		if m[1] == "above" {
+			ar.Kind = arrangeAbove
+		}
+		if ar.RefRole == "title" {
+			ar.RefRole = "heading"
+		}
+		return ar
 	}
 	for _, c := range []struct {
 		re   *regexp.Regexp
@@ -152,6 +169,15 @@ func (p *pagePlan) placedSelector() string {
 	return hookSelector(p.featureHook())
 }
 
+// placedText is the text a hooked element must show to be the one a position criterion
+// places: the hook alone could sit on some other block (the self-test's variants do that).
+func (p *pagePlan) placedText(sel string) string {
+	if f := p.it.feature; f != nil && f.Title != "" && !contracts.IsRoleLocator(sel) {
+		return f.Title
+	}
+	return ""
+}
+
 // arrangementChecks are the criteria of a position or arrangement goal.
 func (p *pagePlan) arrangementChecks() ([]candidate, []contracts.TestHook) {
 	ar := p.it.arrange
@@ -179,7 +205,7 @@ func (p *pagePlan) arrangementChecks() ([]candidate, []contracts.TestHook) {
 			return nil, nil
 		}
 		sel := p.placedSelector()
-		a := contracts.Assertion{Kind: contracts.KindPosition, Selector: sel, Place: contracts.PlaceFirstViewport}
+		a := contracts.Assertion{Kind: contracts.KindPosition, Selector: sel, Place: contracts.PlaceFirstViewport, HasText: p.placedText(sel)}
 		where := "in the first screen and above every other content of the page's main region"
 		if ar.Kind == arrangeBottom {
 			a.Place, where = contracts.PlaceLastViewport, "in the last screen and below every other content of the page's main region"
@@ -187,8 +213,53 @@ func (p *pagePlan) arrangementChecks() ([]candidate, []contracts.TestHook) {
 		c := p.crit(p.idFor(p.featureHook()+"-"+ar.Kind), fmt.Sprintf("At %s the %s (%s) is at the %s of %s: %s%s.", vpNames(vps), featureName(p.it.feature), sel, ar.Kind, p.route, where, p.suffix()),
 			a, vps...)
 		return []candidate{{c: c, role: RoleChange, why: "the goal says where the element goes", prio: 1}}, nil
+	case arrangeBelow, arrangeAbove:
+		if p.it.feature == nil {
+			return nil, nil
+		}
+		ref, what, err := p.referenceSelector(ar)
+		if err != nil {
+			p.err = err
+			return nil, nil
+		}
+		sel := p.placedSelector()
+		a := contracts.Assertion{Kind: contracts.KindPosition, Selector: sel, After: ref, HasText: p.placedText(sel)}
+		where := "starts below the bottom of " + what
+		if ar.Kind == arrangeAbove {
+			a = contracts.Assertion{Kind: contracts.KindPosition, Selector: sel, Before: ref, HasText: p.placedText(sel)}
+			where = "ends above the top of " + what
+		}
+		c := p.crit(p.idFor(p.featureHook()+"-"+ar.Kind), fmt.Sprintf("At %s the %s (%s) %s (%s) on %s%s.", vpNames(vps), featureName(p.it.feature), sel, where, ref, p.route, p.suffix()),
+			a, vps...)
+		return []candidate{{c: c, role: RoleChange, why: "the goal says what the element goes " + ar.Kind, prio: 1}}, nil
 	}
 	return nil, nil
+}
+
+// referenceSelector finds what a below or above goal names on the surveyed page, by role and
+// name: the page's first heading for "the heading", else the heading, link or button the
+// survey found with that name. What the survey did not find is refused (no_target), never
+// re-aimed at the page.
+func (p *pagePlan) referenceSelector(ar *arrangement) (sel, what string, err error) {
+	if p.page == nil {
+		return "", "", refusal.New(refusal.NoTarget, fmt.Sprintf("the goal places the element %s a %s on %s, a page the survey did not read", ar.Kind, ar.RefRole, p.route), "name a page of the app")
+	}
+	if ar.RefRole == "heading" && (ar.RefName == "" || ar.RefName == "page") && len(p.page.Anchors.Headings) > 0 {
+		h := p.page.Anchors.Headings[0]
+		return contracts.RoleSelector("heading", h), fmt.Sprintf("the page's heading %q", h), nil
+	}
+	for _, h := range p.page.Anchors.Headings {
+		if ar.RefRole == "heading" && strings.EqualFold(h, ar.RefName) {
+			return contracts.RoleSelector("heading", h), fmt.Sprintf("the %q heading", h), nil
+		}
+	}
+	for _, c := range p.page.Anchors.Controls {
+		if c.Role == ar.RefRole && strings.EqualFold(c.Name, ar.RefName) {
+			return contracts.RoleSelector(c.Role, c.Name), fmt.Sprintf("the %q %s", c.Name, c.Role), nil
+		}
+	}
+	return "", "", refusal.New(refusal.NoTarget, fmt.Sprintf("the goal places the element %s the %q %s, which the survey of %s did not find", ar.Kind, ar.RefName, ar.RefRole, p.route),
+		"name a heading, link or button the page shows, by its text")
 }
 
 // linkNavCheck clicks the link the goal adds and reads where the page arrives.

@@ -183,6 +183,8 @@ type probeRead struct {
 	// Name is an attribute read's attribute; Ref the element a position read compares with.
 	Name string `json:"name,omitempty"`
 	Ref  string `json:"ref,omitempty"`
+	// HasText keeps a position read to the matches whose text holds it.
+	HasText string `json:"has_text,omitempty"`
 }
 
 // probeDriver is the probe's placeholder for a read the verifier makes outside the page (the
@@ -206,7 +208,7 @@ func readFor(a contracts.Assertion) (*probeRead, bool, error) {
 		if ref == "" {
 			ref = a.After
 		}
-		return &probeRead{Kind: "position", Selector: a.Selector, Ref: ref}, true, nil
+		return &probeRead{Kind: "position", Selector: a.Selector, Ref: ref, HasText: a.HasText}, true, nil
 	case contracts.KindURL, contracts.KindRequest:
 		return &probeRead{Kind: probeDriver}, false, nil
 	case contracts.KindStructure:
@@ -263,7 +265,7 @@ func (r *run) viewport(ctx context.Context, c contracts.Criterion, vp contracts.
 			return out
 		}
 		defer px.close()
-		opts.Proxy = &playwright.Proxy{Server: px.server()}
+		opts.Proxy = &playwright.Proxy{Server: px.server(), Username: &px.user, Password: &px.pass}
 	}
 	if st, err := r.storageState(c.Seed); err != nil {
 		out.err = err

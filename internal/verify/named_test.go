@@ -27,8 +27,11 @@ func TestWhatTheUserNamed(t *testing.T) {
 		"/top-link":    page(``, `<main><a href="#">Back to top</a>`+short+`</main>`),
 		"/bottom-link": page(``, `<main>`+short+`<a href="#">Back to top</a></main><footer>Acme</footer>`),
 		"/footer-link": page(``, `<main>`+short+`</main><footer><a href="#">Back to top</a></footer>`),
-		"/heading-h2":  page(``, `<main><h2>My Projects</h2></main>`),
-		"/heading-h1":  page(``, `<main><h1>My Projects</h1></main>`),
+		// The hook on the heading at the top, the banner's words in another hooked block at the end.
+		"/hook-split": page(``, `<main><h1 data-testid="banner">Tools that last</h1><p>Hand tools.</p><div data-testid="banner">Free shipping over $50</div></main>`),
+		"/banner-top": page(``, `<main><div data-testid="banner">Free shipping over $50</div><h1>Tools that last</h1><p>Hand tools.</p></main>`),
+		"/heading-h2": page(``, `<main><h2>My Projects</h2></main>`),
+		"/heading-h1": page(``, `<main><h1>My Projects</h1></main>`),
 	}
 	srv := site(t, testSHA, pages, nil)
 	pair := contracts.RoleSelector("link", "Docs", "GitHub")
@@ -37,7 +40,10 @@ func TestWhatTheUserNamed(t *testing.T) {
 	bottom := contracts.Assertion{Kind: contracts.KindPosition, Selector: backToTop, Place: contracts.PlaceLastViewport}
 	top := contracts.Assertion{Kind: contracts.KindPosition, Selector: backToTop, Place: contracts.PlaceFirstViewport}
 	h1 := contracts.Assertion{Kind: contracts.KindElementPresent, Selector: `role=heading[level=1][name="My Projects"i]`, State: contracts.StateVisible}
+	banner := contracts.Assertion{Kind: contracts.KindPosition, Selector: `[data-testid="banner"]`, Place: contracts.PlaceFirstViewport, HasText: "free shipping over $50"}
 	cases := []tc{
+		{crit("hook-split-fail", "/hook-split", banner), contracts.StatusFail},
+		{crit("banner-top-ok", "/banner-top", banner), contracts.StatusPass},
 		{crit("hook-on-other-blocks-fail", "/row-hooked", stacked), contracts.StatusFail},
 		{crit("stacked-links-ok", "/column", stacked), contracts.StatusPass},
 		{crit("hidden-copies-fail", "/hidden-copies", stacked), contracts.StatusFail},

@@ -1,6 +1,10 @@
 package verify
 
 import (
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"net"
@@ -178,11 +182,15 @@ func (g *originGuard) route(rt playwright.Route) {
 // pinProxy is an HTTP proxy that connects only to the preview's host and port and to the
 // allowed origins. A local browser context sends everything through it, loopback included.
 type pinProxy struct {
-	ln      net.Listener
-	srv     *http.Server
-	guard   *originGuard
-	allowed map[string]bool // host:port
-	rp      *httputil.ReverseProxy
+	ln    net.Listener
+	srv   *http.Server
+	guard *originGuard
+	// user and pass are this proxy's credentials, given to its browser context only: any
+	// other process on the host that finds the port is answered 407 and never counted as the
+	// page's blocked requests.
+	user, pass string
+	allowed    map[string]bool // host:port
+	rp         *httputil.ReverseProxy
 	// tunnels are the CONNECT tunnels open now: hijacked connections the server no longer
 	// tracks, closed with the proxy so none outlives its context.
 	mu      sync.Mutex
@@ -210,7 +218,13 @@ func startPinProxy(g *originGuard) (*pinProxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("origin proxy: %w", err)
 	}
-	p := &pinProxy{ln: ln, guard: g, allowed: map[string]bool{hostPort(g.preview): true}, tunnels: map[net.Conn]bool{}}
+	cred := make([]byte, 16)
+	if _, err := rand.Read(cred); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("origin proxy: %w", err)
+	}
+	p := &pinProxy{ln: ln, guard: g, allowed: map[string]bool{hostPort(g.preview): true}, tunnels: map[net.Conn]bool{},
+		user: hex.EncodeToString(cred[:8]), pass: hex.EncodeToString(cred[8:])}
 	for o := range g.allowed {
 		p.allowed[hostPort(o)] = true
 	}
@@ -230,7 +244,18 @@ func startPinProxy(g *originGuard) (*pinProxy, error) {
 // server is the proxy's address for Playwright.
 func (p *pinProxy) server() string { return "http://" + p.ln.Addr().String() }
 
+// authorized says whether a request carries this proxy's credentials.
+func (p *pinProxy) authorized(r *http.Request) bool {
+	want := "Basic " + base64.StdEncoding.EncodeToString([]byte(p.user+":"+p.pass))
+	return subtle.ConstantTimeCompare([]byte(r.Header.Get("Proxy-Authorization")), []byte(want)) == 1
+}
+
 func (p *pinProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !p.authorized(r) {
+		w.Header().Set("Proxy-Authenticate", `Basic realm="signoff-verifier"`)
+		http.Error(w, "proxy credentials required", http.StatusProxyAuthRequired)
+		return
+	}
 	if r.Method == http.MethodConnect {
 		target := strings.ToLower(r.Host)
 		if _, _, err := net.SplitHostPort(target); err != nil || !p.allowed[target] {

@@ -3,6 +3,7 @@ package verify
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -52,4 +53,44 @@ func TestOriginCanary(t *testing.T) {
 		t.Errorf("left_origin = %v, want \"\" (only subresources were refused; the page and its frames stayed)", left)
 	}
 	t.Logf("blocked: %v", blocked)
+}
+
+// TestPinProxyAnswersOnlyItsBrowser: another process on the host that finds the origin
+// proxy's port is answered 407 and leaves nothing in the page's evidence; with the context's
+// credentials an off-origin request is refused and listed.
+func TestPinProxyAnswersOnlyItsBrowser(t *testing.T) {
+	base, _ := url.Parse("http://127.0.0.1:1/")
+	g := newOriginGuard(base, nil)
+	px, err := startPinProxy(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer px.close()
+	proxyURL, _ := url.Parse(px.server())
+	get := func(withCreds bool, target string) int {
+		t.Helper()
+		pu := *proxyURL
+		if withCreds {
+			pu.User = url.UserPassword(px.user, px.pass)
+		}
+		c := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(&pu)}}
+		resp, err := c.Get(target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := get(false, "http://elsewhere.test/x"); code != http.StatusProxyAuthRequired {
+		t.Errorf("no credentials: %d, want 407", code)
+	}
+	if b := g.blockedList(); len(b) != 0 {
+		t.Errorf("a stranger's request is in the page's blocked list: %v", b)
+	}
+	if code := get(true, "http://elsewhere.test/x"); code != http.StatusForbidden {
+		t.Errorf("the browser's off-origin request: %d, want 403", code)
+	}
+	if b := g.blockedList(); len(b) != 1 || b[0] != "http://elsewhere.test/x" {
+		t.Errorf("blocked list %v, want the browser's off-origin request", b)
+	}
 }

@@ -834,8 +834,15 @@
 
   // position: the first visible match's border box in document coordinates, and the same for
   // the element it must come before or after.
-  const placed = (sel) => {
-    const vis = visibleInOrder(sel);
+  // hasText keeps the matches whose text (as a name is read from content) holds t, ignoring
+  // case and runs of whitespace: Playwright's filter({ hasText }).
+  const hasText = (matches, t) => {
+    if (!t) return matches;
+    const want = norm(t).toLowerCase();
+    return matches.filter(({ el }) => norm(contentText(el, 0)).toLowerCase().includes(want));
+  };
+  const placed = (sel, t) => {
+    const vis = hasText(visibleInOrder(sel), t);
     const b = vis.length ? elRect(vis[0].el) : { t: 0, b: 0 };
     return { count: vis.length, top: round(b.t, 10), bottom: round(b.b, 10) };
   };
@@ -870,10 +877,10 @@
     return { content_before: before, content_after: after };
   };
   const position = (r) => {
-    const me = placed(r.selector);
+    const me = placed(r.selector, r.has_text);
     const docHeight = (doc.scrollingElement || root).scrollHeight;
     const out = { ...me, from_end: round(docHeight - me.bottom, 10), inner_height: ih, document_height: docHeight };
-    const first = visibleInOrder(r.selector)[0];
+    const first = hasText(visibleInOrder(r.selector), r.has_text)[0];
     Object.assign(out, first ? contentAround(first.el) : { content_before: -1, content_after: -1 });
     if (r.ref) {
       const o = placed(r.ref);
