@@ -84,6 +84,7 @@ func (q *Queued) CheckBase(ctx context.Context, c contracts.Contract) (*authorin
 	if err != nil {
 		return nil, err
 	}
+	variants := authoring.LazyVariants(c)
 	id := workflowID(c.ContractID)
 	opts := client.StartWorkflowOptions{ID: id, TaskQueue: workflows.ControlQueue}
 	if q.Key != "" {
@@ -92,7 +93,7 @@ func (q *Queued) CheckBase(ctx context.Context, c contracts.Contract) (*authorin
 			WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 			WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING}
 	}
-	run, err := q.Client.ExecuteWorkflow(ctx, opts, workflows.BaseCheckWorkflowName, workflows.BaseCheckInput{Contract: c, ContractHash: hash, Variants: authoring.LazyVariants(c)})
+	run, err := q.Client.ExecuteWorkflow(ctx, opts, workflows.BaseCheckWorkflowName, workflows.BaseCheckInput{Contract: c, ContractHash: hash, Variants: variants})
 	var done *serviceerror.WorkflowExecutionAlreadyStarted
 	switch {
 	case q.Key != "" && errors.As(err, &done):
@@ -122,15 +123,16 @@ func (q *Queued) CheckBase(ctx context.Context, c contracts.Contract) (*authorin
 	rep.BuildMS = buildMS
 	rep.DurationMS = time.Since(start).Milliseconds()
 	rep.Where, rep.ProofDir = authoring.WhereQueues, res.Verify.ProofDir
-	rep.Variants = variantReports(c, res.Variants)
+	rep.Variants = variantReports(c, variants, res.Variants)
 	rep.Notes = append(rep.Notes, "checked on the execute and verify queues (workflow "+id+")")
 	return rep, nil
 }
 
-// variantReports classifies each lazy variant's verifications with the policy's semantics.
-func variantReports(c contracts.Contract, runs []workflows.VariantRun) []authoring.VariantReport {
+// variantReports classifies each lazy variant's verifications (of the variants asked for)
+// with the policy's semantics.
+func variantReports(c contracts.Contract, asked []contracts.Variant, runs []workflows.VariantRun) []authoring.VariantReport {
 	variants := map[string]contracts.Variant{}
-	for _, v := range authoring.LazyVariants(c) {
+	for _, v := range asked {
 		variants[v.Name] = v
 	}
 	out := make([]authoring.VariantReport, 0, len(runs))
