@@ -26,6 +26,7 @@ import (
 	"github.com/signoff/signoff/chatbridge/identity"
 	"github.com/signoff/signoff/chatbridge/internal/uuid4"
 	"github.com/signoff/signoff/chatbridge/transport"
+	"github.com/signoff/signoff/internal/spareport"
 )
 
 const setupHint = "run `go tool task chat:setup` from the repository root (creates .cache/chat-venv with uagents==0.26.1 uagents-core==0.4.12)"
@@ -132,12 +133,10 @@ func TestInteropWithPythonReference(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := spareport.One() // the peer binds it itself, seconds later
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
 
 	cmd := exec.Command(py, script, "--stub", stub.URL, "--bridge", b.Address(), "--port", strconv.Itoa(port), "--seed", "chatbridge interop python peer")
 	cmd.Dir = t.TempDir() // uagents writes its key-value store into the working directory

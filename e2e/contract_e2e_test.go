@@ -12,12 +12,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -35,6 +35,7 @@ import (
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/fixtures/runs"
 	"github.com/signoff/signoff/internal/signing"
+	"github.com/signoff/signoff/internal/spareport"
 	"github.com/signoff/signoff/policy/policytest"
 	"github.com/signoff/signoff/temporal/temporaltest"
 	"github.com/signoff/signoff/web"
@@ -413,14 +414,15 @@ func recordHistory(t *testing.T, c client.Client, id, name string) {
 	t.Logf("recorded replays/%s.json", name)
 }
 
+// freePort chooses a port for a process the test starts, outside the range outgoing
+// connections take theirs from (see internal/spareport).
 func freePort(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := spareport.One()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
+	return strconv.Itoa(p)
 }
 
 // cliHang is how long one signoff command may run in a test: a deadline against a hang (a

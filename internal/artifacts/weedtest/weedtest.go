@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -25,6 +24,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/signoff/signoff/internal/modroot"
+	"github.com/signoff/signoff/internal/spareport"
 )
 
 const (
@@ -289,24 +289,13 @@ func Env(missing string) []string {
 	}
 }
 
-// freePorts asks the kernel for n distinct free loopback ports, holding each open until all
-// are chosen so none repeats.
+// freePorts chooses n distinct ports for weed to bind, outside the range outgoing connections
+// take theirs from (see internal/spareport).
 func freePorts(tb testing.TB, n int) []int {
 	tb.Helper()
-	var ports []int
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			_ = l.Close()
-		}
-	}()
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			tb.Fatal(err)
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	ports, err := spareport.Pick(n)
+	if err != nil {
+		tb.Fatal(err)
 	}
 	return ports
 }
