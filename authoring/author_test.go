@@ -102,7 +102,7 @@ func TestAuthorDraftsAValidContract(t *testing.T) {
 		t.Errorf("price %+v, quote %+v", c.Price, res.Quote)
 	}
 	d := res.BaseCheck
-	if !d.Checked || strings.Join(d.Failing, ",") != "mobile-no-overflow,mobile-cards" || strings.Join(d.Guards, ",") != "loads-mobile,desktop-table,no-page-errors" || len(d.Problems) != 0 {
+	if !d.Checked || strings.Join(d.Failing, ",") != "mobile-no-overflow,mobile-cards" || strings.Join(d.Guards, ",") != "loads-mobile,desktop-table,no-page-errors,unchanged-home" || len(d.Problems) != 0 {
 		t.Errorf("base check %+v", d)
 	}
 	// Asking again gives the same terms under a contract of its own: one contract per quote,

@@ -244,7 +244,7 @@ func TestBaseCheckOnFinanceFixture(t *testing.T) {
 	rep := wl.BaseCheck.Report
 	assertOutcomes(t, "watchlist on base", rep, map[string]string{
 		"loads-mobile": authoring.OutcomePass, "mobile-no-overflow": authoring.OutcomeFail, "mobile-cards": authoring.OutcomeFail,
-		"desktop-table": authoring.OutcomePass, "no-page-errors": authoring.OutcomePass,
+		"desktop-table": authoring.OutcomePass, "no-page-errors": authoring.OutcomePass, "unchanged-home": authoring.OutcomePass,
 	})
 	ov := rep.Result("mobile-no-overflow")
 	sw, _ := ov.Observed["390x844/0.scroll_width"].(float64)
@@ -259,9 +259,9 @@ func TestBaseCheckOnFinanceFixture(t *testing.T) {
 		goal                             string
 		failing, guards, absent, errored []string
 	}{
-		{goal: seedGoal, failing: []string{"mobile-no-overflow", "mobile-cards"}, guards: []string{"loads-mobile", "desktop-table", "no-page-errors"}},
-		{goal: fakeFixGoal, failing: []string{"mobile-no-overflow", "mobile-optimized"}, guards: []string{"loads-mobile", "desktop-table", "no-page-errors"}},
-		{goal: paperGoal, failing: []string{"account-health"}, guards: []string{"loads-desktop", "mobile-no-overflow", "page-content", "no-page-errors"}},
+		{goal: seedGoal, failing: []string{"mobile-no-overflow", "mobile-cards"}, guards: []string{"loads-mobile", "desktop-table", "no-page-errors", "unchanged-home"}},
+		{goal: fakeFixGoal, failing: []string{"mobile-no-overflow", "mobile-optimized"}, guards: []string{"loads-mobile", "desktop-table", "no-page-errors", "unchanged-home"}},
+		{goal: paperGoal, failing: []string{"account-health"}, guards: []string{"loads-desktop", "mobile-no-overflow", "page-content", "no-page-errors", "unchanged-home"}},
 		// Issue 14: the link is also followed (skip-for-now-goes); on the base there is no
 		// link to click, so that criterion errors there and counts as failing.
 		{goal: onboardGoal, failing: []string{"skip-for-now", "skip-for-now-target"}, errored: []string{"skip-for-now-goes"}, guards: []string{"mobile-no-overflow", "page-content", "no-page-errors"}},

@@ -160,7 +160,7 @@ func TestLayoutContracts(t *testing.T) {
 			for _, cr := range d.Criteria {
 				ids = append(ids, cr.ID)
 			}
-			if want := []string{"loads-mobile", "mobile-no-overflow", "mobile-" + c.to + "s", "desktop-table", "no-page-errors"}; !slices.Equal(ids, want) {
+			if want := []string{"loads-mobile", "mobile-no-overflow", "mobile-" + c.to + "s", "desktop-table", "no-page-errors", "unchanged-home"}; !slices.Equal(ids, want) {
 				t.Errorf("criteria %v, want %v:\n%s", ids, want, shape(d))
 			}
 			checkStructural(t, d, c.to, c.narrow)

@@ -200,12 +200,18 @@ func uiPlan(s *survey.Survey, it *intent, pages, apis []string, dest string, d *
 		}
 		all = append(all, cs)
 	}
-	if it.keepOthers {
-		guards, note := otherPageGuards(s, pages)
+	var defaultNote string
+	switch {
+	case it.keepOthers:
+		guards, note := otherPageGuards(s, pages, maxOtherPageGuards, false)
 		all = append(all, guards)
-		if note != "" {
-			d.Notes = append(d.Notes, note)
-		}
+		d.Notes = append(d.Notes, note)
+	case len(pages) == 1 && !it.sitewide:
+		// A goal about one page leaves the others as they are even when it does not say so;
+		// one page is guarded, and the guard is the first criterion left out of a full contract.
+		guards, note := otherPageGuards(s, pages, 1, true)
+		all = append(all, guards)
+		defaultNote = note
 	}
 	d.Scope.Pages = pages
 	d.Scope.Mobile = it.mobile || it.claimMobile || it.layout != nil
@@ -228,6 +234,13 @@ func uiPlan(s *survey.Survey, it *intent, pages, apis []string, dest string, d *
 	sort.SliceStable(merged, func(i, j int) bool { return merged[i].prio < merged[j].prio })
 	if len(merged) > contracts.MaxCriteria {
 		merged = merged[:contracts.MaxCriteria]
+	}
+	if defaultNote != "" {
+		if slices.ContainsFunc(merged, func(c candidate) bool { return c.why == whyDefaultGuard }) {
+			d.Notes = append(d.Notes, defaultNote)
+		} else {
+			d.Notes = append(d.Notes, fmt.Sprintf("not checked: that other pages stay as they are (the page's own criteria fill the contract's %d)", contracts.MaxCriteria))
+		}
 	}
 	// Keep the contract's reading order: per page, as built.
 	order := map[string]int{}

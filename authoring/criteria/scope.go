@@ -93,15 +93,19 @@ func sharedRegionPages(s *survey.Survey, it *intent) []string {
 	return all[:1]
 }
 
+// whyDefaultGuard is the plan's reason for the guard a one-page goal gets without asking.
+const whyDefaultGuard = "a goal about one page leaves the other pages as they are"
+
 // maxOtherPageGuards bounds the pages a "without changing other pages" goal guards: each is a
 // page load per viewport in every verification.
 const maxOtherPageGuards = 2
 
-// otherPageGuards are the criteria of "without changing the other pages": on the first other
-// surveyed pages that are public, static and have a heading, their heading and up to two texts
-// of their own (not their layout's) still show at both viewports. A change that also edits one
-// of them fails a criterion on that page's route.
-func otherPageGuards(s *survey.Survey, targets []string) ([]candidate, string) {
+// otherPageGuards are the criteria of "without changing the other pages": on the first (at
+// most max) other surveyed pages that are public, static and have a heading, their heading and
+// up to two texts of their own (not their layout's) still show at both viewports. A change that
+// also edits one of them fails a criterion on that page's route. byDefault marks the guard every
+// one-page goal gets without asking: it says so, and it is dropped first from a full contract.
+func otherPageGuards(s *survey.Survey, targets []string, max int, byDefault bool) ([]candidate, string) {
 	var out []candidate
 	var guarded []string
 	for i := range s.Pages {
@@ -109,7 +113,7 @@ func otherPageGuards(s *survey.Survey, targets []string) ([]candidate, string) {
 		if slices.Contains(targets, pg.Route) || pg.Dynamic || pg.Auth != nil || len(pg.Anchors.Headings) == 0 {
 			continue
 		}
-		if len(out) == maxOtherPageGuards {
+		if len(out) == max {
 			break
 		}
 		texts := []string{pg.Anchors.Headings[0]}
@@ -124,11 +128,18 @@ func otherPageGuards(s *survey.Survey, targets []string) ([]candidate, string) {
 		// quote: StructureFromBase).
 		c := pp.crit("unchanged-"+RouteWord(pg.Route), fmt.Sprintf("The goal leaves other pages as they are: at 1440x1000 and 390x844 %s still shows %s, and its main region has the headings, links, buttons, images, lists and controls it has on the base commit.", pg.Route, humanList(quoteAll(texts), "and")),
 			contracts.Assertion{Kind: contracts.KindAllOf, AllOf: []contracts.Assertion{{Kind: contracts.KindVisibleText, Texts: texts}, {Kind: contracts.KindStructure}}}, Desktop, Mobile)
-		out = append(out, candidate{c: c, role: RoleGuard, why: "the goal says the other pages stay as they are", prio: 1})
+		cand := candidate{c: c, role: RoleGuard, why: "the goal says the other pages stay as they are", prio: 1}
+		if byDefault {
+			cand.why, cand.prio = whyDefaultGuard, 3 // after the page's own guards, no-page-errors too
+		}
+		out = append(out, cand)
 		guarded = append(guarded, pg.Route)
 	}
 	if len(guarded) == 0 {
 		return nil, "not checked: that other pages stay as they are (the survey found no other public page with a heading)"
 	}
-	return out, fmt.Sprintf("other pages guarded: %s (their heading and texts, and their main region's structure as the base check sees it; at most %d pages)", strings.Join(guarded, ", "), maxOtherPageGuards)
+	if byDefault {
+		return out, fmt.Sprintf("other pages guarded by default (the goal is about one page): %s (its heading and texts, and its main region's structure as the base check sees it)", strings.Join(guarded, ", "))
+	}
+	return out, fmt.Sprintf("other pages guarded: %s (their heading and texts, and their main region's structure as the base check sees it; at most %d pages)", strings.Join(guarded, ", "), max)
 }
