@@ -182,7 +182,7 @@ func partsOf(c contracts.Contract) criterionParts {
 			}
 		}
 		walkAssertions(cr.Assert, func(a contracts.Assertion) {
-			for _, s := range []string{a.Selector, a.Within, a.Before, a.After} {
+			for _, s := range []string{a.Selector, a.Within, a.Before, a.After, a.Beside} {
 				noteHook(s)
 			}
 			switch a.Kind {
@@ -214,12 +214,12 @@ func partsOf(c contracts.Contract) criterionParts {
 				}
 			case contracts.KindPosition:
 				// The other end: above everything for "at the bottom" or "below X", below
-				// everything for "at the top" or "above X".
+				// everything for "at the top", "above X" or "next to X" (a row of its own).
 				where := contracts.VariantEnd
 				if a.Place == contracts.PlaceLastViewport || (a.Place == "" && a.After != "") {
 					where = contracts.VariantStart
 				}
-				if a.Place != "" || a.After != "" || a.Before != "" {
+				if a.Place != "" || a.After != "" || a.Before != "" || a.Beside != "" {
 					if op, ok := elementFor(a.Selector, where); ok {
 						p.placed = append(p.placed, placedOp{cr.Route, op})
 					}

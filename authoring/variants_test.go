@@ -26,6 +26,7 @@ func TestLazyVariants(t *testing.T) {
 	banner := crit("banner", "/", contracts.Assertion{Kind: contracts.KindVisibleText, Texts: []string{"Free shipping over $50"}, Within: `[data-testid="banner"]`})
 	bannerTop := crit("banner-top", "/", contracts.Assertion{Kind: contracts.KindPosition, Selector: `[data-testid="banner"]`, Place: contracts.PlaceFirstViewport})
 	belowHeading := crit("below", "/pricing", contracts.Assertion{Kind: contracts.KindPosition, Selector: contracts.RoleSelector("link", "See all plans"), After: `role=heading[name="Pricing"i]`})
+	nextTo := crit("beside", "/contact", contracts.Assertion{Kind: contracts.KindPosition, Selector: contracts.RoleSelector("button", "Reset"), Beside: `role=button[name="Send"i]`})
 	api := contracts.Criterion{ID: "api", Route: "/api/x", Assert: contracts.Assertion{Kind: contracts.KindHTTP, Method: "GET", Status: 200}}
 
 	for _, tc := range []struct {
@@ -40,6 +41,7 @@ func TestLazyVariants(t *testing.T) {
 			contracts.VariantHooks:      `hook data-testid banner 3`,
 			contracts.VariantWrongPlace: `insert div data-testid banner Free shipping over $50 end /`}},
 		{"a link below the heading", []contracts.Criterion{belowHeading}, map[string]string{contracts.VariantWrongPlace: `insert a See all plans start /pricing`}},
+		{"a button next to another", []contracts.Criterion{nextTo}, map[string]string{contracts.VariantWrongPlace: `insert button Reset end /contact`}},
 		{"a control that acts", []contracts.Criterion{toggle}, map[string]string{contracts.VariantInert: `insert button Dark mode end /`}},
 		{"a heading with another page guarded", []contracts.Criterion{heading, other}, map[string]string{contracts.VariantOtherPage: `retext Our story /`}},
 		{"a heading alone", []contracts.Criterion{heading}, map[string]string{}},

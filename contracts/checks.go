@@ -38,7 +38,13 @@ import (
 // accessible name, as a person perceives the element); a position at the top or bottom of the
 // page also means before or after every other content element of the page's main region
 // (content_before / content_after = 0), so on a page one screen tall the order decides.
-const AssertionSemanticsVersion = "signoff.assertions/6"
+//
+// 7: what stays and where things sit. structure compares the main region's headings, links,
+// buttons, images, lists and controls with the base commit's; a position's has_text keeps the
+// matches showing those words; a position beside X ("next to X") means on X's row (their
+// heights overlap by at least half the shorter one), side by side within NextToGapPx, and no
+// content of the page between them.
+const AssertionSemanticsVersion = "signoff.assertions/7"
 
 // PhoneWidthPx: a viewport narrower than this is a phone (touch, mobile user agent, coarse
 // pointer); from it on, a desktop.
@@ -49,6 +55,15 @@ func IsPhone(v Viewport) bool { return v.Width < PhoneWidthPx }
 
 // StackLeftTolerancePx is how far apart the left edges of stacked items may be.
 const StackLeftTolerancePx = 8.0
+
+// NextToGapPx is the widest horizontal gap between an element and the one it is next to;
+// NextToRowOverlap the least share of the shorter one's height the two must overlap by to sit
+// on one row. A person reads two things as next to each other when they share a line and
+// nothing sits between them; a gap wider than a thumb's reach across a desktop row is not.
+const (
+	NextToGapPx      = 96.0
+	NextToRowOverlap = 0.5
+)
 
 // Check is one comparison the verdict is recomputed from: the observed value under Key,
 // compared by Op against a literal (Expected) or against another observed value (ExpectedKey).
@@ -111,6 +126,13 @@ const (
 	// not counting the element's own ancestors and descendants.
 	ObsContentBefore = "content_before"
 	ObsContentAfter  = "content_after"
+	// ObsRowOverlap is the share of the shorter box's height that a positioned element and
+	// its Beside element overlap by vertically; ObsBesideGap the horizontal gap between their
+	// boxes (negative when they overlap sideways); ObsContentBetween counts the content
+	// elements of the page that lie between them on that row.
+	ObsRowOverlap     = "row_overlap"
+	ObsBesideGap      = "beside_gap"
+	ObsContentBetween = "content_between"
 	// ObsStructure is the main region's structure, one item a line: the role (a heading with
 	// its level) and the accessible name, whitespace collapsed, digits read as # (a date or
 	// a count may differ between two loads of one page), cut at 40 characters.
@@ -348,6 +370,13 @@ func assertionChecks(a Assertion, p string, phoneW float64) ([]Check, error) {
 		if a.After != "" {
 			out = append(out, lit(ObsRefPrefix+ObsCount, OpGE, 1.0, a.After+" displayed"),
 				ref(ObsTop, OpGE, ObsRefPrefix+ObsBottom, fmt.Sprintf("%s starts below %s", a.Selector, a.After)))
+		}
+		if a.Beside != "" {
+			out = append(out, lit(ObsRefPrefix+ObsCount, OpGE, 1.0, a.Beside+" displayed"),
+				lit(ObsRowOverlap, OpGE, NextToRowOverlap, fmt.Sprintf("%s on the row of %s (heights overlap by >= %g of the shorter)", a.Selector, a.Beside, NextToRowOverlap)),
+				lit(ObsBesideGap, OpGE, 0.0, fmt.Sprintf("%s beside %s, not over it (gap >= 0 px)", a.Selector, a.Beside)),
+				lit(ObsBesideGap, OpLE, NextToGapPx, fmt.Sprintf("gap between %s and %s <= %g px", a.Selector, a.Beside, NextToGapPx)),
+				lit(ObsContentBetween, OpEQ, 0.0, fmt.Sprintf("content between %s and %s = 0", a.Selector, a.Beside)))
 		}
 		return out, nil
 	case KindAllOf:

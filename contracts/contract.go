@@ -231,6 +231,9 @@ type Assertion struct {
 	Place  string `json:"place,omitempty"`
 	Before string `json:"before,omitempty"`
 	After  string `json:"after,omitempty"`
+	// Beside (position): next to the first visible match of Beside, on its row, with nothing
+	// between them (NextToGapPx, NextToRowOverlap).
+	Beside string `json:"beside,omitempty"`
 	// HasText (position) keeps the matches whose text holds it, ignoring case: the element
 	// placed is the one showing these words, not another carrying the same hook.
 	HasText string `json:"has_text,omitempty"`

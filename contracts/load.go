@@ -346,7 +346,7 @@ func locatorError(sel, ptr string, add func(ptr, rule, format string, args ...an
 }
 
 func assertionErrors(a Assertion, p string, add func(ptr, rule, format string, args ...any)) {
-	for field, sel := range map[string]string{"selector": a.Selector, "within": a.Within, "before": a.Before, "after": a.After} {
+	for field, sel := range map[string]string{"selector": a.Selector, "within": a.Within, "before": a.Before, "after": a.After, "beside": a.Beside} {
 		locatorError(sel, p+"/"+field, add)
 	}
 	if a.Kind == KindMeasure && len(a.Expected) > 0 {

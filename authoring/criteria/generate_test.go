@@ -46,7 +46,7 @@ var families = []family{
 		goals: []string{
 			"Just add a 'Mobile optimized' label to the Watchlist header.",
 			`Put a "Mobile optimized" badge in the watchlist page header so phone users know it works.`,
-			"Mark the Watchlist as Mobile optimized with a small label next to the title.",
+			"Mark the Watchlist header as Mobile optimized with a small label.",
 		},
 		check: checkFakeFix,
 	},
@@ -176,13 +176,40 @@ func hookOf(sel string) string {
 	return sel[i : i+j+1]
 }
 
+// allOnRoute: a one-page goal checks its page, and at most one other page, by the guard it gets
+// by default (dropped first from a full contract).
 func allOnRoute(t *testing.T, d *Draft, route string) {
 	t.Helper()
-	for _, c := range d.Criteria {
+	for _, c := range ownCriteria(d) {
 		if c.Route != route {
 			t.Errorf("%s checks %s, want %s", c.ID, c.Route, route)
 		}
 	}
+	var guards []string
+	for _, p := range d.Plan {
+		if p.Why == whyDefaultGuard {
+			guards = append(guards, p.ID)
+		}
+	}
+	if len(guards) > 1 {
+		t.Errorf("default guards %v, want at most one", guards)
+	}
+	for _, c := range d.Criteria {
+		if len(guards) == 1 && c.ID == guards[0] && (c.Route == route || d.Role(c.ID) != RoleGuard || !strings.HasPrefix(c.ID, "unchanged-")) {
+			t.Errorf("default guard %s checks %s as a %s, want another page than %s as a guard", c.ID, c.Route, d.Role(c.ID), route)
+		}
+	}
+}
+
+// ownCriteria are the criteria but the default guard on another page.
+func ownCriteria(d *Draft) []contracts.Criterion {
+	var out []contracts.Criterion
+	for i, c := range d.Criteria {
+		if d.Plan[i].Why != whyDefaultGuard {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func primary(c contracts.Criterion) contracts.Viewport {
@@ -204,7 +231,7 @@ var watchlistSeed = json.RawMessage(`["NVDA","AAPL","MSFT","SPY"]`)
 
 func checkWatchlist(t *testing.T, d *Draft) {
 	allOnRoute(t, d, "/watchlist")
-	for _, c := range d.Criteria {
+	for _, c := range ownCriteria(d) {
 		if c.Seed == nil || string(c.Seed.LocalStorage["watchlist"]) != string(watchlistSeed) {
 			t.Errorf("%s: seed %v, want localStorage watchlist = %s (read from the page's default)", c.ID, c.Seed, watchlistSeed)
 		}
@@ -267,7 +294,7 @@ var signIn = []contracts.Action{
 
 func checkPaper(t *testing.T, d *Draft) {
 	allOnRoute(t, d, "/paper")
-	for _, c := range d.Criteria {
+	for _, c := range ownCriteria(d) {
 		if !reflect.DeepEqual(c.Actions, signIn) {
 			t.Errorf("%s: actions %+v, want the demo sign-in found by the survey", c.ID, c.Actions)
 		}
@@ -559,5 +586,49 @@ func TestFeatureDescriptionNamesTheElement(t *testing.T) {
 		if !strings.Contains(c.Description, want) {
 			t.Errorf("%q: description %q does not say %q", goal, c.Description, want)
 		}
+	}
+}
+
+// TestOnePageGoalGuardsAnotherPageByDefault: a goal about one page says nothing of the others,
+// and a change that edits them too is still not what was asked. One other page is guarded; a
+// contract the page's own criteria fill leaves the guard out and says so.
+func TestOnePageGoalGuardsAnotherPageByDefault(t *testing.T) {
+	s := authoringtest.FinanceSurvey(t)
+	d, err := Rules{}.Generate(context.Background(), GenerateInput{Goal: "Make the Watchlist page work well on mobile: cards instead of the table below 640px, desktop table kept.", Survey: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := wantOne(t, "guarding another page", authoringtest.Find(d.Criteria, func(c contracts.Criterion, a contracts.Assertion) bool {
+		return c.ID == "unchanged-home"
+	}))
+	if g.Route != "/" || d.Role(g.ID) != RoleGuard || g.Assert.Kind != contracts.KindAllOf || len(g.Assert.AllOf) != 2 ||
+		g.Assert.AllOf[0].Kind != contracts.KindVisibleText || len(g.Assert.AllOf[0].Texts) == 0 || g.Assert.AllOf[1].Kind != contracts.KindStructure || len(g.Viewports()) != 2 {
+		t.Errorf("default guard %+v (%s)", g, d.Role(g.ID))
+	}
+	if !slices.ContainsFunc(d.Notes, func(n string) bool {
+		return strings.HasPrefix(n, "other pages guarded by default") && strings.Contains(n, ": /")
+	}) {
+		t.Errorf("notes %q do not say which page is guarded by default", d.Notes)
+	}
+
+	full, err := Rules{}.Generate(context.Background(), GenerateInput{Goal: "Add a 'Skip for now' link to the onboarding page that goes to the watchlist.", Survey: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(full.Criteria) != contracts.MaxCriteria || slices.ContainsFunc(full.Criteria, func(c contracts.Criterion) bool { return c.Route != "/onboarding" }) ||
+		!slices.ContainsFunc(full.Criteria, func(c contracts.Criterion) bool { return c.ID == "no-page-errors" }) {
+		t.Errorf("a full contract: %s", shape(full))
+	}
+	if !slices.ContainsFunc(full.Notes, func(n string) bool { return strings.HasPrefix(n, "not checked: that other pages stay as they are") }) {
+		t.Errorf("notes %q do not say the other pages are not guarded", full.Notes)
+	}
+
+	// Asked for every page: no page is "other".
+	site, err := Rules{}.Generate(context.Background(), GenerateInput{Goal: "The header must not overflow on phones on every page.", Survey: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.ContainsFunc(site.Plan, func(p PlannedCriterion) bool { return p.Why == whyDefaultGuard }) {
+		t.Errorf("a site-wide goal got a default guard: %s", shape(site))
 	}
 }

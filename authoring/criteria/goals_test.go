@@ -345,3 +345,34 @@ func TestHeadingChangeKeepsOtherPages(t *testing.T) {
 		t.Errorf("notes %v", d.Notes)
 	}
 }
+
+// "Next to X" places the element on X's row with nothing between them; X is found by role and
+// name on the surveyed page, and an X the page does not show is refused.
+func TestNextToControl(t *testing.T) {
+	d := genShop(t, "Add a 'Reset' button next to the 'Send' button on the contact page.")
+	c := critByID(t, d, "reset-beside")
+	if c.Assert.Kind != contracts.KindPosition || c.Assert.Beside != `role=button[name="Send"i]` || c.Assert.Before != "" || c.Assert.After != "" || c.Assert.Place != "" ||
+		c.Assert.Selector != `role=button[name="Reset"i]` || c.Route != "/contact" || d.Role(c.ID) != RoleChange {
+		t.Errorf("next to %+v on %s (%s)\n%s", c.Assert, c.Route, d.Role(c.ID), shape(d))
+	}
+	if !strings.Contains(c.Description, `next to the "Send" button`) || !strings.Contains(c.Description, "nothing between them") {
+		t.Errorf("description %q", c.Description)
+	}
+	checks, err := contracts.ChecksFor(c)
+	if err != nil || !slices.ContainsFunc(checks, func(k contracts.Check) bool { return strings.HasSuffix(k.Key, contracts.ObsContentBetween) }) {
+		t.Errorf("checks %+v: %v", checks, err)
+	}
+	// "Next to the title": the page's heading, as for "below the title".
+	fd, err := Rules{}.Generate(context.Background(), GenerateInput{Goal: "Mark the Watchlist as Mobile optimized with a small label next to the title.", Survey: authoringtest.FinanceSurvey(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := critByID(t, fd, "mobile-optimized-beside"); c.Assert.Beside != `role=heading[name="Watchlist"i]` || c.Assert.HasText != "Mobile optimized" {
+		t.Errorf("next to the title: %+v\n%s", c.Assert, shape(fd))
+	}
+	_, err = Rules{}.Generate(context.Background(), GenerateInput{Goal: "Add a 'Reset' button beside the 'Cancel' button on the contact page.", Survey: authoringtest.Shop(t)})
+	var r *refusal.Error
+	if !errors.As(err, &r) || r.Code != refusal.NoTarget || !strings.Contains(r.Reason, `"cancel" button`) {
+		t.Errorf("a button the page does not have: %v", err)
+	}
+}

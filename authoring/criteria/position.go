@@ -23,14 +23,15 @@ const (
 	arrangeBottom  = "bottom"
 	arrangeBelow   = "below"
 	arrangeAbove   = "above"
+	arrangeBeside  = "beside"
 )
 
 type arrangement struct {
 	Kind string
 	// Items names what stacks ("plan cards").
 	Items string
-	// RefName and RefRole are what a below or above goal places the element against: the
-	// page's heading (RefName empty), or a heading, link or button by its name.
+	// RefName and RefRole are what a below, above or next-to goal places the element
+	// against: the page's heading (RefName empty), or a heading, link or button by its name.
 	RefName, RefRole string
 }
 
@@ -39,8 +40,9 @@ var (
 	// "the plan cards stack vertically": the items come before the verb.
 	itemsStackRe = regexp.MustCompile(`\b((?:[a-z][\w-]*\s+){1,5})stack(?:s)?\s+(?:up\s+)?(?:vertically|on top of each other|one (?:above|below|under) (?:the )?(?:other|another))\b`)
 	topRe        = regexp.MustCompile(`\bat the (?:very )?top\b(?:\s+of\s+(?:the\s+)?([\w/-]+))?`)
-	// "below the heading", "above the 'Pricing' link", "under the Docs button".
-	relativeRe = regexp.MustCompile(`\b(below|under|beneath|above)\s+(?:the\s+)?(?:(?:main|page(?:'s)?|first)\s+)?(?:['"\x{2018}\x{201c}]([^'"\x{2019}\x{201d}]{1,60})['"\x{2019}\x{201d}]\s+|([a-z][\w-]*(?:\s+[a-z][\w-]*)?)\s+)?(heading|title|link|button)\b`)
+	// "below the heading", "above the 'Pricing' link", "under the Docs button", "next to the
+	// Buy button", "beside the search box's button".
+	relativeRe = regexp.MustCompile(`\b(below|under|beneath|above|next to|beside|alongside)\s+(?:the\s+)?(?:(?:main|page(?:'s)?|first)\s+)?(?:['"\x{2018}\x{201c}]([^'"\x{2019}\x{201d}]{1,60})['"\x{2019}\x{201d}]\s+|([a-z][\w-]*(?:\s+[a-z][\w-]*)?)\s+)?(heading|title|link|button)\b`)
 	bottomRe   = regexp.MustCompile(`\bat the (?:very )?bottom\b(?:\s+of\s+(?:the\s+)?([\w/-]+))?`)
 )
 
@@ -57,8 +59,11 @@ func readArrangement(l string) *arrangement {
 	}
 	if m := relativeRe.FindStringSubmatch(l); m != nil {
 		ar := &arrangement{Kind: arrangeBelow, RefName: strings.TrimSpace(m[2] + m[3]), RefRole: m[4]}
-		if m[1] == "above" {
+		switch m[1] {
+		case "above":
 			ar.Kind = arrangeAbove
+		case "next to", "beside", "alongside":
+			ar.Kind = arrangeBeside
 		}
 		if ar.RefRole == "title" {
 			ar.RefRole = "heading"
@@ -213,7 +218,7 @@ func (p *pagePlan) arrangementChecks() ([]candidate, []contracts.TestHook) {
 		c := p.crit(p.idFor(p.featureHook()+"-"+ar.Kind), fmt.Sprintf("At %s the %s (%s) is at the %s of %s: %s%s.", vpNames(vps), featureName(p.it.feature), sel, ar.Kind, p.route, where, p.suffix()),
 			a, vps...)
 		return []candidate{{c: c, role: RoleChange, why: "the goal says where the element goes", prio: 1}}, nil
-	case arrangeBelow, arrangeAbove:
+	case arrangeBelow, arrangeAbove, arrangeBeside:
 		if p.it.feature == nil {
 			return nil, nil
 		}
@@ -225,18 +230,30 @@ func (p *pagePlan) arrangementChecks() ([]candidate, []contracts.TestHook) {
 		sel := p.placedSelector()
 		a := contracts.Assertion{Kind: contracts.KindPosition, Selector: sel, After: ref, HasText: p.placedText(sel)}
 		where := "starts below the bottom of " + what
-		if ar.Kind == arrangeAbove {
+		switch ar.Kind {
+		case arrangeAbove:
 			a = contracts.Assertion{Kind: contracts.KindPosition, Selector: sel, Before: ref, HasText: p.placedText(sel)}
 			where = "ends above the top of " + what
+		case arrangeBeside:
+			a = contracts.Assertion{Kind: contracts.KindPosition, Selector: sel, Beside: ref, HasText: p.placedText(sel)}
+			where = "sits next to " + what
 		}
-		c := p.crit(p.idFor(p.featureHook()+"-"+ar.Kind), fmt.Sprintf("At %s the %s (%s) %s (%s) on %s%s.", vpNames(vps), featureName(p.it.feature), sel, where, ref, p.route, p.suffix()),
-			a, vps...)
-		return []candidate{{c: c, role: RoleChange, why: "the goal says what the element goes " + ar.Kind, prio: 1}}, nil
+		desc := fmt.Sprintf("At %s the %s (%s) %s (%s) on %s%s.", vpNames(vps), featureName(p.it.feature), sel, where, ref, p.route, p.suffix())
+		if ar.Kind == arrangeBeside {
+			desc = fmt.Sprintf("At %s the %s (%s) %s (%s) on %s: on its row (their heights overlap by at least half the shorter one), side by side within %g px, with nothing between them%s.",
+				vpNames(vps), featureName(p.it.feature), sel, where, ref, p.route, contracts.NextToGapPx, p.suffix())
+		}
+		c := p.crit(p.idFor(p.featureHook()+"-"+ar.Kind), desc, a, vps...)
+		why := "the goal says what the element goes " + ar.Kind
+		if ar.Kind == arrangeBeside {
+			why = "the goal says what the element goes next to"
+		}
+		return []candidate{{c: c, role: RoleChange, why: why, prio: 1}}, nil
 	}
 	return nil, nil
 }
 
-// referenceSelector finds what a below or above goal names on the surveyed page, by role and
+// referenceSelector finds what a below, above or next-to goal names on the surveyed page, by role and
 // name: the page's first heading for "the heading", else the heading, link or button the
 // survey found with that name. What the survey did not find is refused (no_target), never
 // re-aimed at the page.

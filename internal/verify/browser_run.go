@@ -185,6 +185,8 @@ type probeRead struct {
 	Ref  string `json:"ref,omitempty"`
 	// HasText keeps a position read to the matches whose text holds it.
 	HasText string `json:"has_text,omitempty"`
+	// Beside reads the row a position read's element shares with Ref.
+	Beside bool `json:"beside,omitempty"`
 }
 
 // probeDriver is the probe's placeholder for a read the verifier makes outside the page (the
@@ -208,7 +210,10 @@ func readFor(a contracts.Assertion) (*probeRead, bool, error) {
 		if ref == "" {
 			ref = a.After
 		}
-		return &probeRead{Kind: "position", Selector: a.Selector, Ref: ref, HasText: a.HasText}, true, nil
+		if a.Beside != "" {
+			ref = a.Beside
+		}
+		return &probeRead{Kind: "position", Selector: a.Selector, Ref: ref, HasText: a.HasText, Beside: a.Beside != ""}, true, nil
 	case contracts.KindURL, contracts.KindRequest:
 		return &probeRead{Kind: probeDriver}, false, nil
 	case contracts.KindStructure:

@@ -113,10 +113,13 @@
 //     gap between their left edges.
 //   - position: the first visible match (flat-tree order) in document coordinates: top,
 //     bottom, from_end (document height minus bottom), inner_height, and ref.count, ref.top and
-//     ref.bottom for the Before or After element; content_before and content_after count the
-//     painted text nodes and displayed images, media and controls of the page's main region
-//     (its first displayed main landmark, else the body) wholly above or wholly below it, not
-//     counting its own ancestors and descendants.
+//     ref.bottom for the Before, After or Beside element; content_before and content_after
+//     count the painted text nodes and displayed images, media and controls of the page's main
+//     region (its first displayed main landmark, else the body) wholly above or wholly below
+//     it, not counting its own ancestors and descendants. Beside adds row_overlap (the share of
+//     the shorter box's height both boxes cover), beside_gap (the horizontal gap between them,
+//     negative when they overlap sideways) and content_between (painted text, images, media
+//     and controls anywhere on the page between them on that row, not inside either).
 //   - structure: the main region's headings (with level), links, buttons, images, lists,
 //     tables, forms and controls shown to people, in flat-tree order, one a line as role and
 //     accessible name (whitespace collapsed, digits as #, 40 characters), at most

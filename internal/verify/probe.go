@@ -26,7 +26,7 @@ var (
 // VerifierName and VerifierVersion identify this verifier in evidence.
 const (
 	VerifierName    = "signoff-verifier"
-	VerifierVersion = "6"
+	VerifierVersion = "7"
 )
 
 // params mirrors probe/params.json. Times named _ms are page time (the browser's virtual

@@ -843,8 +843,8 @@
   };
   const placed = (sel, t) => {
     const vis = hasText(visibleInOrder(sel), t);
-    const b = vis.length ? elRect(vis[0].el) : { t: 0, b: 0 };
-    return { count: vis.length, top: round(b.t, 10), bottom: round(b.b, 10) };
+    const b = vis.length ? elRect(vis[0].el) : { t: 0, b: 0, l: 0, r: 0 };
+    return { count: vis.length, top: round(b.t, 10), bottom: round(b.b, 10), el: vis.length ? vis[0].el : null, box: b };
   };
   // The content of the page's main region (its first displayed main landmark, else the body)
   // that lies wholly above and wholly below el: painted text, and displayed images, media and
@@ -876,17 +876,58 @@
     }
     return { content_before: before, content_after: after };
   };
+  // beside: how an element and the one it must be next to share a row. row_overlap is the
+  // share of the shorter box's height both boxes cover; beside_gap the horizontal gap between
+  // them (negative when they overlap sideways); content_between the painted text, images,
+  // media and controls anywhere on the page (not inside either, nor around both) that lie
+  // between them on that row. Two boxes on one row with a third thing between are not next
+  // to each other.
+  const beside = (a, ae, b, be) => {
+    const overlap = Math.min(a.b, b.b) - Math.max(a.t, b.t);
+    const shorter = Math.min(a.b - a.t, b.b - b.t);
+    const row_overlap = shorter > 0 ? Math.max(0, overlap) / shorter : 0;
+    const leftFirst = a.l <= b.l;
+    const L = leftFirst ? a : b;
+    const R = leftFirst ? b : a;
+    const gap = R.l - L.r;
+    const within = (n, anc) => {
+      for (let x = n; x; x = up(x)) if (x === anc) return true;
+      return false;
+    };
+    const top = Math.max(a.t, b.t);
+    const bottom = Math.min(a.b, b.b);
+    let between = 0;
+    const count = (v) => {
+      if (v.l >= L.r - tol && v.r <= R.l + tol && v.b > top + tol && v.t < bottom - tol && width(v) >= 1) between++;
+    };
+    const mineOrAround = (n) => within(n, ae) || within(n, be) || (within(ae, n) && within(be, n));
+    if (gap > 0) {
+      for (const n of textNodes()) {
+        if (mineOrAround(n) || !textShown(n)) continue;
+        range.selectNodeContents(n);
+        count(docRect(range.getBoundingClientRect()));
+      }
+      for (const m of query('img, svg, canvas, video, input, button, select, textarea')) {
+        if (mineOrAround(m) || within(ae, m) || within(be, m)) continue;
+        const v = visibleRect(m);
+        if (v) count(v);
+      }
+    }
+    return { row_overlap: round(row_overlap, 100), beside_gap: round(gap, 10), content_between: between };
+  };
   const position = (r) => {
     const me = placed(r.selector, r.has_text);
     const docHeight = (doc.scrollingElement || root).scrollHeight;
-    const out = { ...me, from_end: round(docHeight - me.bottom, 10), inner_height: ih, document_height: docHeight };
-    const first = hasText(visibleInOrder(r.selector), r.has_text)[0];
-    Object.assign(out, first ? contentAround(first.el) : { content_before: -1, content_after: -1 });
+    const out = { count: me.count, top: me.top, bottom: me.bottom, from_end: round(docHeight - me.bottom, 10), inner_height: ih, document_height: docHeight };
+    Object.assign(out, me.el ? contentAround(me.el) : { content_before: -1, content_after: -1 });
     if (r.ref) {
       const o = placed(r.ref);
       out['ref.count'] = o.count;
       out['ref.top'] = o.top;
       out['ref.bottom'] = o.bottom;
+      if (r.beside) {
+        Object.assign(out, me.el && o.el ? beside(me.box, me.el, o.box, o.el) : { row_overlap: 0, beside_gap: -1, content_between: -1 });
+      }
     }
     return out;
   };
