@@ -16,8 +16,8 @@
 //  4. Validation and quote (package pricing): the contract must pass contracts.Validate; the
 //     price follows the scope and never buys a lower bar.
 //  5. BaseCheck: a BaseChecker runs the criteria on the base commit. A contract the base
-//     already satisfies is vacuous and not offered; criteria that already pass are reported
-//     as regression guards (outside the contract terms).
+//     already satisfies is vacuous and not offered; criteria that already pass stay in the
+//     terms as regression guards, and guards the base already fails are left out of them.
 //
 // Refusals are typed errors: package refusal's for malformed input and refused goals, this
 // package's for admission and the base check, package pricing's for a budget. None of these

@@ -13,7 +13,7 @@ import (
 	"github.com/signoff/signoff/contracts"
 )
 
-// Rules, in the order they are applied (README, "How a verdict is reached").
+// Rules, in the order they are applied.
 const (
 	RuleIntegrity   = 1
 	RuleBuild       = 2

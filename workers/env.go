@@ -61,7 +61,7 @@ const (
 const DefaultExecutorTimeout = 25 * time.Minute
 
 // maxExecutorTimeout keeps the CLI's own limit inside the RunExecutor activity's 30 min
-// start-to-close timeout (workflows/contract.go), so the executor, not Temporal, ends a run
+// start-to-close timeout (workflows/contract_attempts.go), so the executor, not Temporal, ends a run
 // that is too long, and its log is kept.
 const maxExecutorTimeout = 29 * time.Minute
 
