@@ -60,10 +60,14 @@ type Repo struct {
 type Stack struct {
 	Framework      string `json:"framework"`
 	PackageManager string `json:"package_manager"`
-	Install        string `json:"install"`
-	Build          string `json:"build"`
-	Start          string `json:"start"`
-	Port           int    `json:"port"`
+	// PackageManagerVersion is the release the repository declares (its packageManager
+	// field: "9.15.9", with "+sha512.<hex>" when it pins the hash); empty when it declares
+	// none and the preview's pinned release runs.
+	PackageManagerVersion string `json:"package_manager_version,omitempty"`
+	Install               string `json:"install"`
+	Build                 string `json:"build"`
+	Start                 string `json:"start"`
+	Port                  int    `json:"port"`
 	// AppDir is the app's folder inside the repository ("web", "apps/shop"); empty for the
 	// root. The preview builds and serves that folder of the commit and still reports the
 	// commit's own SHA.

@@ -165,6 +165,9 @@ type BuildResult struct {
 	// Sandbox says how the repository's code ran: inside Signoff's sandbox, or not, when
 	// the operator chose to run without one. Reviewers see it on the proof page.
 	Sandbox string `json:"sandbox,omitempty"`
+	// PackageManager is what installed, built and started the commit, by name and version
+	// ("pnpm 9.15.9"): the release the repository declares, or Signoff's pinned one.
+	PackageManager string `json:"package_manager,omitempty"`
 }
 
 // BuildStep is one of install, build, lint, test.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -18,17 +17,21 @@ import (
 // its pages and endpoints, which pages need a sign-in, and what on each page a criterion can
 // point at. It never reads the work tree: every file comes from the pinned commit.
 type Survey struct {
-	Repo           RepoRef           `json:"repo"`
-	BaseSHA        string            `json:"base_sha"`
-	AppDir         string            `json:"app_dir,omitempty"`
-	Framework      Framework         `json:"framework"`
-	PackageManager string            `json:"package_manager"`
-	Lockfile       string            `json:"lockfile,omitempty"`
-	Scripts        map[string]string `json:"scripts"`
-	Port           int               `json:"port"`
-	Pages          []Page            `json:"pages"`
-	APIRoutes      []APIRoute        `json:"api_routes"`
-	SignIn         *SignIn           `json:"sign_in,omitempty"`
+	Repo           RepoRef   `json:"repo"`
+	BaseSHA        string    `json:"base_sha"`
+	AppDir         string    `json:"app_dir,omitempty"`
+	Framework      Framework `json:"framework"`
+	PackageManager string    `json:"package_manager"`
+	// PackageManagerVersion is the release that installs the app: what package.json's
+	// packageManager declares (with its hash), else for a Yarn Berry repository the release
+	// its yarnPath names or YarnBerryDefault; empty when the preview's pinned release runs.
+	PackageManagerVersion string            `json:"package_manager_version,omitempty"`
+	Lockfile              string            `json:"lockfile,omitempty"`
+	Scripts               map[string]string `json:"scripts"`
+	Port                  int               `json:"port"`
+	Pages                 []Page            `json:"pages"`
+	APIRoutes             []APIRoute        `json:"api_routes"`
+	SignIn                *SignIn           `json:"sign_in,omitempty"`
 	// SignInProblem says why pages behind a sign-in cannot be verified, when they cannot.
 	SignInProblem string         `json:"sign_in_problem,omitempty"`
 	Relevant      []RelevantFile `json:"relevant_files,omitempty"`
@@ -177,16 +180,16 @@ func (s *Survey) APIAt(route string) *APIRoute {
 // Stack says how the app is installed, built and started, from the survey: the stack a
 // contract records.
 func (s *Survey) Stack() contracts.Stack {
-	i, b, st, ok := contracts.StackCommands(s.PackageManager, s.Lockfile != "")
+	i, b, st, ok := contracts.StackCommands(s.PackageManager, s.PackageManagerVersion, s.Lockfile != "")
 	if !ok {
-		i, b, st, _ = contracts.StackCommands(contracts.PackageManagerNPM, s.Lockfile != "")
+		i, b, st, _ = contracts.StackCommands(contracts.PackageManagerNPM, "", s.Lockfile != "")
 	}
 	install, build, start := contracts.Command(i), contracts.Command(b), contracts.Command(st)
 	if s.AppDir != "" {
 		cd := "cd " + s.AppDir + " && "
 		install, build, start = cd+install, cd+build, cd+start
 	}
-	return contracts.Stack{Framework: s.Framework.ContractFramework(), PackageManager: s.PackageManager,
+	return contracts.Stack{Framework: s.Framework.ContractFramework(), PackageManager: s.PackageManager, PackageManagerVersion: s.PackageManagerVersion,
 		Install: install, Build: build, Start: start, Port: s.Port, AppDir: s.AppDir}
 }
 
@@ -358,9 +361,7 @@ func (sv *surveyor) readPackage() {
 	}
 
 	s.PackageManager, s.Lockfile = contracts.DetectPackageManager(func(f string) bool { return sv.r.Has(sv.p(f)) || sv.r.Has(f) })
-	if pm, _, ok := strings.Cut(pkg.PackageManager, "@"); ok && slices.Contains([]string{"npm", "bun", "pnpm", "yarn"}, pm) {
-		s.PackageManager = pm
-	}
+	sv.readRelease(pkg.PackageManager)
 	if s.Lockfile == "" {
 		s.Notes = append(s.Notes, "no lockfile: installs are not reproducible")
 	}
@@ -373,6 +374,50 @@ func (sv *surveyor) readPackage() {
 }
 
 var portRe = regexp.MustCompile(`(?:-p|--port)[= ](\d{2,5})`)
+
+// YarnBerryDefault is the Yarn release that installs a Yarn Berry repository (a yarn.lock
+// with __metadata, or a .yarnrc.yml) that declares no release and has no yarnPath.
+const YarnBerryDefault = "4.9.2"
+
+// yarnPathRe reads .yarnrc.yml's yarnPath and the release its file name carries.
+var (
+	yarnPathRe      = regexp.MustCompile(`(?m)^yarnPath:\s*["']?([^"'\s]+)`)
+	yarnReleaseRe   = regexp.MustCompile(`yarn-(\d{1,4}\.\d{1,4}\.\d{1,6}(?:-[0-9A-Za-z.-]{1,40})?)\.c?js$`)
+	berryLockfileRe = regexp.MustCompile(`(?m)^__metadata:`)
+)
+
+// readRelease decides which release of the package manager installs the app: the one
+// package.json's packageManager declares (corepack's field: it also names the package
+// manager, over the lockfile), else for Yarn the Berry release the repository's own files
+// show. A field corepack would refuse is noted and the lockfile decides.
+func (sv *surveyor) readRelease(field string) {
+	s := sv.s
+	if field != "" {
+		rel, err := contracts.ParseRelease(field)
+		if err != nil {
+			s.Notes = append(s.Notes, fmt.Sprintf("%v: ignored; the lockfile decides (%s)", err, s.PackageManager))
+		} else {
+			s.PackageManager, s.PackageManagerVersion = rel.Name, strings.TrimPrefix(rel.String(), rel.Name+"@")
+			s.Notes = append(s.Notes, fmt.Sprintf("package.json declares %s: that release installs, builds and starts the app", rel.Name+"@"+rel.Version))
+			return
+		}
+	}
+	if s.PackageManager != contracts.PackageManagerYarn {
+		return
+	}
+	rc := sv.r.ReadString(sv.p(".yarnrc.yml"))
+	berry := rc != "" || (s.Lockfile == "yarn.lock" && berryLockfileRe.MatchString(sv.r.ReadString(sv.p("yarn.lock"))))
+	if !berry {
+		return
+	}
+	s.PackageManagerVersion = YarnBerryDefault
+	if m := yarnPathRe.FindStringSubmatch(rc); m != nil {
+		if r := yarnReleaseRe.FindStringSubmatch(m[1]); r != nil {
+			s.PackageManagerVersion = r[1]
+		}
+	}
+	s.Notes = append(s.Notes, fmt.Sprintf("a Yarn Berry repository that declares no packageManager: yarn %s installs it (yarn install --immutable)", s.PackageManagerVersion))
+}
 
 func cleanVersion(v string) string {
 	return strings.TrimLeft(strings.TrimSpace(v), "^~>=<v ")

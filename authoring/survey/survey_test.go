@@ -271,3 +271,52 @@ func TestShopSurveyReadsFrameAndForm(t *testing.T) {
 		t.Errorf("inputs %+v", pg.Inputs)
 	}
 }
+
+// The release a repository declares installs it: package.json's packageManager (corepack's
+// field) over the lockfile, and a Yarn Berry repository that declares none is installed by Berry
+// (the release its yarnPath names), never by Yarn 1 with Yarn 1's flags.
+func TestPackageManagerRelease(t *testing.T) {
+	const next = `"scripts":{"build":"next build","start":"next start"},"dependencies":{"next":"15.0.0","react":"19.0.0"}`
+	page := `export default function Home() { return <h1>Home</h1> }`
+	hash := "sha512." + strings.Repeat("0f", 64)
+	for _, tc := range []struct {
+		name              string
+		files             map[string]string
+		pm, version, inst string
+		note              string
+	}{
+		{"pnpm declared", map[string]string{"package.json": `{"packageManager":"pnpm@9.15.9",` + next + `}`, "pnpm-lock.yaml": "lockfileVersion: '9.0'\n"},
+			"pnpm", "9.15.9", "pnpm install --frozen-lockfile", "declares pnpm@9.15.9"},
+		{"yarn 4 with its hash", map[string]string{"package.json": `{"packageManager":"yarn@4.9.2+` + hash + `",` + next + `}`, "yarn.lock": "__metadata:\n  version: 8\n"},
+			"yarn", "4.9.2+" + hash, "yarn install --immutable", "declares yarn@4.9.2"},
+		{"berry through yarnPath", map[string]string{"package.json": `{` + next + `}`, "yarn.lock": "__metadata:\n  version: 6\n",
+			".yarnrc.yml": "nodeLinker: node-modules\nyarnPath: .yarn/releases/yarn-3.6.1.cjs\n", ".yarn/releases/yarn-3.6.1.cjs": "// yarn\n"},
+			"yarn", "3.6.1", "yarn install --immutable", "yarn 3.6.1 installs it"},
+		{"berry lockfile alone", map[string]string{"package.json": `{` + next + `}`, "yarn.lock": "# generated\n\n__metadata:\n  version: 8\n"},
+			"yarn", survey.YarnBerryDefault, "yarn install --immutable", "Yarn Berry repository"},
+		{"yarn 1", map[string]string{"package.json": `{` + next + `}`, "yarn.lock": "# yarn lockfile v1\n"},
+			"yarn", "", "yarn install --frozen-lockfile", ""},
+		{"a range is not a release", map[string]string{"package.json": `{"packageManager":"pnpm@^9",` + next + `}`, "package-lock.json": "{}"},
+			"npm", "", "npm ci", "not an exact version (x.y.z): ignored; the lockfile decides (npm)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			files := map[string]string{"app/page.tsx": page}
+			for k, v := range tc.files {
+				files[k] = v
+			}
+			repo, _ := authoringtest.RepoFrom(t, files)
+			src, _ := survey.ResolveSource(context.Background(), repo, "", "")
+			s, err := survey.Read(context.Background(), src, survey.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := s.Stack()
+			if s.PackageManager != tc.pm || s.PackageManagerVersion != tc.version || st.PackageManagerVersion != tc.version || st.Install != tc.inst {
+				t.Errorf("%s %q, stack %+v", s.PackageManager, s.PackageManagerVersion, st)
+			}
+			if tc.note != "" && !slices.ContainsFunc(s.Notes, func(n string) bool { return strings.Contains(n, tc.note) }) {
+				t.Errorf("notes %q, want one saying %q", s.Notes, tc.note)
+			}
+		})
+	}
+}

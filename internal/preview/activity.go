@@ -37,7 +37,7 @@ func (p *Previews) Start(ctx context.Context, req activities.PreviewRequest) (ac
 	if req.Attempt == 0 {
 		slot += "-base"
 	}
-	opts := Options{Slot: slotName(slot), AppDir: req.Stack.AppDir, PackageManager: req.Stack.PackageManager,
+	opts := Options{Slot: slotName(slot), AppDir: req.Stack.AppDir, PackageManager: req.Stack.PackageManager, PackageManagerVersion: req.Stack.PackageManagerVersion,
 		Release: sentrygate.Release(req.ContractID, req.Attempt), Environment: sentrygate.Environment(req.ContractID)}
 	job, err := p.Launcher.Prepare(ctx, repo, req.CommitSHA, opts)
 	if errors.Is(err, ErrSlotBusy) && req.Attempt == 0 {
@@ -84,7 +84,7 @@ func (p *Previews) keep(job *Job) string {
 
 func buildResult(job *Job) contracts.BuildResult {
 	b := job.Build
-	out := contracts.BuildResult{Passed: b.Passed, Steps: []contracts.BuildStep{}, Sandbox: job.Isolation}
+	out := contracts.BuildResult{Passed: b.Passed, Steps: []contracts.BuildStep{}, Sandbox: job.Isolation, PackageManager: job.PackageManagerRan}
 	for _, s := range b.Steps {
 		if s.Status == StatusSkipped {
 			continue

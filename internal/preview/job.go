@@ -37,6 +37,10 @@ type Job struct {
 	AppDir string `json:"app_dir,omitempty"`
 	// PackageManager installed, built and started it (npm, pnpm, yarn, bun).
 	PackageManager string `json:"package_manager,omitempty"`
+	// PackageManagerVersion is the release the contract asked for ("" the pinned one), and
+	// PackageManagerRan what ran, by name and version ("pnpm 9.15.9").
+	PackageManagerVersion string `json:"package_manager_version,omitempty"`
+	PackageManagerRan     string `json:"package_manager_ran,omitempty"`
 	// Release and Environment are the app's SENTRY_RELEASE and SENTRY_ENVIRONMENT.
 	Release     string `json:"release,omitempty"`
 	Environment string `json:"environment,omitempty"`

@@ -78,6 +78,10 @@ type Config struct {
 	// nil finds the pinned ones `go tool task pm:setup` installs (FindPackageManagers). A
 	// commit whose contract or lockfile names a missing one is refused naming that task.
 	PackageManagers map[string]string
+	// ReleasesDir keeps the package manager releases repositories declare (package.json's
+	// packageManager) other than the pinned ones, fetched from the npm registry by the host's
+	// npm; empty is a releases folder beside the pinned package managers.
+	ReleasesDir string
 	// RunAs is the user repository code runs as, inside the sandbox; empty
 	// runs it as the worker's own user, which must then not be root.
 	RunAs string
@@ -122,6 +126,9 @@ type Options struct {
 	// PackageManager is the contract's stack.package_manager; "" follows the lockfile at the
 	// commit. Install, build and start run that manager's commands, the contract's words.
 	PackageManager string
+	// PackageManagerVersion is the contract's stack.package_manager_version: the release the
+	// repository declares, fetched when it is not the pinned one; "" runs the pinned release.
+	PackageManagerVersion string
 	// AppDir is the app's folder inside the repository ("" for the root). Only that folder
 	// of the commit is checked out and built; the app is still told the commit's own SHA.
 	AppDir string
@@ -140,6 +147,10 @@ type Launcher struct {
 	cred      *syscall.Credential
 	isolation string
 	toolRoots []string // package managers' install folders, bound read-only into every step
+	releases  *Releases
+	// npmVersion is the host npm's release; caFile the CA bundle its configuration names
+	// (npm, pnpm and Yarn 1 read it from there; Yarn Berry is told through its environment).
+	npmVersion, caFile string
 
 	mu      sync.Mutex
 	slots   map[string]string // slot -> job ID holding it
@@ -194,6 +205,13 @@ func New(cfg Config) (*Launcher, error) {
 	}
 	if cfg.PackageManagers == nil {
 		l.cfg.PackageManagers = FindPackageManagers("")
+	}
+	l.npmVersion, l.caFile = npmFacts(l.npm)
+	if dir := cfg.ReleasesDir; dir != "" || PackageManagersDir() != "" {
+		if dir == "" {
+			dir = filepath.Join(PackageManagersDir(), "releases")
+		}
+		l.releases = &Releases{Dir: dir, NPM: l.npm}
 	}
 	// A fixed PATH: the parent's may name directories the preview user
 	// cannot read or that a repo could write.
@@ -297,7 +315,7 @@ func (l *Launcher) Prepare(ctx context.Context, repoDir, commitSHA string, opts 
 		return nil, err
 	}
 	job := &Job{
-		ID: ws.id, Slot: opts.Slot, Dir: ws.src, AppDir: opts.AppDir, PackageManager: opts.PackageManager, Release: opts.Release, Environment: opts.Environment, RequestedSHA: commitSHA,
+		ID: ws.id, Slot: opts.Slot, Dir: ws.src, AppDir: opts.AppDir, PackageManager: opts.PackageManager, PackageManagerVersion: opts.PackageManagerVersion, Release: opts.Release, Environment: opts.Environment, RequestedSHA: commitSHA,
 		Isolation: l.isolation,
 	}
 	started := false
@@ -338,12 +356,13 @@ func (l *Launcher) build(ctx context.Context, ws *workspace, objects, sha string
 	if err != nil {
 		return false, err
 	}
-	pm, err := l.resolvePM(job.PackageManager, pkg.lockfile)
+	pm, err := l.resolvePM(ctx, job.PackageManager, job.PackageManagerVersion, pkg.lockfile)
 	if err != nil {
 		return false, err
 	}
 	pkg.pm = pm
-	job.PackageManager = pm.name
+	ws.pmRoot = pm.root
+	job.PackageManager, job.PackageManagerRan = pm.name, pm.ran
 	deps, err := l.deps(ctx, ws, pkg)
 	*steps = append(*steps, deps)
 	if err != nil || deps.Status == StatusFailed {
@@ -363,7 +382,7 @@ func (l *Launcher) build(ctx context.Context, ws *workspace, objects, sha string
 			*steps = append(*steps, Step{Name: s.name, Status: StatusSkipped, Detail: "no " + s.script + " script in package.json"})
 			continue
 		}
-		env := append(append(s.env, "npm_config_update_notifier=false"), job.sentryEnv()...)
+		env := append(append(append(s.env, "npm_config_update_notifier=false"), pm.env()...), job.sentryEnv()...)
 		st := l.runStepNet(ctx, ws, s.name, ws.src, l.env(ws, env...), nil, s.net, pm.run(s.script)...)
 		*steps = append(*steps, st)
 		if err := ctx.Err(); err != nil {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
+	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -77,12 +79,7 @@ func TestRealAppsWithoutVerificationRoute(t *testing.T) {
 			l := realAppLauncher(t, sb)
 			job, err := l.Prepare(context.Background(), repo, sha, Options{Slot: r.Name})
 			if err != nil {
-				for _, s := range job.Build.Steps {
-					if s.Status == StatusFailed {
-						log, _ := os.ReadFile(s.Log)
-						t.Logf("%s log:\n%s", s.Name, tail(log, 4000))
-					}
-				}
+				logFailedSteps(t, job)
 				t.Fatalf("prepare: %v", err)
 			}
 			defer l.Stop(job)
@@ -99,6 +96,20 @@ func TestRealAppsWithoutVerificationRoute(t *testing.T) {
 			verifyMeasured(t, job.URL, sha)
 			t.Logf("%s: %s in all", r.Name, time.Since(begin).Round(100*time.Millisecond))
 		})
+	}
+}
+
+// logFailedSteps shows the end of each failed step's log.
+func logFailedSteps(t *testing.T, job *Job) {
+	t.Helper()
+	if job == nil {
+		return
+	}
+	for _, s := range job.Build.Steps {
+		if s.Status == StatusFailed {
+			log, _ := os.ReadFile(s.Log)
+			t.Logf("%s log:\n%s", s.Name, tail(log, 4000))
+		}
 	}
 }
 
@@ -172,4 +183,86 @@ func tail(b []byte, n int) string {
 		b = b[len(b)-n:]
 	}
 	return string(b)
+}
+
+// TestDeclaredReleases builds apps whose package.json pins a package manager release other
+// than Signoff's (pnpm 9 where pnpm 12 is pinned; Yarn 4, which refuses Yarn 1's flags), each
+// with the lockfile that release wrote: the preview installs, builds and starts them with the
+// declared release, fetched from the registry, and says which ran.
+func TestDeclaredReleases(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates and builds real Next.js apps from the npm registry; skipped in -short")
+	}
+	dir := PackageManagersDir()
+	if dir == "" {
+		t.Fatal("no package manager folder: run `go tool task pm:setup`")
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	releases := &Releases{Dir: filepath.Join(dir, "releases"), NPM: npm}
+	sb := sandboxtest.Runner(t)
+	for _, tc := range []struct{ name, pm, version, install string }{
+		{"cna-pnpm9-declared", "pnpm", "9.15.9", "pnpm install --frozen-lockfile"},
+		{"cna-yarn4-declared", "yarn", "4.9.2", "yarn install --immutable"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			begin := time.Now()
+			rel := contracts.Release{Name: tc.pm, Version: tc.version}
+			bin, err := releases.Bin(context.Background(), rel)
+			if err != nil {
+				t.Fatal(err)
+			}
+			maker := realAppMaker(t, sb)
+			maker.ToolRoots = append(maker.ToolRoots, InstallRoot(bin))
+			tree, err := maker.Make(context.Background(), realapps.DeclaredRelease(tc.name, tc.pm, rel.String(), bin))
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, err := os.ReadFile(filepath.Join(tree, "package.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var pkg struct {
+				PackageManager string `json:"packageManager"`
+			}
+			if err := json.Unmarshal(data, &pkg); err != nil {
+				t.Fatal(err)
+			}
+			declared, err := contracts.ParseRelease(pkg.PackageManager)
+			if err != nil || declared != rel {
+				t.Fatalf("the tree declares %q (%v), want %s", pkg.PackageManager, err, rel)
+			}
+			repo := filepath.Join(testRoot(t), "repo")
+			sha, err := fixturerepo.Materialize(tree, repo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l, err := New(Config{Sandbox: sb, JobsRoot: filepath.Join(maker.Cache, "jobs"), RunAs: previewUser(t), InstallNetwork: sandbox.NetEgress,
+				ReleasesDir: releases.Dir, StepTimeout: 10 * time.Minute, StartTimeout: 2 * time.Minute})
+			if err != nil {
+				t.Fatal(err)
+			}
+			job, err := l.Prepare(context.Background(), repo, sha, Options{Slot: tc.name, PackageManager: declared.Name, PackageManagerVersion: declared.Version})
+			if err != nil {
+				logFailedSteps(t, job)
+				t.Fatalf("prepare: %v", err)
+			}
+			defer l.Stop(job)
+			logSteps(t, tc.name, job)
+			want := tc.pm + " " + tc.version
+			if job.PackageManagerRan != want || buildResult(job).PackageManager != want {
+				t.Errorf("ran %q (build result %q), want %q", job.PackageManagerRan, buildResult(job).PackageManager, want)
+			}
+			if deps := stepByName(job, "deps"); deps.Status == StatusPassed && !strings.HasPrefix(deps.Command, tc.install) && !strings.Contains(deps.Detail, "kept the slot") {
+				t.Errorf("installed with %q, want %q", deps.Command, tc.install)
+			}
+			if job.RuntimeSHA != sha {
+				t.Fatalf("runtime SHA through the proxy %q, want %s", job.RuntimeSHA, sha)
+			}
+			verifyMeasured(t, job.URL, sha)
+			t.Logf("%s: %s in all", tc.name, time.Since(begin).Round(100*time.Millisecond))
+		})
+	}
 }

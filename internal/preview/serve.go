@@ -30,11 +30,12 @@ func (l *Launcher) start(ctx context.Context, ws *workspace, job *Job) error {
 		return fmt.Errorf("preview: start log: %w", err)
 	}
 	defer logFile.Close()
-	pm, err := l.resolvePM(job.PackageManager, "")
+	pm, err := l.resolvePM(ctx, job.PackageManager, job.PackageManagerVersion, "")
 	if err != nil {
 		return err
 	}
-	extra = append(extra, "npm_config_update_notifier=false")
+	ws.pmRoot = pm.root
+	extra = append(append(extra, "npm_config_update_notifier=false"), pm.env()...)
 	args := pm.start(port)
 	begin := time.Now()
 	p, err := spawn(l.sb, l.spec(ws, ws.src, l.env(ws, extra...), nil, logFile, sandbox.NetNone, args...), l.pidDir(), ws.id, "start")

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,6 +31,7 @@ type workspace struct {
 	src      string // root/src: the work tree that is built and served
 	home     string // root/home: HOME for repository code
 	npmCache string // root/npm-cache: this workspace's own npm cache
+	pmRoot   string // a fetched package manager release, bound read-only ("" for a pinned one)
 	logs     string // <jobs root>/logs/<id>
 }
 
@@ -247,7 +249,7 @@ func readPackage(gitDir, appDir string) (*pkgFiles, error) {
 func (p *pkgFiles) hash() string {
 	h := sha256.New()
 	if p.pm != nil && p.pm.name != contracts.PackageManagerNPM {
-		h.Write([]byte(p.pm.name + "\x00" + p.lockfile + "\x00"))
+		h.Write([]byte(p.pm.name + "\x00" + p.pm.version + "\x00" + p.lockfile + "\x00"))
 	}
 	h.Write(p.packageJSON)
 	h.Write([]byte{0})
@@ -308,7 +310,7 @@ func (l *Launcher) deps(ctx context.Context, ws *workspace, pkg *pkgFiles) (Step
 	} else {
 		argv, env := pkg.pm.install(ws.npmCache)
 		st = l.runStepNet(ctx, ws, "deps", ws.src, l.env(ws, env...), nil, l.cfg.InstallNetwork, argv...)
-		st.Detail = command(argv) + " (" + orNone(pkg.lockfile) + ")"
+		st.Detail = command(argv) + " (" + orNone(pkg.lockfile) + "), " + pkg.pm.ran
 		if l.cfg.SharedDeps != "" {
 			st.Detail += ": package files differ from the shared install"
 		}
@@ -348,7 +350,7 @@ func (l *Launcher) runStep(ctx context.Context, ws *workspace, name, dir string,
 }
 
 func (l *Launcher) runStepNet(ctx context.Context, ws *workspace, name, dir string, env []string, stdin io.Reader, network sandbox.Network, args ...string) (st Step) {
-	st = Step{Name: name, Command: strings.Join(append([]string{filepath.Base(args[0])}, args[1:]...), " "), Status: StatusFailed, ExitCode: -1}
+	st = Step{Name: name, Command: command(args), Status: StatusFailed, ExitCode: -1}
 	st.Log = filepath.Join(ws.logs, name+".log")
 	begin := time.Now()
 	defer func() { st.Duration = time.Since(begin) }()
@@ -392,7 +394,7 @@ func (l *Launcher) spec(ws *workspace, dir string, env []string, stdin io.Reader
 		writable = append(writable, ws.npmCache)
 	}
 	return sandbox.Spec{
-		Argv: args, Dir: dir, Env: env, Writable: writable, ReadOnly: l.toolRoots, Net: network, Limits: l.cfg.Limits,
+		Argv: args, Dir: dir, Env: env, Writable: writable, ReadOnly: append(slices.Clip(l.toolRoots), nonEmpty(ws.pmRoot)...), Net: network, Limits: l.cfg.Limits,
 		UID: l.cred.Uid, GID: l.cred.Gid, Stdin: stdin, Stdout: out, Stderr: out,
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"io/fs"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -110,12 +111,74 @@ var Recipes = []Recipe{
 	},
 }
 
+// DeclaredRelease is create-next-app's output for pm with package.json's packageManager set
+// to rel, as a team that pins its package manager has it, and the lockfile written by that
+// release (bin, its entry point, bound read-only from root by the Maker's ToolRoots). A Yarn
+// Berry app links node_modules (.yarnrc.yml nodeLinker), as most Next.js teams on Berry do.
+func DeclaredRelease(name, pm, rel, bin string) Recipe {
+	r := Recipe{Name: name, PM: pm, Create: createNextAppArgs(pm), Edits: "packageManager " + rel}
+	r.Edit = func(dir string) error {
+		if err := setPackageManagerField(dir, rel); err != nil {
+			return err
+		}
+		if pm == "pnpm" {
+			// create-next-app writes a pnpm-workspace.yaml of pnpm 10's build settings and no
+			// packages, which pnpm 9 refuses; a team on pnpm 9 has none.
+			if err := os.Remove(filepath.Join(dir, "pnpm-workspace.yaml")); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+		}
+		if pm == "yarn" {
+			// Berry is strict about what a package imports without declaring it (Next.js's
+			// ESLint config does); node_modules keeps the app as create-next-app made it.
+			return os.WriteFile(filepath.Join(dir, ".yarnrc.yml"), []byte("nodeLinker: node-modules\n"), 0o644)
+		}
+		return nil
+	}
+	switch pm {
+	case "yarn":
+		// CI=1 makes Berry's installs immutable by default: this one writes the lockfile.
+		r.Lock = []string{"env", "YARN_ENABLE_IMMUTABLE_INSTALLS=false", "YARN_ENABLE_TELEMETRY=0"}
+		if ca := npmCAFile(); ca != "" {
+			r.Lock = append(r.Lock, "YARN_HTTPS_CA_FILE_PATH="+ca) // Berry does not read npm's cafile
+		}
+		r.Lock = append(r.Lock, bin, "install", "--mode=update-lockfile")
+	case "pnpm":
+		r.Lock = []string{bin, "install", "--lockfile-only", "--ignore-scripts", "--no-frozen-lockfile"}
+	}
+	return r
+}
+
+// npmCAFile is the CA bundle the host's npm configuration names, "" when none.
+var npmCAFile = sync.OnceValue(func() string {
+	out, err := exec.Command("npm", "config", "get", "cafile").Output()
+	if p := strings.TrimSpace(string(out)); err == nil && filepath.IsAbs(p) {
+		return p
+	}
+	return ""
+})
+
+func setPackageManagerField(dir, rel string) error {
+	return editPackageJSON(dir, func(pkg map[string]any) error { pkg["packageManager"] = rel; return nil })
+}
+
 func createNextAppArgs(pm string) []string {
 	return []string{"npx", "--yes", CreateNextApp, "app", "--ts", "--app", "--eslint", "--no-tailwind", "--no-src-dir",
 		"--import-alias", "@/*", "--use-" + pm, "--skip-install", "--disable-git", "--yes"}
 }
 
 func dropPackageManagerField(dir string) error {
+	return editPackageJSON(dir, func(pkg map[string]any) error {
+		if _, ok := pkg["packageManager"]; !ok {
+			return errors.New("create-next-app no longer writes packageManager: this edit can go")
+		}
+		delete(pkg, "packageManager")
+		return nil
+	})
+}
+
+// editPackageJSON rewrites the app's package.json after edit changes it.
+func editPackageJSON(dir string, edit func(pkg map[string]any) error) error {
 	path := filepath.Join(dir, "package.json")
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -125,10 +188,9 @@ func dropPackageManagerField(dir string) error {
 	if err := json.Unmarshal(data, &pkg); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	if _, ok := pkg["packageManager"]; !ok {
-		return errors.New("create-next-app no longer writes packageManager: this edit can go")
+	if err := edit(pkg); err != nil {
+		return err
 	}
-	delete(pkg, "packageManager")
 	out, err := json.MarshalIndent(pkg, "", "  ")
 	if err != nil {
 		return err
