@@ -176,6 +176,9 @@ type BuildStep struct {
 	Passed     bool   `json:"passed"`
 	DurationMS int64  `json:"duration_ms"`
 	Log        string `json:"log,omitempty"` // artifact name
+	// Cause is the line of a failed step's log that shows why; Next what the requester can do.
+	Cause string `json:"cause,omitempty"`
+	Next  string `json:"next,omitempty"`
 }
 
 // GateResult is the runtime gate: page errors always, an error tracker when configured.

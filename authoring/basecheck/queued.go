@@ -58,12 +58,20 @@ type BuildFailedError struct {
 	SHA  string
 	Step string
 	Log  string
+	// Cause is the line of the step's log that shows why, Next what the requester can do.
+	Cause, Next string
 }
 
 func (e *BuildFailedError) Error() string {
 	msg := fmt.Sprintf("the base commit %s does not build (step %s failed), so its criteria cannot be checked", contracts.ShortSHA(e.SHA), e.Step)
+	if e.Cause != "" {
+		msg += ": " + e.Cause
+	}
+	if e.Next != "" {
+		msg += ". Next: " + e.Next
+	}
 	if tail := lastLines(e.Log, 5); tail != "" {
-		msg += ":\n" + tail
+		msg += "\n(log " + tail + ")"
 	}
 	return msg
 }
@@ -115,7 +123,8 @@ func (q *Queued) CheckBase(ctx context.Context, c contracts.Contract) (*authorin
 	if !res.Build.Passed {
 		e := &BuildFailedError{SHA: c.Repo.BaseCommitSHA}
 		if n := len(res.Build.Steps); n > 0 {
-			e.Step, e.Log = res.Build.Steps[n-1].Name, res.Build.Steps[n-1].Log
+			last := res.Build.Steps[n-1]
+			e.Step, e.Log, e.Cause, e.Next = last.Name, last.Log, last.Cause, last.Next
 		}
 		return nil, e
 	}

@@ -90,7 +90,7 @@ func buildResult(job *Job) contracts.BuildResult {
 			continue
 		}
 		out.Steps = append(out.Steps, contracts.BuildStep{Name: s.Name, Passed: s.Status == StatusPassed,
-			DurationMS: s.Duration.Milliseconds(), Log: s.Log})
+			DurationMS: s.Duration.Milliseconds(), Log: s.Log, Cause: s.Cause, Next: s.Next})
 	}
 	return out
 }

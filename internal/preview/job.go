@@ -16,6 +16,10 @@ type Step struct {
 	Duration time.Duration `json:"duration_ns"`
 	Log      string        `json:"log,omitempty"`
 	Detail   string        `json:"detail,omitempty"`
+	// Cause is the line of a failed step's log that shows why, and Next what the requester
+	// can do about it (Diagnose).
+	Cause string `json:"cause,omitempty"`
+	Next  string `json:"next,omitempty"`
 }
 
 // BuildResult is the outcome of checkout, install, build, lint and test.
@@ -86,17 +90,25 @@ func (e *InputError) Error() string { return "preview: " + e.Field + ": " + e.Re
 // BuildFailedError means the repository's own install, build, lint or test
 // step failed: the attempt is not satisfied. The Job is still returned.
 type BuildFailedError struct {
-	Step     string
-	ExitCode int
-	TimedOut bool
-	Log      string
+	Step        string
+	ExitCode    int
+	TimedOut    bool
+	Log         string
+	Cause, Next string
 }
 
 func (e *BuildFailedError) Error() string {
 	if e.TimedOut {
 		return fmt.Sprintf("preview: %s timed out (log %s)", e.Step, e.Log)
 	}
-	return fmt.Sprintf("preview: %s failed with exit code %d (log %s)", e.Step, e.ExitCode, e.Log)
+	msg := fmt.Sprintf("preview: %s failed with exit code %d", e.Step, e.ExitCode)
+	if e.Cause != "" {
+		msg += ": " + e.Cause
+	}
+	if e.Next != "" {
+		msg += "; " + e.Next
+	}
+	return msg + " (log " + e.Log + ")"
 }
 
 // StartError means the built app did not answer on /__verification in time

@@ -206,7 +206,7 @@ func TestRepoScriptsDecideTheBuild(t *testing.T) {
 	}{
 		{"lint fails", "lint", map[string]string{"package.json": strings.Replace(tinyApp["package.json"], `"build"`, `"lint": "node -e \"process.exit(3)\"", "build"`, 1)}},
 		{"test fails", "test", map[string]string{"package.json": strings.Replace(tinyApp["package.json"], `"build"`, `"test": "node -e \"process.exit(4)\"", "build"`, 1)}},
-		{"build fails", "build", map[string]string{"build.js": "process.exit(2)\n"}},
+		{"build fails", "build", map[string]string{"build.js": "console.error('Error: DATABASE_URL is not set'); process.exit(2)\n"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -218,6 +218,13 @@ func TestRepoScriptsDecideTheBuild(t *testing.T) {
 			}
 			if job == nil || job.Build.Passed || job.URL != "" || stepByName(job, tc.step).ExitCode == 0 {
 				t.Fatalf("job = %+v", job)
+			}
+			// The requester reads why and what to do, not only a log path on the server.
+			if st := stepByName(job, tc.step); st.Next == "" || st.Next != bf.Next || !strings.Contains(err.Error(), bf.Next) {
+				t.Errorf("step %+v, error %v: want the next step in both", st, err)
+			}
+			if tc.step == "build" && (bf.Cause != "Error: DATABASE_URL is not set" || !strings.Contains(bf.Next, "environment variable")) {
+				t.Errorf("build: cause %q, next %q", bf.Cause, bf.Next)
 			}
 			if files := pidFiles(t, l); len(files) != 0 {
 				t.Errorf("processes recorded after a failed build: %v", files)

@@ -1,0 +1,43 @@
+package preview
+
+import (
+	"strings"
+	"testing"
+)
+
+// Each log is what a tool prints when it fails (trimmed); the diagnosis quotes the line that
+// says why and tells the requester what to do.
+func TestDiagnose(t *testing.T) {
+	for _, tc := range []struct {
+		name, step, log, cause, next string
+	}{
+		{"berry under yarn 1's flags", "deps", "yarn install v1.22.22\nwarning package.json: No license field\n\x1b[31mUsage Error\x1b[39m: Unrecognized or legacy configuration settings found: enableInteractive - run \"yarn config -v\"\n\n$ yarn install [--json]\n",
+			"Usage Error: Unrecognized or legacy configuration settings found: enableInteractive", "declare the release"},
+		{"pnpm ignored builds", "deps", "Packages: +312\nProgress: resolved 312, reused 0\n ERR_PNPM_IGNORED_BUILDS  Ignored build scripts: sharp, unrs-resolver\n",
+			"ERR_PNPM_IGNORED_BUILDS  Ignored build scripts: sharp, unrs-resolver", "packageManager"},
+		{"npm ci out of sync", "deps", "npm error code EUSAGE\nnpm error\nnpm error `npm ci` can only install packages when your package.json and package-lock.json or npm-shrinkwrap.json are in sync. Please update your lock file with `npm install` before continuing.\nnpm error A complete log of this run can be found in: /x\n",
+			"npm error `npm ci` can only install packages when your package.json and package-lock.json", "commit the lockfile"},
+		{"berry lockfile", "deps", "➤ YN0000: ┌ Resolution step\n➤ YN0028: │ The lockfile would have been modified by this install, which is explicitly forbidden.\n➤ YN0000: └ Completed\n",
+			"YN0028: │ The lockfile would have been modified by this install, which is explicitly forbidden.", "lockfile"},
+		{"google font", "build", "   ▲ Next.js 16.0.0\n   Creating an optimized production build ...\nFailed to fetch font `Geist`: https://fonts.googleapis.com/css2?family=Geist\nError: getaddrinfo ENOTFOUND fonts.googleapis.com\n",
+			"Error: getaddrinfo ENOTFOUND fonts.googleapis.com", "package registry only"},
+		{"database url", "build", "Collecting page data ...\nError: POSTGRES_URL environment variable is not set\n    at Object.<anonymous> (/app/lib/db.ts:4:9)\n> Build error occurred\n",
+			"Error: POSTGRES_URL environment variable is not set", "environment variable"},
+		{"type error", "build", "Linting and checking validity of types ...\n./app/page.tsx:12:7\nType error: Property 'title' does not exist on type '{}'.\n",
+			"Type error: Property 'title' does not exist on type '{}'.", "does not compile"},
+		{"lint", "lint", "./app/page.tsx\n  3:10  Error: 'x' is defined but never used.  @typescript-eslint/no-unused-vars\n\n✖ 1 problem (1 error, 0 warnings)\n",
+			"✖ 1 problem (1 error, 0 warnings)", "lint fails"},
+		{"something else", "test", "running 3 tests\nFAIL  src/a.test.ts > adds\nAssertionError: expected 2 to be 3\n",
+			"AssertionError: expected 2 to be 3", "run the test step"},
+		{"silence", "build", "\n\n", "", "says no more"},
+	} {
+		cause, next := Diagnose(tc.step, []byte(tc.log))
+		if !strings.HasPrefix(cause, tc.cause) || (tc.cause == "") != (cause == "") || !strings.Contains(next, tc.next) {
+			t.Errorf("%s: cause %q next %q; want cause %q and a next step saying %q", tc.name, cause, next, tc.cause, tc.next)
+		}
+	}
+	long := strings.Repeat("x", 1000) + " error\n"
+	if cause, _ := Diagnose("build", []byte(long)); len(cause) > 310 {
+		t.Errorf("a long line is quoted whole (%d bytes)", len(cause))
+	}
+}
