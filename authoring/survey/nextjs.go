@@ -270,6 +270,10 @@ func (sv *surveyor) applyMiddleware(src, file string) {
 			patterns = append(patterns, q[1])
 		}
 	}
+	// The matcher says where the middleware runs; a condition on the path in its code says
+	// which of those routes it redirects ("pathname.startsWith('/dashboard')"). Without a
+	// condition it can read, every route the matcher covers is taken as gated.
+	conds, condsOK := middlewarePaths(src)
 	for i := range sv.s.Pages {
 		pg := &sv.s.Pages[i]
 		if pg.Auth != nil || pg.Route == target {
@@ -282,10 +286,98 @@ func (sv *surveyor) applyMiddleware(src, file string) {
 				break
 			}
 		}
+		if covered && condsOK {
+			covered = false
+			for _, c := range conds {
+				if c.covers(pg.Route) {
+					covered, how = true, c.String()
+					break
+				}
+			}
+		}
 		if covered {
 			pg.Auth = &AuthGate{SignInRoute: target, Evidence: file + ": redirects to " + target + " (" + how + ")"}
 		}
 	}
+}
+
+// pathCond is a test of the request's path in a middleware: a prefix (startsWith) or an
+// exact path (===).
+type pathCond struct {
+	path   string
+	prefix bool
+}
+
+func (c pathCond) covers(route string) bool {
+	if c.prefix {
+		return strings.HasPrefix(route, c.path)
+	}
+	return route == c.path
+}
+
+func (c pathCond) String() string {
+	if c.prefix {
+		return "only paths starting with " + c.path
+	}
+	return "only " + c.path
+}
+
+var (
+	// pathname.startsWith('/dashboard'), req.nextUrl.pathname.startsWith(protectedRoutes),
+	// pathname === '/account'; r.startsWith for a list's .some((r) => pathname.startsWith(r)).
+	pathStartsRe = regexp.MustCompile(`[pP]ath(?:name)?\s*\.\s*startsWith\(\s*(?:["'\x60]([^"'\x60]+)["'\x60]|(\w+))\s*\)`)
+	pathEqualsRe = regexp.MustCompile(`[pP]ath(?:name)?\s*===?\s*["'\x60]([^"'\x60]+)["'\x60]`)
+	someRe       = regexp.MustCompile(`(\w+)\s*\.\s*some\(\s*\(?\s*(\w+)\s*\)?\s*=>\s*[\w.]*[pP]ath(?:name)?\s*\.\s*startsWith\(\s*(\w+)\s*\)`)
+)
+
+// middlewarePaths reads the path conditions a middleware tests. ok is false when it tests
+// none it can read (a regular expression, a helper function): then the matcher decides.
+func middlewarePaths(src string) (conds []pathCond, ok bool) {
+	add := func(p string, prefix bool) {
+		if strings.HasPrefix(p, "/") {
+			conds = append(conds, pathCond{path: p, prefix: prefix})
+		}
+	}
+	unread := false
+	params := map[string]bool{} // the parameter of a list's .some: read with the list
+	for _, m := range someRe.FindAllStringSubmatch(src, -1) {
+		if m[2] != m[3] {
+			continue
+		}
+		params[m[2]] = true
+		lit, isLit := constLiteral(src, m[1])
+		items := StringItems(lit)
+		if !isLit || len(items) == 0 {
+			unread = true
+			continue
+		}
+		for _, it := range items {
+			add(it, true)
+		}
+	}
+	for _, m := range pathStartsRe.FindAllStringSubmatch(src, -1) {
+		switch {
+		case m[1] != "":
+			add(m[1], true)
+		case params[m[2]]:
+		default:
+			if lit, isLit := constLiteral(src, m[2]); isLit {
+				var one string
+				if json.Unmarshal(lit, &one) == nil {
+					add(one, true)
+					continue
+				}
+			}
+			unread = true
+		}
+	}
+	for _, m := range pathEqualsRe.FindAllStringSubmatch(src, -1) {
+		add(m[1], false)
+	}
+	if unread || len(conds) == 0 {
+		return nil, false
+	}
+	return conds, true
 }
 
 // matcherCovers understands the common matcher forms: exact paths and "/x/:path*". A

@@ -11,13 +11,17 @@ import (
 )
 
 var (
-	submitRe    = regexp.MustCompile(`<button\b[^>]*type=["']submit["']`)
-	credObjRe   = regexp.MustCompile(`(?s)\{[^{}]*?\bemail\s*:\s*["']([^"'\s]+@[^"'\s]+)["'][^{}]*?\}`)
-	credPassRe  = regexp.MustCompile(`\bpassword\s*:\s*["']([^"']+)["']`)
-	credEnvRe   = regexp.MustCompile(`\bpassword\s*:\s*process\.env`)
-	demoTextRe  = regexp.MustCompile(`(?i)demo[^<\n]{0,40}?([\w.+-]+@[\w.-]+\.\w+)\s*/\s*([^\s<{]+)`)
-	credPathRe  = regexp.MustCompile(`(?i)(session|auth|demo|seed|user|account|fixture)[^/]*\.(ts|tsx|js|jsx|mjs)$`)
-	submitAnyRe = regexp.MustCompile(`<button\b`)
+	// A form is often built from a design system's components (<Input type="email">,
+	// <Button type="submit">), which render the same input and button elements with the
+	// attributes passed through.
+	signInInputRe = regexp.MustCompile(`<(?:input|Input|TextField|PasswordInput)\b[^>]*>`)
+	submitRe      = regexp.MustCompile(`<(?:button|Button)\b[^>]*type=["']submit["']`)
+	credObjRe     = regexp.MustCompile(`(?s)\{[^{}]*?\bemail\s*:\s*["']([^"'\s]+@[^"'\s]+)["'][^{}]*?\}`)
+	credPassRe    = regexp.MustCompile(`\bpassword\s*:\s*["']([^"']+)["']`)
+	credEnvRe     = regexp.MustCompile(`\bpassword\s*:\s*process\.env`)
+	demoTextRe    = regexp.MustCompile(`(?i)demo[^<\n]{0,40}?([\w.+-]+@[\w.-]+\.\w+)\s*/\s*([^\s<{]+)`)
+	credPathRe    = regexp.MustCompile(`(?i)(session|auth|demo|seed|user|account|fixture)[^/]*\.(ts|tsx|js|jsx|mjs)$`)
+	submitAnyRe   = regexp.MustCompile(`<(?:button|Button)\b`)
 )
 
 // readSignIn finds the sign-in route the gated pages use and, if the repository commits a
@@ -60,9 +64,13 @@ func (sv *surveyor) readSignIn() {
 		s.SignInProblem = "pages redirect to " + route + ", which is not a page of this app"
 		return
 	}
+	// The form may be in a component the page imports (one level is followed).
 	src := sv.r.ReadString(sv.p(pg.File))
+	for _, imp := range pg.Imports {
+		src += "\n" + sv.r.ReadString(sv.p(imp))
+	}
 	si := &SignIn{Route: route, File: pg.File}
-	for _, tag := range inputTagRe.FindAllString(src, -1) {
+	for _, tag := range signInInputRe.FindAllString(src, -1) {
 		attrs := map[string]string{}
 		for _, a := range attrRe.FindAllStringSubmatch(tag, -1) {
 			attrs[a[1]] = a[2]

@@ -320,3 +320,137 @@ func TestPackageManagerRelease(t *testing.T) {
 		})
 	}
 }
+
+// A middleware that runs everywhere (a catch-all matcher) but redirects only one prefix
+// without a session gates only that prefix: the public home and pricing pages stay quotable.
+// What it tests in a way the survey cannot read leaves the matcher to decide.
+func TestMiddlewareConditionsGateOnlyTheirPaths(t *testing.T) {
+	const next = `{"scripts":{"build":"next build","start":"next start"},"dependencies":{"next":"15.0.0","react":"19.0.0"}}`
+	pages := map[string]string{
+		"package.json":             next,
+		"package-lock.json":        "{}",
+		"app/page.tsx":             `export default function Home() { return <h1>Home</h1> }`,
+		"app/pricing/page.tsx":     `export default function Pricing() { return <h1>Pricing</h1> }`,
+		"app/dashboard/page.tsx":   `export default function Dash() { return <h1>Dashboard</h1> }`,
+		"app/settings/page.tsx":    `export default function Settings() { return <h1>Settings</h1> }`,
+		"app/sign-in/page.tsx":     `export default function SignIn() { return <form><input name="email" type="email"/><button type="submit">Sign in</button></form> }`,
+		"app/account/page.tsx":     `export default function Account() { return <h1>Account</h1> }`,
+		"app/account/new/page.tsx": `export default function NewAccount() { return <h1>New</h1> }`,
+	}
+	gated := func(t *testing.T, middleware string) []string {
+		t.Helper()
+		files := map[string]string{"middleware.ts": middleware}
+		for k, v := range pages {
+			files[k] = v
+		}
+		repo, _ := authoringtest.RepoFrom(t, files)
+		src, _ := survey.ResolveSource(context.Background(), repo, "", "")
+		s, err := survey.Read(context.Background(), src, survey.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, p := range s.Pages {
+			if p.Auth != nil {
+				out = append(out, p.Route)
+			}
+		}
+		return out
+	}
+	const catchAll = "\nexport const config = { matcher: ['/((?!api|_next/static|_next/image|favicon.ico).*)'] };\n"
+	for _, tc := range []struct {
+		name, src string
+		want      []string
+	}{
+		{"a const prefix, as nextjs/saas-starter has it", `import { NextResponse, type NextRequest } from 'next/server';
+const protectedRoutes = '/dashboard';
+export async function middleware(request: NextRequest) {
+  const { pathname } = request.nextUrl;
+  const sessionCookie = request.cookies.get('session');
+  const isProtectedRoute = pathname.startsWith(protectedRoutes);
+  if (isProtectedRoute && !sessionCookie) {
+    return NextResponse.redirect(new URL('/sign-in', request.url));
+  }
+  return NextResponse.next();
+}` + catchAll, []string{"/dashboard"}},
+		{"a list of prefixes", `const privatePaths = ["/dashboard", "/settings"];
+export function middleware(req) {
+  if (privatePaths.some((p) => req.nextUrl.pathname.startsWith(p)) && !req.cookies.get("s")) return NextResponse.redirect(new URL("/sign-in", req.url));
+}` + catchAll, []string{"/dashboard", "/settings"}},
+		{"an exact path and a literal prefix", `export function middleware(req) {
+  const path = req.nextUrl.pathname;
+  if ((path === "/account" || path.startsWith("/settings")) && !req.cookies.get("s")) return NextResponse.redirect(new URL("/sign-in", req.url));
+}` + catchAll, []string{"/account", "/settings"}},
+		{"a test it cannot read: the matcher decides", `export function middleware(req) {
+  if (isPrivate(req.nextUrl.pathname) && !req.cookies.get("s")) return NextResponse.redirect(new URL("/sign-in", req.url));
+}
+export const config = { matcher: ['/dashboard/:path*', '/settings/:path*'] };`, []string{"/dashboard", "/settings"}},
+		{"no condition: everything the matcher covers", `export function middleware(req) {
+  if (!req.cookies.get("s")) return NextResponse.redirect(new URL("/sign-in", req.url));
+}
+export const config = { matcher: ['/account/:path*'] };`, []string{"/account", "/account/new"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := gated(t, tc.src); !slices.Equal(got, tc.want) {
+				t.Errorf("gated %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// A sign-in form in a component the page imports, built from a design system's <Input> and
+// <Button>, is found, as in nextjs/saas-starter's app/(login).
+func TestSignInFormInAnImportedComponent(t *testing.T) {
+	repo, _ := authoringtest.RepoFrom(t, map[string]string{
+		"package.json":                 `{"scripts":{"build":"next build","start":"next start"},"dependencies":{"next":"15.0.0","react":"19.0.0"}}`,
+		"package-lock.json":            "{}",
+		"app/page.tsx":                 `export default function Home() { return <h1>Home</h1> }`,
+		"app/dashboard/page.tsx":       `export default function Dash() { return <h1>Dashboard</h1> }`,
+		"app/(login)/sign-in/page.tsx": `import { Login } from '../login';` + "\nexport default function SignInPage() { return <Login mode=\"signin\" />; }",
+		"app/(login)/login.tsx": `'use client';
+import { Button } from '@/components/ui/button';
+import { Input } from '@/components/ui/input';
+export function Login({ mode }) {
+  return (
+    <form className="space-y-6" action={formAction}>
+      <Input id="email" name="email" type="email" autoComplete="email" required maxLength={50} />
+      <Input
+        id="password"
+        name="password"
+        type="password"
+        required
+      />
+      <Button type="submit" className="w-full">Sign in</Button>
+    </form>
+  );
+}`,
+		"components/ui/input.tsx":  `export function Input(props) { return <input {...props} /> }`,
+		"components/ui/button.tsx": `export function Button(props) { return <button {...props} /> }`,
+		"lib/db/seed.ts":           `const user = { email: 'test@test.com', password: 'admin123' };`,
+		"tsconfig.json":            `{"compilerOptions":{"paths":{"@/*":["./*"]}}}`,
+		"middleware.ts": `const protectedRoutes = '/dashboard';
+export async function middleware(request) {
+  const { pathname } = request.nextUrl;
+  if (pathname.startsWith(protectedRoutes) && !request.cookies.get('session')) {
+    return NextResponse.redirect(new URL('/sign-in', request.url));
+  }
+}
+export const config = { matcher: ['/((?!api|_next/static|_next/image|favicon.ico).*)'] };`,
+	})
+	src, _ := survey.ResolveSource(context.Background(), repo, "", "")
+	s, err := survey.Read(context.Background(), src, survey.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.SignIn == nil {
+		t.Fatalf("no sign-in found: %s", s.SignInProblem)
+	}
+	if s.SignIn.Route != "/sign-in" || s.SignIn.EmailSelector == "" || s.SignIn.PasswordSelector == "" || s.SignIn.SubmitSelector != `form button[type="submit"]` || s.SignIn.Email != "test@test.com" {
+		t.Errorf("sign-in %+v", s.SignIn)
+	}
+	for _, p := range s.Pages {
+		if (p.Auth != nil) != (p.Route == "/dashboard") {
+			t.Errorf("%s gated: %v", p.Route, p.Auth)
+		}
+	}
+}
