@@ -11,7 +11,8 @@ import (
 )
 
 // Everything a person reads in chat is written here and in notify.go. Money words are
-// authorize, capture and cancel authorization only (a test scans this package for others).
+// authorize, capture and cancel authorization only: a wording test in conversation_test.go
+// scans this package's files for the two words a held payment is often misnamed with.
 
 func helpText(runNames, repos []string) string {
 	var b strings.Builder
