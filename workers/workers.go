@@ -58,7 +58,7 @@ func Start(c client.Client, s Set) (stop func(), err error) {
 		}
 	}
 	add := func(queue string, register func(worker.Registry)) error {
-		w := worker.New(c, queue, worker.Options{Interceptors: s.Interceptors})
+		w := worker.New(c, queue, worker.Options{Interceptors: withClassification(s.Interceptors)})
 		register(w)
 		if err := w.Start(); err != nil {
 			return fmt.Errorf("start %s worker: %w", queue, err)

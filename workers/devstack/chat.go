@@ -203,7 +203,7 @@ func mountChat(_ context.Context, s *Stack, o Options) error {
 	}
 	// The chat's durable work (quotes) runs on its own queue, in this process: it needs the
 	// conversation and the agent key. Stopped before the bridge closes (closers run in reverse).
-	cw := worker.New(s.Client, workflows.ChatQueue, worker.Options{})
+	cw := worker.New(s.Client, workflows.ChatQueue, workers.WorkerOptions())
 	workers.RegisterChat(cw, conv)
 	if err := cw.Start(); err != nil {
 		return fmt.Errorf("start the %s worker: %w", workflows.ChatQueue, err)
