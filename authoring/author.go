@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/signoff/signoff/authoring/criteria"
 	"github.com/signoff/signoff/authoring/pricing"
@@ -92,6 +94,10 @@ func (a *Author) Draft(ctx context.Context, req Request) (*Result, error) {
 		return res, &refusal.InputError{Field: "goal", Reason: "say what should change (at least a few words)"}
 	case len(goal) > 2000:
 		return res, &refusal.InputError{Field: "goal", Reason: "at most 2000 characters"}
+	case !plainText(goal):
+		// JSON decoding turns an unpaired surrogate into U+FFFD: what reaches here as one was
+		// not text the requester could have meant, and it would be frozen into a contract.
+		return res, &refusal.InputError{Field: "goal", Reason: "holds something that is not text (an unpaired surrogate, invalid UTF-8 or a control character): send the goal as plain text"}
 	case a.Admission == nil:
 		return res, &refusal.InputError{Field: "admission", Reason: "no admission policy configured"}
 	case !hexDigestRe.MatchString(a.Verifier.Digest) || a.Verifier.Name == "":
@@ -256,4 +262,18 @@ func ExitClass(err error) string {
 		return "input"
 	}
 	return "failed"
+}
+
+// plainText: valid UTF-8 without replacement characters or control characters other than
+// tab and newline.
+func plainText(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if r == utf8.RuneError || (unicode.IsControl(r) && r != '\n' && r != '\t' && r != '\r') {
+			return false
+		}
+	}
+	return true
 }

@@ -172,6 +172,10 @@ func TestAuthorInputErrors(t *testing.T) {
 		"verifier": func(a *Author, r *Request) { a.Verifier = contracts.VerifierRef{} },
 		"admin":    func(a *Author, r *Request) { a.Admission = nil },
 		"budget":   func(a *Author, r *Request) { r.Budget = -1 },
+		// A lone surrogate in a JSON string decodes to U+FFFD; invalid UTF-8; a control byte.
+		"surrogate": func(a *Author, r *Request) { r.Goal = wlGoal + " \ufffd" },
+		"utf8":      func(a *Author, r *Request) { r.Goal = wlGoal + " \xff" },
+		"control":   func(a *Author, r *Request) { r.Goal = "Make the\x00 Watchlist page work on mobile" },
 	}
 	for name, mutate := range cases {
 		a := newAuthor(nil)
