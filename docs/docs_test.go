@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/signoff/signoff/internal/modroot"
 )
 
 // TestDocsNameWhatExists reads every backticked token of docs/*.md that looks like a
@@ -178,22 +180,12 @@ func declares(src, symbol string) bool {
 	return false
 }
 
-// repoRoot is the folder holding go.mod above the test's working directory: the docs name
-// paths from there, wherever the clone lives.
+// repoRoot is the module's root: the docs name paths from there, wherever the clone lives.
 func repoRoot(t *testing.T) string {
 	t.Helper()
-	dir, err := os.Getwd()
+	dir, err := modroot.FromWD()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the working directory")
-		}
-		dir = parent
-	}
+	return dir
 }
