@@ -251,7 +251,7 @@ func TestChatConversationAgainstDev(t *testing.T) {
 	alice.expect(`^Surveying signoff-fixtures/finance and running the criteria on its base commit.*The quote follows here\.$`, time.Minute)
 	t.Logf("task acknowledged with its first answer in %s under a CPU hog", time.Since(asked).Round(time.Millisecond))
 	alice.expect(`^Survey of signoff-fixtures/finance @ d2f02615`, 8*time.Minute)
-	task := alice.expect(`(?s)^Quoted contract (watchlist-[0-9a-f-]+) .*Base check \(on the execute and verify queues\): 1 criterion fails on the base commit.*3 already hold.*`+
+	task := alice.expect(`(?s)^Quoted contract (watchlist-[0-9a-f-]+) .*Base check \(on the execute and verify queues\): 1 criterion fails on the base commit.*4 already hold.*`+
 		`This quote stands until \d{4}-\d\d-\d\d \d\d:\d\d UTC.*Contract hash: ([0-9a-f]{64})`, time.Minute)
 	var quoted struct {
 		QuoteExpiresAt time.Time `json:"quote_expires_at"`

@@ -295,7 +295,7 @@ func TestNewChecksBaseInBrowser(t *testing.T) {
 	}
 	t.Logf("contract new with a base check took %s\n%s", time.Since(start).Round(time.Millisecond), stdout)
 	for _, want := range []string{"FAIL   mobile-no-overflow", "scrollWidth = 927, innerWidth = 390", "FAIL   mobile-cards",
-		"pass   desktop-table", "not vacuous: 2 of 5", "built the app folder web/", "Contract hash (approve this): "} {
+		"pass   desktop-table", "not vacuous: 2 of 6", "built the app folder web/", "Contract hash (approve this): "} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("output lacks %q", want)
 		}
