@@ -95,9 +95,10 @@ func (l *Launcher) resolvePM(ctx context.Context, want, version, lockfile string
 		name = lockfilePM(lockfile)
 	}
 	pm := &packageManager{name: name, lockfile: lockfile, caFile: l.caFile}
+	var rel contracts.Release // the declared release, read once
 	if version != "" {
-		rel, err := contracts.ParseRelease(name + "@" + version)
-		if err != nil {
+		var err error
+		if rel, err = contracts.ParseRelease(name + "@" + version); err != nil {
 			return nil, &InputError{Field: "package manager", Reason: err.Error()}
 		}
 		if rel.Version != l.pinnedVersion(name) {
@@ -134,10 +135,8 @@ func (l *Launcher) resolvePM(ctx context.Context, want, version, lockfile string
 	if v := l.pinnedVersion(name); v != "" {
 		pm.ran += " " + v
 	}
-	if version != "" {
-		if rel, _ := contracts.ParseRelease(name + "@" + version); rel.Version != "" && rel.Version != l.pinnedVersion(name) {
-			pm.ran += " (the repository declares " + rel.Version + "; Signoff runs " + name + " only at its pinned release)"
-		}
+	if rel.Version != "" && rel.Version != l.pinnedVersion(name) {
+		pm.ran += " (the repository declares " + rel.Version + "; Signoff runs " + name + " only at its pinned release)"
 	}
 	return pm, nil
 }
