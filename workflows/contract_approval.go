@@ -204,8 +204,8 @@ func (w *contractRun) authorize() bool {
 			w.event(contracts.EventPaymentStatusError, map[string]string{contracts.DataError: errText(err)})
 			continue
 		}
-		ps = now
-		w.st.Payment = now
+		ps = keepPayment(ps, now)
+		w.st.Payment = ps
 		if now.State == activities.PaymentCanceled || now.State == activities.PaymentExpired {
 			w.event(contracts.EventPaymentNotAuthorized, map[string]string{contracts.DataState: now.State})
 			return false
@@ -214,4 +214,24 @@ func (w *contractRun) authorize() bool {
 	w.spend(deadlineSpent)
 	w.to(StateAuthorized, contracts.EventPaymentAuthorized, map[string]string{contracts.DataPaymentIntent: ps.PaymentIntentID})
 	return true
+}
+
+// keepPayment is the provider's latest answer with what it did not repeat kept from before: a
+// status read returns no checkout link, and a requester who pays late still needs it.
+func keepPayment(prev, now activities.PaymentState) activities.PaymentState {
+	if now.Provider == "" {
+		now.Provider, now.Local = prev.Provider, prev.Local
+	}
+	for _, f := range []struct {
+		dst *string
+		old string
+	}{
+		{&now.CheckoutSessionID, prev.CheckoutSessionID}, {&now.CheckoutURL, prev.CheckoutURL},
+		{&now.PaymentIntentID, prev.PaymentIntentID}, {&now.AuthorizedAt, prev.AuthorizedAt},
+	} {
+		if *f.dst == "" {
+			*f.dst = f.old
+		}
+	}
+	return now
 }

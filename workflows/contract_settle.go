@@ -26,7 +26,7 @@ func (w *contractRun) settle(verdict string) {
 		var ps activities.PaymentState
 		err := workflow.ExecuteActivity(controlCtx(ctx, w.timeouts), control.CapturePayment, action).Get(ctx, &ps)
 		if err == nil {
-			w.st.Payment = ps
+			w.st.Payment = keepPayment(w.st.Payment, ps)
 			w.to(StatePaymentCaptured, contracts.EventPaymentCaptured, map[string]string{contracts.DataPaymentIntent: ps.PaymentIntentID})
 			w.notify(contracts.NoticeCaptured, "Payment captured: the contract is satisfied.")
 			w.checkMergeEligible(ctx)
@@ -46,7 +46,7 @@ func (w *contractRun) settle(verdict string) {
 		if err := workflow.ExecuteActivity(controlCtx(ctx, w.timeouts), control.CancelPayment, action).Get(ctx, &ps); err != nil {
 			w.event(contracts.EventPaymentCancelError, map[string]string{contracts.DataError: errText(err)})
 		} else {
-			w.st.Payment = ps
+			w.st.Payment = keepPayment(w.st.Payment, ps)
 			w.to(StatePaymentCancelled, contracts.EventPaymentCancelled, map[string]string{contracts.DataReason: action.Reason})
 			w.notify(contracts.NoticeCancelled, "Authorization cancelled: no payment was taken ("+action.Reason+").")
 		}

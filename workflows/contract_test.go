@@ -385,6 +385,37 @@ func TestPaymentFoundByPolling(t *testing.T) {
 	h.assertPayment(t, 1, 0)
 }
 
+// TestCheckoutLinkSurvivesPolls: the provider's status answers carry no checkout link; the
+// status a requester reads keeps it until the payment is authorized, however late they pay.
+func TestCheckoutLinkSurvivesPolls(t *testing.T) {
+	h := newHarness(t, pass)
+	h.env.RegisterDelayedCallback(func() {
+		h.env.SignalWorkflow(workflows.SignalApprove, workflows.Approve{Hash: h.input.Quote.Hash, Approver: "alice", MessageID: "m1"})
+	}, time.Second)
+	// Two polls (one a minute) have answered "pending" by then.
+	h.env.RegisterDelayedCallback(func() {
+		var st workflows.Status
+		v, err := h.env.QueryWorkflow(workflows.QueryStatus)
+		if err != nil || v.Get(&st) != nil {
+			t.Fatalf("query: %v", err)
+		}
+		if st.Payment.State != activities.PaymentPending || st.Payment.CheckoutURL != "http://127.0.0.1/checkout" || st.Payment.CheckoutSessionID == "" {
+			t.Errorf("after two polls the payment reads %+v, want pending with its checkout link", st.Payment)
+		}
+		if !hasEvent(st, "payment_requested") {
+			t.Errorf("no payment was requested by then: %s", st.State)
+		}
+		h.mu.Lock()
+		h.authorized = true
+		h.mu.Unlock()
+	}, 2*time.Minute+30*time.Second)
+	st := h.run(t)
+	if st.Verdict != contracts.Satisfied || st.Payment.CheckoutURL == "" || st.Payment.State != activities.PaymentCaptured {
+		t.Fatalf("verdict %s, payment %+v", st.Verdict, st.Payment)
+	}
+	h.assertPayment(t, 1, 0)
+}
+
 func TestPRHeadMoveRevokesEligibility(t *testing.T) {
 	h := newHarness(t, pass)
 	h.input.Timeouts.WatchPR = time.Hour
