@@ -177,12 +177,14 @@ type IndexEntry struct {
 	WorkflowID   string `json:"workflow_id"`
 	Repo         string `json:"repo"`
 	Goal         string `json:"goal"`
-	State        string `json:"state"`
-	Verdict      string `json:"verdict,omitempty"`
-	Attempts     int    `json:"attempts"`
-	ProofDir     string `json:"proof_dir,omitempty"`
-	PR           string `json:"pr,omitempty"`
-	UpdatedAt    string `json:"updated_at"`
+	// Requester is who asked for the contract: chat shows an entry only to them.
+	Requester string `json:"requester,omitempty"`
+	State     string `json:"state"`
+	Verdict   string `json:"verdict,omitempty"`
+	Attempts  int    `json:"attempts"`
+	ProofDir  string `json:"proof_dir,omitempty"`
+	PR        string `json:"pr,omitempty"`
+	UpdatedAt string `json:"updated_at"`
 }
 
 // Notice is a short progress message for the person who asked (chat, terminal).

@@ -168,7 +168,7 @@ func (w *contractRun) index() {
 	}
 	e := activities.IndexEntry{ContractID: w.contract.ContractID, ContractHash: w.st.ContractHash,
 		WorkflowID: workflow.GetInfo(w.root).WorkflowExecution.ID, Repo: w.st.Repo, Goal: w.contract.Goal,
-		State: w.st.State, Verdict: w.st.Verdict, Attempts: w.st.Attempt, ProofDir: proof, PR: w.st.PR.URL,
+		Requester: w.in.Quote.Requester, State: w.st.State, Verdict: w.st.Verdict, Attempts: w.st.Attempt, ProofDir: proof, PR: w.st.PR.URL,
 		UpdatedAt: workflow.Now(w.root).UTC().Format(time.RFC3339)}
 	if err := workflow.ExecuteActivity(controlCtx(ctx, w.timeouts), control.UpdateIndex, e).Get(ctx, nil); err != nil {
 		w.event(contracts.EventIndexError, map[string]string{contracts.DataError: errText(err)})

@@ -141,22 +141,27 @@ func (c *Conversation) approve(ctx context.Context, in chatbridge.Inbound, args 
 			b, found = cur, true // the workflow refuses the wrong hash, with its reason
 		}
 	}
+	noQuote := userErr("No quoted contract here has that hash. Describe a change or say \"run W1\" to get a quote first.")
 	if !found {
-		return nil, userErr("No quoted contract here has that hash. Describe a change or say \"run W1\" to get a quote first.")
+		return nil, noQuote
 	}
 	before, err := c.queryStatus(ctx, b.ContractID)
+	if isNotFound(err) {
+		return nil, noQuote
+	}
 	if err != nil {
 		return nil, c.statusErr(b.ContractID, err)
+	}
+	if before.Requester != in.Sender {
+		// Another requester's contract: the same answer as a hash nobody quoted, and nothing
+		// reaches its workflow (which refuses strangers too, for callers other than chat).
+		return nil, noQuote
 	}
 	if before.State != workflows.StateQuoted {
 		return []string{fmt.Sprintf("Contract %s is no longer open for approval: %s.", b.ContractID, stateWords(before))}, nil
 	}
 	if !c.approvals.take(in.Sender, b.ContractID, c.cfg.ApprovalsPerContract) {
 		return nil, userErr("You have sent %d approvals for %s already; no more are taken from you for it.", c.cfg.ApprovalsPerContract, b.ContractID)
-	}
-	if in.Sender != before.Requester && before.StrangerRefusals > 0 {
-		// The workflow has recorded a stranger's refusal once; more would only be counted.
-		return []string{fmt.Sprintf("Approval refused: only the requester of %s may approve it.", b.ContractID)}, nil
 	}
 	actx, cancel := context.WithTimeout(ctx, c.cfg.ReplyWait)
 	defer cancel()
@@ -256,7 +261,8 @@ func (c *Conversation) requesterContract(ctx context.Context, in chatbridge.Inbo
 		return b, st, c.statusErr(b.ContractID, err)
 	}
 	if st.Requester != in.Sender {
-		return b, st, userErr("Only the requester of %s may do that.", b.ContractID)
+		// Word for word what an id nobody started gets: a stranger learns nothing.
+		return b, workflows.Status{}, c.statusErr(b.ContractID, errNoSuchContract)
 	}
 	return b, st, nil
 }
@@ -334,25 +340,39 @@ func (c *Conversation) status(ctx context.Context, in chatbridge.Inbound, args [
 		}
 		id = cur.ContractID
 	}
+	// Another requester's contract is answered exactly as one that does not exist.
 	st, err := c.queryStatus(ctx, id)
-	if err == nil {
+	if err == nil && st.Requester == in.Sender {
 		return []string{statusText(st, c.proofURL(st.ContractID), c.cfg.PaymentLabel)}, nil
 	}
-	if !isNotFound(err) {
+	if err != nil && !isNotFound(err) {
 		c.log.Warn("status query failed", "contract", id, "err", err)
 	}
 	if c.cfg.Index != nil {
-		if e, ok, ierr := c.cfg.Index.Get(id); ierr == nil && ok {
+		if e, ok, ierr := c.cfg.Index.Get(id); ierr == nil && ok && c.owns(in.Sender, e) {
 			return []string{indexText(e, c.proofURL(id))}, nil
 		}
 	}
 	if run != "" {
 		return []string{fmt.Sprintf("Prepared run %s (contract %s) has not been started here. Say \"run %s\" to get its quote.", run, id, run)}, nil
 	}
-	if isNotFound(err) {
-		return nil, userErr("No contract %q is known here.", id)
+	if err == nil || isNotFound(err) {
+		return nil, unknownContract(id)
 	}
 	return nil, userErr("The status of %s cannot be read right now; try again shortly.", id)
+}
+
+// unknownContract is the answer for an id nobody here knows, and for another requester's.
+func unknownContract(id string) error { return userErr("No contract %q is known here.", id) }
+
+// owns reports whether an index entry is sender's: by the requester it records, or, for
+// entries written before it did, by this chat's own binding.
+func (c *Conversation) owns(sender string, e activities.IndexEntry) bool {
+	if e.Requester != "" {
+		return e.Requester == sender
+	}
+	b, ok, err := c.store.get(e.ContractID)
+	return err == nil && ok && b.Requester == sender
 }
 
 func (c *Conversation) list(in chatbridge.Inbound) string {

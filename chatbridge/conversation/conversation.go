@@ -369,6 +369,10 @@ func (c *Conversation) queryStatus(ctx context.Context, contractID string) (work
 	return c.contracts.Status(ctx, contractID)
 }
 
+// errNoSuchContract stands for another requester's contract, so it is answered as one the
+// server does not know.
+var errNoSuchContract = serviceerror.NewNotFound("no such contract")
+
 func isNotFound(err error) bool {
 	var nf *serviceerror.NotFound
 	return errors.As(err, &nf)

@@ -195,9 +195,9 @@ func TestPreparedRunConversation(t *testing.T) {
 	reply, _ = e.say(t, alice, "pay")
 	mustContain(t, reply, "not approved yet")
 
-	// Someone else approving the exact hash: the workflow refuses, and the reply says why.
+	// Someone else approving the exact hash learns nothing: the answer to a hash nobody quoted.
 	reply, _ = e.say(t, mallory, "approve "+q.Hash)
-	mustContain(t, reply, "Approval refused by the workflow", "only the requester")
+	mustContain(t, reply, "No quoted contract here has that hash")
 	wrong := strings.Repeat("ab", 32)
 	reply, _ = e.say(t, alice, "approve "+wrong)
 	mustContain(t, reply, "Approval refused by the workflow", "hash "+wrong[:12])
@@ -233,7 +233,7 @@ func TestPreparedRunConversation(t *testing.T) {
 	}
 
 	reply, _ = e.say(t, mallory, "cancel "+id)
-	mustContain(t, reply, "Only the requester")
+	mustContain(t, reply, "No contract \""+id+"\" is running here")
 	reply, _ = e.say(t, mallory, "pay")
 	mustContain(t, reply, "No contract in this conversation")
 
@@ -244,8 +244,10 @@ func TestPreparedRunConversation(t *testing.T) {
 		t.Fatalf("payments %+v", ps)
 	}
 
-	reply, _ = e.say(t, mallory, "status W1")
+	reply, _ = e.say(t, alice, "status W1")
 	mustContain(t, reply, id+": payment authorized", "Payment: authorized, not captured ("+localstripe.Label+")")
+	reply, _ = e.say(t, mallory, "status W1")
+	mustContain(t, reply, "has not been started here")
 	reply, _ = e.say(t, alice, "status w2")
 	mustContain(t, reply, "Prepared run W2", "has not been started", "run W2")
 	reply, _ = e.say(t, alice, "status no-such-contract")
@@ -335,34 +337,65 @@ func TestTaskConversation(t *testing.T) {
 	mustContain(t, reply, "approve <hash>", "run W1", "signoff-fixtures/finance")
 }
 
-// A stranger's approvals reach the workflow once; after that they are answered here, and a
-// sender's approvals per contract are capped, the requester's too.
+// A sender's approvals per contract are capped, the requester's too; a stranger's never reach
+// the workflow.
 func TestApprovalsAreBounded(t *testing.T) {
 	e := newEnv(t, false)
 	alice, mallory := newPerson(t, sessionA), newPerson(t, sessionB)
 	reply, _ := e.say(t, alice, "run W1")
 	hash := regexpHash(t, reply)
-	reply, _ = e.say(t, mallory, "approve "+hash)
-	mustContain(t, reply, "Approval refused by the workflow: approval by", "only the requester")
-	for range 3 {
+	for range conversation.DefaultApprovalsPerContract + 2 {
 		reply, _ = e.say(t, mallory, "approve "+hash)
-		mustContain(t, reply, "Approval refused: only the requester of ")
+		mustContain(t, reply, "No quoted contract here has that hash")
 	}
-	if n := len(e.tmp.signalsNamed(workflows.UpdateApprove)); n != 1 {
+	if n := len(e.tmp.signalsNamed(workflows.UpdateApprove)); n != 0 {
 		t.Fatalf("a stranger's approvals reached the workflow %d times", n)
 	}
-	e.say(t, mallory, "approve "+hash)
-	reply, _ = e.say(t, mallory, "approve "+hash)
-	mustContain(t, reply, "no more are taken from you")
 	wrong := strings.Repeat("b", 64)
 	for range conversation.DefaultApprovalsPerContract {
 		e.say(t, alice, "approve "+wrong)
 	}
 	reply, _ = e.say(t, alice, "approve "+hash)
 	mustContain(t, reply, "no more are taken from you")
-	if n := len(e.tmp.signalsNamed(workflows.UpdateApprove)); n != 1+conversation.DefaultApprovalsPerContract {
+	if n := len(e.tmp.signalsNamed(workflows.UpdateApprove)); n != conversation.DefaultApprovalsPerContract {
 		t.Fatalf("approve signals: %d", n)
 	}
+}
+
+// TestStrangersLearnNothing: every command a stranger sends about a requester's contract gets,
+// byte for byte, the answer the same command gets for a contract nobody started, and none of
+// them reaches the workflow.
+func TestStrangersLearnNothing(t *testing.T) {
+	e := newEnv(t, false)
+	alice, mallory := newPerson(t, sessionA), newPerson(t, sessionB)
+	reply, _ := e.say(t, alice, "run W1")
+	hash := regexpHash(t, reply)
+	id := e.tmp.contractStarts()[0].ID[len(workflows.WorkflowID("")):]
+	reply, _ = e.say(t, alice, "approve "+hash)
+	mustContain(t, reply, "Approved "+id)
+	before := len(e.tmp.signals)
+	const ghost = "ghost-contract-0000"
+	ghostHash := strings.Repeat("c", 64)
+	for _, cmd := range []string{"status %s", "approve %s %h", "approve %h", "cancel %s", "retry %s", "abandon %s", "pay", "list"} {
+		mine := strings.NewReplacer("%s", id, "%h", hash).Replace(cmd)
+		none := strings.NewReplacer("%s", ghost, "%h", ghostHash).Replace(cmd)
+		got, _ := e.say(t, mallory, mine)
+		want, _ := e.say(t, mallory, none)
+		if strings.ReplaceAll(got, id, ghost) != want {
+			t.Errorf("%q: a stranger reads\n%s\nwhere an unknown contract gives\n%s", mine, got, want)
+		}
+		for _, secret := range []string{alice.addr, hash[:12], "Watchlist", "49.00", "approved"} {
+			if strings.Contains(got, secret) {
+				t.Errorf("%q: the stranger's answer holds %q: %s", mine, secret, got)
+			}
+		}
+	}
+	if n := len(e.tmp.signals); n != before {
+		t.Errorf("a stranger's commands reached the workflow: %d signals/updates", n-before)
+	}
+	// The requester still reads their own.
+	reply, _ = e.say(t, alice, "status "+id)
+	mustContain(t, reply, id, hash[:12])
 }
 
 func regexpHash(t *testing.T, s string) string {
