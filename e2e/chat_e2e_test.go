@@ -276,14 +276,29 @@ func TestChatConversationAgainstDev(t *testing.T) {
 	// W1: quote, a stranger's approval answered as for a hash nobody quoted (nothing about
 	// alice's contract, not her address), the requester's taken.
 	alice.say("run W1")
-	q1 := alice.expect(`(?s)^Prepared run W1: .*Quoted contract `+w1.Contract.ContractID+`.*Contract hash: ([0-9a-f]{64})`, time.Minute)
+	q1 := alice.expect(`(?s)^Prepared run W1: .*Quoted contract `+w1.Contract.ContractID+`.*Proofs are signed with verifier key (sha256:[0-9a-f]{64}) and control key (sha256:[0-9a-f]{64}); compare them with .signoff keys. on the server or the agent README \((http://127\.0\.0\.1:\d+/chat/README\.md)\)\..*Contract hash: ([0-9a-f]{64})`, time.Minute)
+	// The fingerprints are the server's own keys, and the README served on loopback names them.
+	var keys struct {
+		Verifier string `json:"verifier_fingerprint"`
+		Control  string `json:"control_fingerprint"`
+	}
+	if err := json.Unmarshal([]byte(cli(t, "keys", "--json", "--data-dir", dataDir)), &keys); err != nil {
+		t.Fatal(err)
+	}
+	if q1[1] != keys.Verifier || q1[2] != keys.Control {
+		t.Fatalf("the quote names keys %s / %s, signoff keys %s / %s", q1[1], q1[2], keys.Verifier, keys.Control)
+	}
+	if readme := httpGet(t, q1[3]); !strings.Contains(readme, keys.Verifier) || !strings.Contains(readme, keys.Control) {
+		t.Fatalf("the agent README at %s does not name both keys:\n%s", q1[3], readme)
+	}
+	w1Hash := q1[4]
 	mallory := startChatter(t, "mallory", devURL[1], filepath.Join(t.TempDir(), "mallory"))
-	mallory.say("approve " + q1[1])
+	mallory.say("approve " + w1Hash)
 	mallory.expect(`^No quoted contract here has that hash\. Describe a change or say "run W1" to get a quote first\.$`, time.Minute)
 	mallory.kill()
 
-	alice.say("approve " + q1[1])
-	alice.expect(`^Approved `+w1.Contract.ContractID+` \(hash `+q1[1][:12]+`\), recorded with your address and message [0-9a-f-]{36}\.`, time.Minute)
+	alice.say("approve " + w1Hash)
+	alice.expect(`^Approved `+w1.Contract.ContractID+` \(hash `+w1Hash[:12]+`\), recorded with your address and message [0-9a-f-]{36}\.`, time.Minute)
 	alice.expect(`(?s)^Authorize 49\.00 USD to start .*: http://127\.0\.0\.1:\d+/checkout/.*reply "pay" to complete the test checkout`, time.Minute)
 	alice.say("pay")
 	alice.expect(`^Local checkout completed for `+w1.Contract.ContractID+`\. Payment authorized \(local Stripe test double: no money moves\)`, time.Minute)
@@ -397,4 +412,19 @@ func (a *agentverseStub) waitFor(t *testing.T, route string) stubCall {
 	}
 	t.Fatalf("the Agentverse stub never saw %s", route)
 	return stubCall{}
+}
+
+// httpGet reads a loopback page the test was pointed to, and fails the test on anything but 200.
+func httpGet(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: HTTP %d, %v", url, resp.StatusCode, err)
+	}
+	return string(body)
 }

@@ -109,7 +109,7 @@ func (c *Conversation) run(ctx context.Context, in chatbridge.Inbound, name stri
 	if rebound {
 		head = fmt.Sprintf("Prepared run %s is already quoted to you; here it is again.", r.Name)
 	}
-	return []string{head + "\n\n" + quoteText(r.Contract, q.Hash, nil, "", "")}, nil
+	return []string{head + "\n\n" + c.quoteText(r.Contract, q.Hash, nil, "", "")}, nil
 }
 
 // approve sends the approval of a hash through the workflow's approve update and reports its

@@ -90,6 +90,11 @@ type Config struct {
 	// ExecutorNote, when set, is added to task quotes (e.g. that this process runs only the
 	// prepared executor).
 	ExecutorNote string
+	// Keys names the keys every proof is signed with, printed in each quote so a requester
+	// can compare them with the operator's `signoff keys` and the agent README (ReadmeURL).
+	Keys KeyFingerprints
+	// ReadmeURL is where the agent README, keys included, is served.
+	ReadmeURL string
 	// Timeouts go into every workflow this conversation starts.
 	Timeouts workflows.Timeouts
 	// Poll is how often watchers read a contract's status (default 500 ms).
@@ -368,6 +373,9 @@ func sessionOf(ch string) (string, bool) {
 func (c *Conversation) queryStatus(ctx context.Context, contractID string) (workflows.Status, error) {
 	return c.contracts.Status(ctx, contractID)
 }
+
+// KeyFingerprints are the sha256 fingerprints of the verifier and control public keys.
+type KeyFingerprints struct{ Verifier, Control string }
 
 // errNoSuchContract stands for another requester's contract, so it is answered as one the
 // server does not know.

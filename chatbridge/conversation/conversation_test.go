@@ -44,6 +44,13 @@ type env struct {
 
 const proofBase = "http://127.0.0.1:8480/proofs/"
 
+// The keys and README every quote names.
+const (
+	testVerifierFP = "sha256:1111111111111111111111111111111111111111111111111111111111111111"
+	testControlFP  = "sha256:2222222222222222222222222222222222222222222222222222222222222222"
+	testReadme     = "http://127.0.0.1:1/chat/README.md"
+)
+
 func newEnv(t *testing.T, withRepo bool) *env {
 	t.Helper()
 	dir := t.TempDir()
@@ -61,6 +68,7 @@ func newEnv(t *testing.T, withRepo bool) *env {
 		Checkout: func(ctx context.Context, id string) error { return e.checkout(ctx, id) }, PaymentLabel: localstripe.Label,
 		Index: e.index, ProofURL: func(id string) string { return proofBase + id + "/" },
 		Poll: 10 * time.Millisecond, ReplyWait: 3 * time.Second,
+		Keys: conversation.KeyFingerprints{Verifier: testVerifierFP, Control: testControlFP}, ReadmeURL: testReadme,
 	}
 	if withRepo {
 		repo := filepath.Join(dir, "finance")
@@ -178,7 +186,8 @@ func TestPreparedRunConversation(t *testing.T) {
 	id := w1.Contract.ContractID
 
 	reply, _ := e.say(t, alice, "run w1")
-	mustContain(t, reply, "Prepared run W1", "Quoted contract "+id, "Criteria (", "49.00 USD", "Contract hash: "+q.Hash, "approve "+q.Hash)
+	mustContain(t, reply, "Prepared run W1", "Quoted contract "+id, "Criteria (", "49.00 USD", "Contract hash: "+q.Hash, "approve "+q.Hash,
+		"Proofs are signed with verifier key "+testVerifierFP+" and control key "+testControlFP+"; compare them with `signoff keys` on the server or the agent README ("+testReadme+").")
 	in := e.tmp.input(id)
 	if in.Quote.Requester != alice.addr || in.Channel != "chat:"+sessionA || in.Quote.Hash != q.Hash {
 		t.Fatalf("workflow input: requester %q channel %q hash %s", in.Quote.Requester, in.Channel, in.Quote.Hash)

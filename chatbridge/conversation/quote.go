@@ -318,7 +318,7 @@ func (c *Conversation) draft(ctx context.Context, in chatbridge.Inbound, text, k
 	if err != nil {
 		return workflows.QuoteReply{}, err
 	}
-	quote := quoteText(contract, q.Hash, res.Quote, baseCheckText(res.BaseCheck), c.cfg.ExecutorNote)
+	quote := c.quoteText(contract, q.Hash, res.Quote, baseCheckText(res.BaseCheck), c.cfg.ExecutorNote)
 	if rebound && !retry {
 		quote = "This contract is already quoted to you; here it is again.\n\n" + quote
 	}

@@ -40,7 +40,7 @@ func helpText(runNames, repos []string) string {
 }
 
 // quoteText is the quote: terms, criteria, price, hash and how to approve.
-func quoteText(c contracts.Contract, hash string, q *pricing.Quote, baseCheck, note string) string {
+func (cv *Conversation) quoteText(c contracts.Contract, hash string, q *pricing.Quote, baseCheck, note string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Quoted contract %s for %s @ %s\n", c.ContractID, c.Repo.Key(), contracts.ShortSHA(c.Repo.BaseCommitSHA))
 	fmt.Fprintf(&b, "Goal: %s\n", c.Goal)
@@ -62,6 +62,13 @@ func quoteText(c contracts.Contract, hash string, q *pricing.Quote, baseCheck, n
 	}
 	if q != nil && !q.ExpiresAt.IsZero() {
 		fmt.Fprintf(&b, "This quote stands until %s; unapproved by then, it expires.\n", q.ExpiresAt.UTC().Format("2006-01-02 15:04 MST"))
+	}
+	if k := cv.cfg.Keys; k.Verifier != "" && k.Control != "" {
+		fmt.Fprintf(&b, "Proofs are signed with verifier key %s and control key %s; compare them with `signoff keys` on the server", k.Verifier, k.Control)
+		if cv.cfg.ReadmeURL != "" {
+			fmt.Fprintf(&b, " or the agent README (%s)", cv.cfg.ReadmeURL)
+		}
+		b.WriteString(".\n")
 	}
 	fmt.Fprintf(&b, "Contract hash: %s\n", hash)
 	fmt.Fprintf(&b, "To accept exactly this contract, reply: approve %s", hash)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -87,6 +88,8 @@ type Chat struct {
 	AlmanacURL string
 	// InfoURL answers {address, endpoint, almanac_url} for `signoff chat --dev-url`.
 	InfoURL string
+	// ReadmeURL serves the agent README on the loopback listener.
+	ReadmeURL string
 	// Agentverse says, in one line, whether and how the agent is listed on Agentverse.
 	Agentverse   string
 	Bridge       *chatbridge.Bridge
@@ -96,6 +99,10 @@ type Chat struct {
 
 // InfoPath is the loopback route that describes the bridge.
 const InfoPath = "/chat/agent"
+
+// ReadmePath is the loopback route of the agent README (markdown): what Agentverse lists, with
+// the fingerprints of the keys proofs are signed with, served with or without Agentverse.
+const ReadmePath = "/chat/README.md"
 
 // Info is InfoPath's answer.
 type Info struct {
@@ -179,7 +186,14 @@ func mountChat(_ context.Context, s *Stack, o Options) error {
 		resolver = append(resolver, &almanac.APIResolver{BaseURL: avBase + agentverse.AlmanacPath})
 	}
 
-	conv, err := conversation.New(conversationConfig(s, o, log))
+	readme := agentReadme(o, id.Address(), log)
+	s.Loopback.Extra["GET "+ReadmePath] = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
+		_, _ = io.WriteString(w, readme)
+	})
+	cc := conversationConfig(s, o, log)
+	cc.ReadmeURL = s.LoopbackURL + ReadmePath
+	conv, err := conversation.New(cc)
 	if err != nil {
 		return err
 	}
@@ -247,11 +261,11 @@ func mountChat(_ context.Context, s *Stack, o Options) error {
 		}
 	}()
 
-	chat := &Chat{Address: id.Address(), Endpoint: endpoint, AlmanacURL: info.AlmanacURL, InfoURL: s.LoopbackURL + InfoPath,
+	chat := &Chat{Address: id.Address(), Endpoint: endpoint, AlmanacURL: info.AlmanacURL, InfoURL: s.LoopbackURL + InfoPath, ReadmeURL: s.LoopbackURL + ReadmePath,
 		Bridge: bridge, Conversation: conv, Registry: registry,
 		Agentverse: "Agentverse:       not configured (local almanac only; set AGENTVERSE_API_KEY to list the agent)"}
 	if o.Chat.AgentverseAPIKey != "" {
-		chat.Agentverse = startAgentverse(ctx, o, id, bridge, avBase, log)
+		chat.Agentverse = startAgentverse(ctx, o, id, bridge, avBase, readme, log)
 	}
 	s.chat = chat
 	return nil
@@ -287,7 +301,7 @@ func conversationConfig(s *Stack, o Options, log *slog.Logger) conversation.Conf
 			Store: authoring.FileRates{Path: workers.Paths(dataDir).Rates}},
 			Checker: checker, Verifier: verify.Ref(), CloneDir: filepath.Join(dataDir, "authoring", "clones")},
 		Trust: func() (workflows.Trust, error) { return workers.ReadTrust(dataDir) },
-		Index: s.Local.Index, ExecutorNote: o.Chat.ExecutorNote, Timeouts: o.Chat.Timeouts, Logger: log,
+		Index: s.Local.Index, ExecutorNote: o.Chat.ExecutorNote, Timeouts: o.Chat.Timeouts, Logger: log, Keys: keyFingerprints(dataDir),
 		ConcurrentQuotes: o.Chat.ConcurrentQuotes,
 		ProofURL:         func(id string) string { return s.LoopbackURL + "/proofs/" + url.PathEscape(id) + "/" },
 	}
@@ -321,21 +335,9 @@ func conversationConfig(s *Stack, o Options, log *slog.Logger) conversation.Conf
 
 // startAgentverse lists the agent on Agentverse in the background and, without a public
 // endpoint, polls its mailbox. It returns the line `signoff dev` prints.
-func startAgentverse(ctx context.Context, o Options, id *identity.Identity, bridge *chatbridge.Bridge, base string, log *slog.Logger) string {
-	name := o.Chat.Name
-	if name == "" {
-		name = "Signoff"
-	}
+func startAgentverse(ctx context.Context, o Options, id *identity.Identity, bridge *chatbridge.Bridge, base, readme string, log *slog.Logger) string {
+	name := agentName(o)
 	client := &agentverse.Client{BaseURL: base, APIKey: o.Chat.AgentverseAPIKey, Team: o.Chat.AgentverseTeam, Identity: id}
-	rc := readmeConfig(name, id.Address(), o)
-	// The README names the keys the proofs are signed with; the workers wrote them before chat starts.
-	if k, kerr := workers.ReadPublishedKeys(o.DataDir); kerr == nil {
-		rc.VerifierFingerprint, rc.ControlFingerprint = k.VerifierFingerprint, k.ControlFingerprint
-	}
-	readme, err := agentverse.RenderReadme(rc)
-	if err != nil {
-		log.Warn("agentverse readme", "err", err)
-	}
 	agent := agentverse.ChatAgent{Name: name, Endpoint: o.Chat.Endpoint, Mailbox: o.Chat.Endpoint == "",
 		Profile: agentverse.Profile{Description: "Fixed-price web changes, called done only when a real browser verifies the delivered commit.",
 			Readme: readme, StarterPrompts: starterPrompts}}
@@ -364,6 +366,29 @@ var starterPrompts = []string{
 
 // readmeConfig describes the running configuration for the Agentverse README: which
 // external services are switched on and which run on their local default.
+func agentName(o Options) string {
+	if o.Chat.Name == "" {
+		return "Signoff"
+	}
+	return o.Chat.Name
+}
+
+// agentReadme renders the agent README from the running configuration. It names the keys the
+// proofs are signed with: the workers wrote them before chat starts.
+func agentReadme(o Options, address string, log *slog.Logger) string {
+	rc := readmeConfig(agentName(o), address, o)
+	if k, err := workers.ReadPublishedKeys(o.DataDir); err == nil {
+		rc.VerifierFingerprint, rc.ControlFingerprint = k.VerifierFingerprint, k.ControlFingerprint
+	} else {
+		log.Warn("the agent README names no keys", "err", err)
+	}
+	readme, err := agentverse.RenderReadme(rc)
+	if err != nil {
+		log.Warn("agent readme", "err", err)
+	}
+	return readme
+}
+
 func readmeConfig(name, address string, o Options) agentverse.ReadmeConfig {
 	getenv := o.Getenv
 	if getenv == nil {
@@ -400,4 +425,13 @@ func readmeConfig(name, address string, o Options) agentverse.ReadmeConfig {
 				"durable workflows on a Temporal cluster", "durable workflows: embedded Temporal server")},
 		},
 	}
+}
+
+// keyFingerprints are the published keys' fingerprints, empty when they cannot be read.
+func keyFingerprints(dataDir string) conversation.KeyFingerprints {
+	k, err := workers.ReadPublishedKeys(dataDir)
+	if err != nil {
+		return conversation.KeyFingerprints{}
+	}
+	return conversation.KeyFingerprints{Verifier: k.VerifierFingerprint, Control: k.ControlFingerprint}
 }

@@ -71,6 +71,7 @@ func printChat(io *iostreams.IO, st *devstack.Stack) {
 	}
 	io.Printf("Chat agent:       %s\n", ch.Address)
 	io.Printf("Chat endpoint:    %s  (Agent Chat Protocol; local almanac %s)\n", ch.Endpoint, ch.AlmanacURL)
+	io.Printf("Agent README:     %s  (with the fingerprints of the keys proofs are signed with)\n", ch.ReadmeURL)
 	io.Printf("%s\n", ch.Agentverse)
 	io.Printf("Talk to it:       signoff chat --dev-url %s\n", st.LoopbackURL)
 }
