@@ -36,7 +36,27 @@ func (e *SchemaError) Error() string {
 // NonConformingText is the ErrorMessage text uagents sends back for a message that fails its
 // model (agent.py: "Message does not conform to expected schema: {ex}").
 func NonConformingText(err error) string {
-	return "Message does not conform to expected schema: " + err.Error()
+	return "Message does not conform to expected schema: " + PeerText(err)
+}
+
+// MaxPeerText bounds the error text a peer is sent: a huge field it sent is not echoed whole.
+const MaxPeerText = 300
+
+// internalPrefixes are this program's package names that error chains start with; a peer
+// gains nothing from them.
+var internalPrefixes = []string{"pyjson: ", "envelope: ", "chatproto: ", "identity: ", "uuid4: "}
+
+// PeerText is an error as a chat peer reads it: without this program's package prefixes, and
+// cut at MaxPeerText characters with a note of how much was left out.
+func PeerText(err error) string {
+	s := err.Error()
+	for _, p := range internalPrefixes {
+		s = strings.ReplaceAll(s, p, "")
+	}
+	if r := []rune(s); len(r) > MaxPeerText {
+		s = fmt.Sprintf("%s… (%d more characters)", string(r[:MaxPeerText]), len(r)-MaxPeerText)
+	}
+	return s
 }
 
 // DecodeChatMessage parses a ChatMessage the way the reference's ChatMessage.parse_raw does:

@@ -355,7 +355,23 @@ func (c *Conversation) repoSlugs() []string {
 }
 
 func userErr(format string, args ...any) error {
+	for i, a := range args {
+		if s, ok := a.(string); ok {
+			args[i] = shown(s)
+		}
+	}
 	return &chatbridge.UserError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// maxShown bounds what a reply repeats of the sender's own words.
+const maxShown = 120 // above the longest contract id (100)
+
+// shown is s as a reply repeats it: cut at maxShown characters, saying how much was left out.
+func shown(s string) string {
+	if r := []rune(s); len(r) > maxShown {
+		return fmt.Sprintf("%s… (%d more characters)", string(r[:maxShown]), len(r)-maxShown)
+	}
+	return s
 }
 
 // channel is what the workflow carries as the contract's channel: the chat session, so a

@@ -417,6 +417,19 @@ func regexpHash(t *testing.T, s string) string {
 }
 
 // The same task message handed over twice (a resend, a restart) starts one quote.
+// TestHugeArgumentsAreNotEchoed: a 150 KB argument gets a reply that names a bounded piece of it.
+func TestHugeArgumentsAreNotEchoed(t *testing.T) {
+	e := newEnv(t, false)
+	alice := newPerson(t, sessionA)
+	huge := strings.Repeat("x", 150<<10)
+	for _, cmd := range []string{"status ", "cancel ", "run ", "approve "} {
+		reply, _ := e.say(t, alice, cmd+huge)
+		if len(reply) > 1000 || !strings.Contains(reply, "more characters") && !strings.Contains(reply, "64-character") && !strings.Contains(reply, "did not understand") {
+			t.Errorf("%q + 150 KB: a reply of %d bytes: %.300s", cmd, len(reply), reply)
+		}
+	}
+}
+
 func TestTaskMessageQuotedOnce(t *testing.T) {
 	e := newEnv(t, true)
 	alice := newPerson(t, sessionA)

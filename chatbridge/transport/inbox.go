@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/signoff/signoff/chatbridge/chatproto"
 	"github.com/signoff/signoff/chatbridge/envelope"
 	"github.com/signoff/signoff/chatbridge/identity"
 	"github.com/signoff/signoff/chatbridge/internal/pyjson"
@@ -144,7 +145,7 @@ func (in *Inbox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if !identity.IsUserAddress(env.Sender) {
 		if err := env.Verify(); err != nil {
-			writeJSON(w, http.StatusBadRequest, ErrorBody(err.Error()))
+			writeJSON(w, http.StatusBadRequest, ErrorBody(chatproto.PeerText(err)))
 			return
 		}
 	}
