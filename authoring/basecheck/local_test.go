@@ -373,8 +373,8 @@ func TestBaseCheckOnFinanceFixture(t *testing.T) {
 // The suite repeats each a few times; `go tool task stress` (SIGNOFF_STRESS=1) repeats W1 20
 // times, which is most of this package's time on two CPUs.
 var (
-	flakeRuns = stressRuns(5, 20)
-	failRuns  = stressRuns(3, 5)
+	flakeRuns = stressRuns(3, 20)
+	failRuns  = stressRuns(2, 5)
 )
 
 // stressRuns is n, or stress when SIGNOFF_STRESS is set.

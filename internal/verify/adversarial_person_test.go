@@ -238,7 +238,7 @@ func personSite(t testing.TB, im personImpl) (string, string) {
 			fmt.Fprint(w, im.api)
 		}
 	}
-	pages := map[string]string{}
+	pages := map[string]string{"/": financeHome}
 	if im.redirect {
 		extra["/watchlist"] = func(w http.ResponseWriter, r *http.Request) {
 			http.Redirect(w, r, other+"/watchlist", http.StatusFound)
@@ -337,7 +337,8 @@ func tinyFont() []byte {
 // that shows such a person something else than the task asks (another origin's page, unreadable
 // cards, a table in a frame or on a canvas, a page that knows it is measured, content that
 // changes outside the page clock or at the first touch) is not_satisfied, and every correct fix
-// written differently is satisfied, under the W1 contract and the generated one.
+// written differently is satisfied, under the W1 contract and the generated one (each under one
+// of them in turn; under stress, under both).
 func TestPersonAdversaries(t *testing.T) {
 	v := testVerifier(t)
 	w1, _ := loadW1(t)
@@ -363,7 +364,7 @@ func TestPersonAdversaries(t *testing.T) {
 	// Two implementations at a time: the cases that wait out real time (workers, a slow API)
 	// mostly sleep.
 	sem := make(chan struct{}, 2)
-	for _, rn := range runs {
+	for i, rn := range runs {
 		t.Run(rn.im.name, func(t *testing.T) {
 			t.Parallel()
 			sem <- struct{}{}
@@ -374,7 +375,7 @@ func TestPersonAdversaries(t *testing.T) {
 				// What the fix loads from the other origin is allowed by the contract.
 				allowed = []string{other}
 			}
-			wantVerdicts(t, v, rn.im.impl, base, allowed, rn.want, w1, gen)
+			wantVerdicts(t, v, rn.im.impl, base, allowed, rn.want, contractsFor(i, w1, gen)...)
 		})
 	}
 }

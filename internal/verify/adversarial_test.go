@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -176,7 +177,7 @@ func generatedContract(t testing.TB) *contracts.Contract {
 	return &c
 }
 
-// implSite serves an implementation at /watchlist (and its API).
+// implSite serves an implementation at /watchlist (and its API), beside the base home page.
 func implSite(t testing.TB, im impl) string {
 	extra := map[string]http.HandlerFunc{}
 	if im.api != "" {
@@ -190,8 +191,15 @@ func implSite(t testing.TB, im impl) string {
 			fmt.Fprint(w, im.api)
 		}
 	}
-	return site(t, testSHA, map[string]string{"/watchlist": page(im.head, im.body)}, extra).URL
+	return site(t, testSHA, map[string]string{"/": financeHome, "/watchlist": page(im.head, im.body)}, extra).URL
 }
+
+// financeHome is the finance fixture's home page as its base commit renders it. Every
+// implementation here changes only /watchlist, so the generated contract's guard that the
+// home page stays as it was holds on each of them.
+var financeHome = page(``, `<main><header class="page-header"><h1>Signoff Finance</h1></header><ul class="links">`+
+	`<li><a href="/watchlist">Watchlist</a></li><li><a href="/paper">Paper trading</a></li>`+
+	`<li><a href="/onboarding">Onboarding</a></li><li><a href="/signin">Sign in</a></li></ul></main>`)
 
 // verdictUnder verifies an implementation against a contract and returns the policy's decision.
 func verdictUnder(t *testing.T, v *Verifier, c *contracts.Contract, base string) (policy.Decision, *contracts.Evidence) {
@@ -208,6 +216,20 @@ func verdictUnder(t *testing.T, v *Verifier, c *contracts.Contract, base string)
 		Build: contracts.BuildResult{Passed: true},
 	}
 	return policy.Decide(*c, exp, ev), ev
+}
+
+// envStress is set by `go tool task stress`: the catalogues then verify every implementation
+// under every contract. The suite verifies each under one, alternating, so both contracts
+// still meet hostile and correct implementations of every class.
+const envStress = "SIGNOFF_STRESS"
+
+// contractsFor is which of the contracts the i-th implementation of a catalogue is verified
+// under: all of them under stress, else one in turn.
+func contractsFor(i int, cs ...*contracts.Contract) []*contracts.Contract {
+	if os.Getenv(envStress) != "" {
+		return cs
+	}
+	return cs[i%len(cs):][:1]
 }
 
 // wantVerdicts verifies an implementation served at base under each contract (allowing the
@@ -232,7 +254,7 @@ func wantVerdicts(t *testing.T, v *Verifier, im impl, base string, allowed []str
 
 // TestAdversarialWatchlist: every implementation built to pass a weak check is not_satisfied,
 // and every correct one satisfied, under the W1 contract and under the contract generated from
-// the task's own words.
+// the task's own words (each under one of them in turn; under stress, under both).
 func TestAdversarialWatchlist(t *testing.T) {
 	v := testVerifier(t)
 	w1, _ := loadW1(t)
@@ -258,12 +280,12 @@ func TestAdversarialWatchlist(t *testing.T) {
 	// One implementation at a time: the verifier already measures criteria concurrently, and
 	// more contexts at once only make each slower on a small machine.
 	sem := make(chan struct{}, 1)
-	for _, rn := range runs {
+	for i, rn := range runs {
 		t.Run(rn.im.name, func(t *testing.T) {
 			t.Parallel()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			wantVerdicts(t, v, rn.im, implSite(t, rn.im), nil, rn.want, w1, gen)
+			wantVerdicts(t, v, rn.im, implSite(t, rn.im), nil, rn.want, contractsFor(i, w1, gen)...)
 		})
 	}
 }

@@ -139,7 +139,7 @@ func request(t testing.TB, base string, criteria ...contracts.Criterion) Request
 // decodable, one result per criterion in order.
 func verify(t testing.TB, v *Verifier, req Request) *contracts.Evidence {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	ev, err := v.Verify(ctx, req)
 	if err != nil {
