@@ -42,6 +42,9 @@ type Author struct {
 	ReadToken string
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
+	// BusyRetries are the waits before each new base check after one that only timed out
+	// (BaseBusy); nil is DefaultBusyRetries, empty (non-nil) tries once.
+	BusyRetries []time.Duration
 	// Nonce makes each quote's contract id its own; nil draws 8 random hex digits. Asking
 	// twice for the same goal at the same base gives two contracts, never one id that two
 	// workflows (or two proof folders) would share.
@@ -163,11 +166,10 @@ func (a *Author) Draft(ctx context.Context, req Request) (*Result, error) {
 		res.Offered = true
 		return res, nil
 	}
-	report, err := a.Checker.CheckBase(ctx, c)
-	if err != nil {
-		return res, fmt.Errorf("base check: %w", err)
+	report, disc, err := a.checkBase(ctx, c, draft)
+	if report == nil {
+		return res, err
 	}
-	disc, err := JudgeBase(draft, report)
 	res.BaseCheck = &disc
 	if err != nil {
 		return res, err
@@ -276,4 +278,48 @@ func plainText(s string) bool {
 		}
 	}
 	return true
+}
+
+// DefaultBusyRetries: a base check that only timed out is run twice more, after half a minute
+// and after two more, before the requester is told the host is busy.
+var DefaultBusyRetries = []time.Duration{30 * time.Second, 2 * time.Minute}
+
+// RetryingChecker is a BaseChecker that names its checks (a keyed check is joined, not run
+// again): ForRetry gives the checker for the n-th new run of the same contract's check.
+type RetryingChecker interface {
+	BaseChecker
+	ForRetry(n int) BaseChecker
+}
+
+// checkBase runs the base check and judges it, running it again after each of BusyRetries
+// while the judgment is BaseBusy. A nil report comes with the error that stopped it.
+func (a *Author) checkBase(ctx context.Context, c contracts.Contract, draft *criteria.Draft) (*BaseReport, BaseJudgment, error) {
+	waits := a.BusyRetries
+	if waits == nil {
+		waits = DefaultBusyRetries
+	}
+	checker := a.Checker
+	for n := 0; ; n++ {
+		report, err := checker.CheckBase(ctx, c)
+		if err != nil {
+			return nil, BaseJudgment{}, fmt.Errorf("base check: %w", err)
+		}
+		disc, err := JudgeBase(draft, report)
+		var be *BaseCheckError
+		busy := errors.As(err, &be) && be.Code == BaseBusy
+		if !busy || n >= len(waits) {
+			if busy && n > 0 {
+				be.Reason += fmt.Sprintf(" (the check was run %d times)", n+1)
+			}
+			return report, disc, err
+		}
+		select {
+		case <-ctx.Done():
+			return report, disc, err
+		case <-time.After(waits[n]): // backoff before the next run; ctx ends it early
+		}
+		if rc, ok := a.Checker.(RetryingChecker); ok {
+			checker = rc.ForRetry(n + 1)
+		}
+	}
 }

@@ -3,6 +3,7 @@ package authoring
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -23,6 +24,16 @@ var fixedNow = time.Date(2026, 3, 1, 9, 30, 0, 0, time.UTC)
 type fakeChecker struct {
 	outcome func(c contracts.Criterion) string
 	calls   int
+	// errText is an erroring criterion's error; "" is a connection failure (not a timeout).
+	errText string
+	// retries records the ForRetry numbers asked for.
+	retries []int
+}
+
+// ForRetry makes fakeChecker a RetryingChecker: it records n and answers as itself.
+func (f *fakeChecker) ForRetry(n int) BaseChecker {
+	f.retries = append(f.retries, n)
+	return f
 }
 
 func (f *fakeChecker) CheckBase(_ context.Context, c contracts.Contract) (*BaseReport, error) {
@@ -34,7 +45,10 @@ func (f *fakeChecker) CheckBase(_ context.Context, c contracts.Contract) (*BaseR
 		case OutcomeFail:
 			res.Failures = []string{"at 390x844: scrollWidth = 927, innerWidth = 390"}
 		case OutcomeError:
-			res.Error = "timeout: the page did not settle"
+			res.Error = f.errText
+			if res.Error == "" {
+				res.Error = "error: net::ERR_CONNECTION_REFUSED"
+			}
 		}
 		r.Results = append(r.Results, res)
 	}
@@ -137,6 +151,34 @@ func TestAuthorRefusesVacuousAndInconclusive(t *testing.T) {
 	}
 	if ExitClass(err) != "failed" {
 		t.Errorf("exit class %s", ExitClass(err))
+	}
+	// Only timeouts: the host was busy, which says nothing of the goal. The check runs again
+	// after each wait; if it stays busy the answer says so, how often it ran, and what to do.
+	busy := all(OutcomeError)
+	busy.errText = "timeout: the page did not settle"
+	a := newAuthor(busy)
+	a.BusyRetries = []time.Duration{time.Millisecond, time.Millisecond}
+	_, err = a.Draft(context.Background(), Request{Requester: "ann", Source: financeSource(t), Goal: wlGoal})
+	if !errors.As(err, &de) || de.Code != BaseBusy || busy.calls != 3 || fmt.Sprint(busy.retries) != "[1 2]" ||
+		!strings.Contains(de.Reason, "ask again in a few minutes") || !strings.Contains(de.Reason, "run 3 times") {
+		t.Fatalf("busy on base: %v after %d checks, retries %v", err, busy.calls, busy.retries)
+	}
+	// Busy once, then measured: offered, from the second run.
+	flaky := &fakeChecker{errText: "timeout: the page did not settle"}
+	flaky.outcome = func(c contracts.Criterion) string {
+		switch {
+		case flaky.calls == 1:
+			return OutcomeError
+		case c.ID == "mobile-cards" || c.ID == "mobile-no-overflow":
+			return OutcomeFail
+		}
+		return OutcomePass
+	}
+	a = newAuthor(flaky)
+	a.BusyRetries = []time.Duration{time.Millisecond}
+	res, err = a.Draft(context.Background(), Request{Requester: "ann", Source: financeSource(t), Goal: wlGoal})
+	if err != nil || !res.Offered || flaky.calls != 2 {
+		t.Fatalf("busy, then measured: %v, offered %v after %d checks", err, res != nil && res.Offered, flaky.calls)
 	}
 	// A guard failing on base is offered with a problem noted.
 	res, err = newAuthor(&fakeChecker{outcome: func(c contracts.Criterion) string {

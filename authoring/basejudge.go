@@ -246,7 +246,7 @@ func (d *BaseJudgment) Record() *contracts.BaseCheck {
 // on the base (vacuous), or none could be shown to fail (inconclusive).
 func JudgeBase(d *criteria.Draft, r *BaseReport) (BaseJudgment, error) {
 	out := BaseJudgment{Checked: true, Report: r}
-	errored := 0
+	errored, timedOut := 0, 0
 	for _, res := range r.Results {
 		role := d.Role(res.CriterionID)
 		switch res.Outcome {
@@ -270,6 +270,9 @@ func JudgeBase(d *criteria.Draft, r *BaseReport) (BaseJudgment, error) {
 				continue
 			}
 			errored++
+			if strings.HasPrefix(res.Error, contracts.StatusTimeout+": ") {
+				timedOut++
+			}
 			out.Problems = append(out.Problems, fmt.Sprintf("%s could not be measured on the base commit: %s", res.CriterionID, res.Error))
 		default:
 			errored++
@@ -279,6 +282,9 @@ func JudgeBase(d *criteria.Draft, r *BaseReport) (BaseJudgment, error) {
 	switch {
 	case len(out.Failing) == 0 && errored == 0:
 		return out, &BaseCheckError{Code: BaseVacuous, Reason: fmt.Sprintf("the base commit %s already satisfies all %d criteria: the contract could not tell the change from no change", contracts.ShortSHA(r.CommitSHA), len(r.Results))}
+	case len(out.Failing) == 0 && timedOut == errored:
+		return out, &BaseCheckError{Code: BaseBusy, Reason: fmt.Sprintf("the checks on the base commit %s timed out (%d of %d could not be measured in time): the host running them is busy. Nothing about the request is refused; ask again in a few minutes",
+			contracts.ShortSHA(r.CommitSHA), errored, len(r.Results))}
 	case len(out.Failing) == 0:
 		return out, &BaseCheckError{Code: BaseInconclusive, Reason: fmt.Sprintf("no criterion could be shown to fail on the base commit %s (%d could not be measured)", contracts.ShortSHA(r.CommitSHA), errored)}
 	}

@@ -31,6 +31,10 @@ const (
 	BaseInconclusive = "inconclusive" // no criterion could be shown to fail on the base
 	BaseTooFew       = "too_few"      // left without pre-existing failures, too few criteria remain
 	BaseWeak         = "weak"         // a lazy variant of the base satisfies every criterion
+	// BaseBusy: nothing failed on the base, and every criterion that could not be measured
+	// timed out. It says nothing of the goal: the check is tried again (Author.BusyRetries),
+	// and if it stays busy the requester is told to ask again, not that the goal is refused.
+	BaseBusy = "busy"
 )
 
 // BaseCheckError means the contract is not offered: it cannot tell a change from no change.

@@ -112,6 +112,12 @@ func (k keyed) CheckBase(ctx context.Context, c contracts.Contract) (*authoring.
 	return k.ch.check(ctx, c, k.key)
 }
 
+// ForRetry names the n-th new run of a check that only timed out: the same key would join
+// the finished one.
+func (k keyed) ForRetry(n int) authoring.BaseChecker { return keyed{k.ch, retryKey(k.key, n)} }
+
+var _ authoring.RetryingChecker = keyed{}
+
 // Chosen says where checks run (authoring.WhereQueues or authoring.WhereLocal; "" before the
 // first check or when none could run) and, when ModeAuto fell back to this process, why.
 func (ch *Choice) Chosen() (where, why string) {

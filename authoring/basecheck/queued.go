@@ -42,7 +42,20 @@ func (q *Queued) WithKey(key string) authoring.BaseChecker {
 	return &cp
 }
 
-var _ authoring.BaseChecker = (*Queued)(nil)
+// ForRetry is the checker for the n-th new run of a check that only timed out: a keyed
+// check gets a key of its own (the same key would join the finished run); an unkeyed one is
+// named at random anyway.
+func (q *Queued) ForRetry(n int) authoring.BaseChecker {
+	if q.Key == "" {
+		return q
+	}
+	return q.WithKey(retryKey(q.Key, n))
+}
+
+// retryKey is key's name for the n-th new run of its check.
+func retryKey(key string, n int) string { return fmt.Sprintf("%s/busy-retry-%d", key, n) }
+
+var _ authoring.RetryingChecker = (*Queued)(nil)
 
 // RegisterFrom is a Checker.Register that pushes the contract's base commit from the git
 // repository at gitDir to the execute queue's bare remote for it.

@@ -1,10 +1,12 @@
 package conversation
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/signoff/signoff/activities"
+	"github.com/signoff/signoff/authoring"
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/policy"
 	"github.com/signoff/signoff/workflows"
@@ -112,5 +114,17 @@ func TestVerdictWordsHideInternalErrors(t *testing.T) {
 	n := plainVerdictNotice("Attempt 2: verification error. verify: " + chain)
 	if strings.Contains(n, "activity error") || !strings.HasPrefix(n, "Attempt 2: verification error. The verification could not complete") {
 		t.Errorf("notice %q", n)
+	}
+}
+
+// TestBusyIsNotARefusal: a base check that only timed out is answered as "not ready, ask
+// again", never as a contract refused.
+func TestBusyIsNotARefusal(t *testing.T) {
+	busy := refusalText(fmt.Errorf("draft: %w", &authoring.BaseCheckError{Code: authoring.BaseBusy, Reason: "the checks timed out; ask again in a few minutes"}))
+	if !strings.HasPrefix(busy, "Your quote is not ready: ") || strings.Contains(busy, "No contract offered") {
+		t.Errorf("busy: %q", busy)
+	}
+	if weak := refusalText(&authoring.BaseCheckError{Code: authoring.BaseWeak, Reason: "a lazy variant passes"}); !strings.HasPrefix(weak, "No contract offered: ") {
+		t.Errorf("weak: %q", weak)
 	}
 }

@@ -108,6 +108,8 @@ func refusalText(err error) string {
 		return "Not accepted: " + a.Reason + "."
 	case errors.As(err, &b):
 		return "Over budget: " + b.Reason
+	case errors.As(err, &d) && d.Code == authoring.BaseBusy:
+		return "Your quote is not ready: " + d.Reason + "."
 	case errors.As(err, &d):
 		return "No contract offered: " + d.Reason
 	case errors.As(err, &i):
