@@ -34,6 +34,15 @@ type Config struct {
 	Artifacts artifacts.Store
 }
 
+// DefaultAllow is the owner/name patterns contracts may touch when nothing is configured
+// (no --allow, no SIGNOFF_REPO_ALLOWLIST): the prepared fixtures and local repositories
+// without a recognisable remote. Every command and the chat use this one default.
+var DefaultAllow = []string{"signoff-fixtures/*", "local/*"}
+
+// DefaultRateLimit is the per-requester hourly quote limit when SIGNOFF_RATE_LIMIT is unset,
+// for `contract new` and chat alike.
+const DefaultRateLimit = 20
+
 // DefaultArtifactsURL is the one-machine artifact store: a folder in the data dir.
 func DefaultArtifactsURL(dataDir string) string {
 	abs, err := filepath.Abs(filepath.Join(dataDir, "artifacts"))

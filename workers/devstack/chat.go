@@ -69,7 +69,7 @@ type ChatOptions struct {
 	Faults *runs.FaultPlan
 	// Timeouts go into every contract started from chat.
 	Timeouts workflows.Timeouts
-	// RateLimit caps task quotes per requester per hour (default 20).
+	// RateLimit caps task quotes per requester per hour (default workers.DefaultRateLimit).
 	RateLimit int
 	// ConcurrentQuotes bounds the task quotes prepared at once (default
 	// conversation.DefaultConcurrentQuotes).
@@ -276,7 +276,7 @@ func mountChat(_ context.Context, s *Stack, o Options) error {
 func conversationConfig(s *Stack, o Options, log *slog.Logger) conversation.Config {
 	limit := o.Chat.RateLimit
 	if limit <= 0 {
-		limit = 20
+		limit = workers.DefaultRateLimit
 	}
 	dataDir := s.Config.DataDir
 	remotes := s.Local.Deliverer.Remotes

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -75,7 +76,7 @@ const (
 	CheckNone = "none"
 )
 
-// EnvRateLimit caps `contract new` requests per requester per hour (default DefaultRateLimit;
+// EnvRateLimit caps `contract new` requests per requester per hour (default workers.DefaultRateLimit;
 // 0 turns the limit off). It is an environment setting of the operator, not a flag of the
 // requester.
 const EnvRateLimit = "SIGNOFF_RATE_LIMIT"
@@ -84,13 +85,6 @@ const EnvRateLimit = "SIGNOFF_RATE_LIMIT"
 // fine-grained token with Contents: read). It is sent to the repository's host only, and
 // only by the survey's clone.
 const EnvReadToken = "SIGNOFF_REPO_READ_TOKEN"
-
-// DefaultRateLimit is the per-requester hourly limit when EnvRateLimit is unset.
-const DefaultRateLimit = 20
-
-// DefaultAllow is what `contract new` admits without --allow or SIGNOFF_REPO_ALLOWLIST: the
-// prepared fixtures and local repositories without a recognisable remote.
-var DefaultAllow = []string{"signoff-fixtures/*", "local/*"}
 
 // EnvAllowlist holds comma-separated owner/name patterns for `contract new`.
 const EnvAllowlist = "SIGNOFF_REPO_ALLOWLIST"
@@ -127,7 +121,7 @@ func NewCmdNew(f *cmdutil.Factory, runF func(*NewOptions) error) *cobra.Command 
 	fs.StringVar(&opts.Base, "base", "HEAD", "commit the contract is pinned to")
 	fs.StringVar(&opts.Name, "name", "", "owner/name of the repository, when it has no origin remote to read it from")
 	fs.StringVar(&opts.Requester, "requester", defaultRequester(), "who asks (rate limits and approval are per requester)")
-	fs.StringSliceVar(&opts.Allow, "allow", nil, "owner/name patterns that may be quoted (default $"+EnvAllowlist+", else "+strings.Join(DefaultAllow, ",")+")")
+	fs.StringSliceVar(&opts.Allow, "allow", nil, "owner/name patterns that may be quoted (default $"+EnvAllowlist+", else "+strings.Join(workers.DefaultAllow, ",")+")")
 	fs.StringVar(&opts.Budget, "budget", "", "most you will pay, e.g. 49.00 (the scope must fit; the bar never drops)")
 	fs.StringVar(&opts.SharedDeps, "shared-deps", filepath.Join(".cache", "finance-deps"), "installed node_modules to hardlink from")
 	fs.StringVar(&opts.RunAs, "run-as", "", "user the app runs as in a local check (default signoff-preview when root; - for this user)")
@@ -178,7 +172,7 @@ func RunNew(opts *NewOptions) error {
 		if env := os.Getenv(EnvAllowlist); env != "" {
 			allow = strings.Split(env, ",")
 		} else {
-			allow = DefaultAllow
+			allow = slices.Clone(workers.DefaultAllow)
 		}
 	}
 	if err := authoring.CheckPatterns(allow); err != nil {
@@ -244,7 +238,7 @@ func RunNew(opts *NewOptions) error {
 func rateLimit() (int, error) {
 	v := strings.TrimSpace(os.Getenv(EnvRateLimit))
 	if v == "" {
-		return DefaultRateLimit, nil
+		return workers.DefaultRateLimit, nil
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 0 {

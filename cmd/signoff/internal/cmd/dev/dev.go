@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -102,7 +103,7 @@ func (e *ExecuteFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&e.Preview, "preview", workers.PreviewNext, "preview kind: next or static")
 	fs.StringVar(&e.SharedDeps, "shared-deps", filepath.Join(".cache", "finance-deps"), "installed node_modules to hardlink from")
 	fs.StringVar(&e.RunAs, "run-as", "", "user the app runs as (default signoff-preview; - for this user)")
-	fs.StringSliceVar(&e.Allow, "allow", []string{"signoff-fixtures/*", "local/*"}, "owner/name patterns contracts may touch (local/* are repositories on this machine without a remote, registered by 'contract new')")
+	fs.StringSliceVar(&e.Allow, "allow", slices.Clone(workers.DefaultAllow), "owner/name patterns contracts may touch (local/* are repositories on this machine without a remote, registered by 'contract new')")
 	fs.StringVar(&e.Executor, "executor", "", executorUsage)
 	fs.BoolVar(&e.Unsandboxed, workers.FlagUnsandboxed, false, "run repository code and the coding CLI WITHOUT the sandbox (where namespaces are unavailable); every proof says so")
 	fs.StringVar(&e.InstallNetwork, "install-network", "egress", "what install steps may reach: egress (the package registry, never this host's loopback) or none")

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -129,7 +130,7 @@ func Run(ctx context.Context, o *Options) error {
 	faults := &runs.FaultPlan{}
 	st, err := devstack.Start(ctx, devstack.Options{
 		DataDir: dataDir, Dial: o.Conn.DialConfig(), ProofDir: o.ProofDir, TemporalPort: temporal.AnyPort, Artifacts: o.Artifacts,
-		RunsDir: runsDir, Allow: []string{"signoff-fixtures/*"}, Control: true, Execute: queues["execute"], Verify: queues["verify"],
+		RunsDir: runsDir, Allow: slices.Clone(workers.DefaultAllow), Control: true, Execute: queues["execute"], Verify: queues["verify"],
 		BuildExecute: func(cfg workers.Config) (*activities.Execute, error) {
 			return workers.NewExecute(cfg, workers.ExecuteOptions{Executor: workers.NewPreparedExecutor(cfg),
 				Preview: o.Preview, SharedDeps: shared, RunAs: o.RunAs, WrapPreviews: faults.Decorator()})
