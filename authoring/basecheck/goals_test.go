@@ -259,7 +259,8 @@ var shopGoals = []goalCase{
 
 // TestShopGoals is issue 14's must-show: across behaviour, position, scoped overflow,
 // site-wide and backend goals, every correct implementation is satisfied and every
-// plausible-but-wrong one not_satisfied.
+// plausible-but-wrong one not_satisfied (in the suite, every class and about half the cases;
+// under stress, all of them).
 func TestShopGoals(t *testing.T) {
 	needBrowserOnly(t)
 	classes := map[string]bool{}
@@ -281,7 +282,15 @@ func TestShopGoals(t *testing.T) {
 	baseURL := baseShop().serve(t)
 	author := &authoring.Author{Admission: &authoring.Admission{Allow: []string{"signoff-fixtures/*"}}, Checker: siteChecker{t: t, url: baseURL}, Verifier: verify.Ref()}
 	drafted := map[string]*authoring.Result{}
-	for _, g := range shopGoals {
+	covered := map[string]bool{}
+	for i, g := range shopGoals {
+		// The suite takes every class's first case and every other case after it, to stay
+		// inside CI's time; `go tool task stress` (SIGNOFF_STRESS=1) takes them all.
+		if os.Getenv("SIGNOFF_STRESS") == "" && i%2 == 1 && covered[g.class] {
+			t.Logf("%q (%s, %s): left to go tool task stress", g.goal, g.class, g.wrongIs)
+			continue
+		}
+		covered[g.class] = true
 		res := drafted[g.goal]
 		if res == nil {
 			src, err := survey.ResolveSource(ctx, repo, base, "signoff-fixtures/shop")
