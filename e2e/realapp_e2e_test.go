@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -85,7 +86,8 @@ func fixingCLI() string {
 }
 
 // TestRealAppsEndToEnd runs Signoff as a user would on apps nobody on the project wrote:
-// create-next-app's output (npm with and without cacheComponents, pnpm, bun) plus the
+// create-next-app's output (npm and pnpm in the suite; with cacheComponents off and bun
+// too under stress) plus the
 // user's pricing page, with no /__verification route and no change made for Signoff. On each:
 // `contract new` surveys it (the package manager the lockfile names), drafts criteria and
 // checks them on the base commit on the queues of a running `signoff dev`; the contract is
@@ -124,6 +126,12 @@ func TestRealAppsEndToEnd(t *testing.T) {
 	waitOutput(t, dev, "Ctrl-C stops.", 2*time.Minute)
 
 	for i, r := range realapps.Recipes {
+		// The suite carries two package managers end to end (npm, pnpm); internal/preview
+		// still builds every recipe, and `go tool task stress` (SIGNOFF_STRESS=1) runs them all.
+		if os.Getenv("SIGNOFF_STRESS") == "" && r.Name != "cna-npm" && r.Name != "cna-pnpm" {
+			t.Logf("%s: end to end only under go tool task stress", r.Name)
+			continue
+		}
 		t.Run(r.Name, func(t *testing.T) {
 			begin := time.Now()
 			tree, err := maker.Make(context.Background(), r)
