@@ -240,6 +240,12 @@ func wantVerdicts(t *testing.T, v *Verifier, im impl, base string, allowed []str
 		cc := *c
 		cc.AllowedOrigins = allowed
 		d, ev := verdictUnder(t, v, &cc, base)
+		if want == contracts.NotSatisfied && onlyTimedOut(d) {
+			// A loaded host ran out the real budget before the page could be read: the
+			// implementation is not paid either way, and the evidence says it was time.
+			t.Logf("%s under %s: %s (timed out on a busy host; not satisfied either way)", im.name, cc.ContractID, d.Summary())
+			continue
+		}
 		if d.Verdict != want {
 			var lines []string
 			for _, r := range ev.Results {
@@ -250,6 +256,19 @@ func wantVerdicts(t *testing.T, v *Verifier, im impl, base string, allowed []str
 		}
 		t.Logf("%s under %s: %s (%s)", im.name, cc.ContractID, d.Verdict, d.Summary())
 	}
+}
+
+// onlyTimedOut: a verification_error whose every reason is a criterion that ran out of time.
+func onlyTimedOut(d policy.Decision) bool {
+	if d.Verdict != contracts.VerificationError || len(d.Reasons) == 0 {
+		return false
+	}
+	for _, r := range d.Reasons {
+		if r.Code != policy.CodeCriterionErrored || !strings.Contains(r.Message, "("+contracts.StatusTimeout+")") {
+			return false
+		}
+	}
+	return true
 }
 
 // TestAdversarialWatchlist: every implementation built to pass a weak check is not_satisfied,
