@@ -53,8 +53,14 @@ func PeerText(err error) string {
 	for _, p := range internalPrefixes {
 		s = strings.ReplaceAll(s, p, "")
 	}
-	if r := []rune(s); len(r) > MaxPeerText {
-		s = fmt.Sprintf("%s… (%d more characters)", string(r[:MaxPeerText]), len(r)-MaxPeerText)
+	return Shorten(s, MaxPeerText)
+}
+
+// Shorten cuts s at max characters, saying how many were left out: what a chat reply repeats
+// of a peer's own input stays bounded.
+func Shorten(s string, max int) string {
+	if r := []rune(s); len(r) > max {
+		return fmt.Sprintf("%s… (%d more characters)", string(r[:max]), len(r)-max)
 	}
 	return s
 }

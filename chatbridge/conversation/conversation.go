@@ -367,12 +367,7 @@ func userErr(format string, args ...any) error {
 const maxShown = 120 // above the longest contract id (100)
 
 // shown is s as a reply repeats it: cut at maxShown characters, saying how much was left out.
-func shown(s string) string {
-	if r := []rune(s); len(r) > maxShown {
-		return fmt.Sprintf("%s… (%d more characters)", string(r[:maxShown]), len(r)-maxShown)
-	}
-	return s
-}
+func shown(s string) string { return chatproto.Shorten(s, maxShown) }
 
 // channel is what the workflow carries as the contract's channel: the chat session, so a
 // notice finds its conversation even without the session file.
