@@ -30,12 +30,6 @@ const shareOfBudget = 0.6
 // defaultBudget applies when a criterion gives no max_runtime_ms.
 const defaultBudget = 30 * time.Second
 
-// realBudgetFactor: a criterion's max_runtime_ms is the page's own time at each viewport (its
-// clock runs virtually); the real time the browser gets for it, page loads and settling on a
-// busy host included, is this many times that per viewport. A slow machine delays a verdict; it
-// does not make a correct page unmeasurable.
-const realBudgetFactor = 2
-
 // run is one Verify call.
 type run struct {
 	v       *Verifier
@@ -55,7 +49,8 @@ func (r *run) browserCriterion(ctx context.Context, idx int, c contracts.Criteri
 	if budget <= 0 {
 		budget = defaultBudget
 	}
-	deadline := start.Add(budget * realBudgetFactor * time.Duration(max(1, len(c.Viewports()))))
+	deadline, factor := r.v.Config.realDeadline(start, budget, len(c.Viewports()))
+	r.log.Debug("criterion real-time budget", "criterion", c.ID, "factor", factor, "until", deadline)
 	res := contracts.CriterionResult{
 		CriterionID:   c.ID,
 		Observed:      map[string]any{},

@@ -22,6 +22,8 @@ const (
 	// EnvAllowNoBrowserSandbox=1 lets Chromium run without its sandbox where user namespaces
 	// are unavailable (still as the browser user, with a clean environment). Evidence says so.
 	EnvAllowNoBrowserSandbox = "SIGNOFF_ALLOW_NO_BROWSER_SANDBOX"
+	// EnvRealTimeFactor sets Config.RealTimeFactor (a number from 1 to 20).
+	EnvRealTimeFactor = "SIGNOFF_VERIFY_REAL_TIME_FACTOR"
 )
 
 // DefaultBrowserUser is the system user a root worker runs Chromium as (the setup task
@@ -48,6 +50,12 @@ type Config struct {
 	// AllowNoBrowserSandbox launches local Chromium without its sandbox when user namespaces
 	// are unavailable, instead of failing with a SetupError. Evidence records the difference.
 	AllowNoBrowserSandbox bool
+	// RealTimeFactor is the real time a browser criterion gets per viewport, as a multiple of
+	// its max_runtime_ms of page time, before the host's load stretches it. Zero:
+	// DefaultRealTimeFactor. A host known to be slow sets it higher.
+	RealTimeFactor float64
+	// problem is what was wrong in the environment DefaultConfig read; CheckSetup reports it.
+	problem string
 }
 
 // DefaultConfig resolves the paths from the environment, else relative to the repository root
@@ -55,6 +63,7 @@ type Config struct {
 func DefaultConfig() Config {
 	c := Config{DriverDir: os.Getenv(EnvDriverDir), Chromium: os.Getenv(EnvChromium), BrowserUser: os.Getenv(EnvBrowserUser),
 		AllowNoBrowserSandbox: os.Getenv(EnvAllowNoBrowserSandbox) == "1"}
+	c.RealTimeFactor, c.problem = parseRealTimeFactor(os.Getenv(EnvRealTimeFactor))
 	return c.withDefaults()
 }
 
@@ -94,6 +103,9 @@ func (e *SetupError) Unwrap() error { return e.Err }
 // without starting anything and without any download.
 func (c Config) CheckSetup(needChromium bool) error {
 	c = c.withDefaults()
+	if c.problem != "" {
+		return fmt.Errorf("verifier configuration: %s", c.problem)
+	}
 	if c.DriverDir == "" {
 		return &SetupError{Missing: "the Playwright driver directory (no repository root found)"}
 	}

@@ -44,8 +44,9 @@
 //     second or two is read once it is there. With a delay_route the page is read once, in
 //     real time, while the route is held: what such a check asks about is the held state.
 //     Running out of the real budget is status timeout. The real budget is twice the page's
-//     (max_runtime_ms) at each viewport: page loads and settling on a busy host are not the page's time, and a
-//     page not yet read when its viewport's share of real time is gone is read as it is, then
+//     (max_runtime_ms) at each viewport (Config.RealTimeFactor), stretched by the host's load
+//     per CPU up to maxLoadStretch: page loads and settling on a busy host are not the page's
+//     time, and a page not yet read when its viewport's share of real time is gone is read as it is, then
 //     the clock jumps to the final read.
 //   - Outside the page clock: at the final read, a page with a fetch or XHR in flight is
 //     waited for in real time, and a page with dedicated workers (whose timers run on the wall
