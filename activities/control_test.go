@@ -7,6 +7,7 @@ import (
 
 	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/capability"
 )
 
 type fakeProofs struct {
@@ -19,9 +20,9 @@ func (f *fakeProofs) WriteSettlement(_ context.Context, s contracts.Settlement) 
 	return "/p/settlement.json", nil
 }
 
-func (f *fakeProofs) WriteBundle(_ context.Context, c contracts.Contract, b contracts.Bundle) (activities.RecordResult, error) {
+func (f *fakeProofs) WriteBundle(_ context.Context, c contracts.Contract, b contracts.Bundle) (capability.RecordResult, error) {
 	f.got = b
-	return activities.RecordResult{ProofDir: "/p", BundleDigest: "d"}, nil
+	return capability.RecordResult{ProofDir: "/p", BundleDigest: "d"}, nil
 }
 
 type fakeDeliverer struct {
@@ -29,14 +30,14 @@ type fakeDeliverer struct {
 	final   bool
 }
 
-func (f *fakeDeliverer) Publish(context.Context, activities.PublishRequest) (contracts.PRRef, error) {
+func (f *fakeDeliverer) Publish(context.Context, capability.PublishRequest) (contracts.PRRef, error) {
 	return contracts.PRRef{}, nil
 }
 func (f *fakeDeliverer) Report(_ context.Context, _ contracts.Bundle, final bool, comment string) (contracts.PRRef, error) {
 	f.comment, f.final = comment, final
 	return contracts.PRRef{}, nil
 }
-func (f *fakeDeliverer) Head(context.Context, activities.HeadRequest) (string, error) { return "", nil }
+func (f *fakeDeliverer) Head(context.Context, capability.HeadRequest) (string, error) { return "", nil }
 
 // TestRecordAttemptSignsAndReportsTheRenderedComment: the bundle is signed with the control
 // key before it is stored, and the deliverer gets the comment the shared template rendered.
@@ -47,7 +48,7 @@ func TestRecordAttemptSignsAndReportsTheRenderedComment(t *testing.T) {
 		Comment: func(b contracts.Bundle, ct contracts.Contract) string {
 			return "## Signoff: " + b.Verdict + " for " + ct.ContractID
 		}}
-	_, err := c.RecordAttempt(context.Background(), activities.RecordRequest{Final: true,
+	_, err := c.RecordAttempt(context.Background(), capability.RecordRequest{Final: true,
 		Bundle: contracts.Bundle{ContractID: "c-one", Attempt: 1, Verdict: contracts.Satisfied}, Contract: contracts.Contract{ContractID: "c-one"}})
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +77,7 @@ func TestRecordAttemptBindsTheBaseCheck(t *testing.T) {
 	proofs := &baseProofs{}
 	c := &activities.Control{Proofs: proofs, BundleKey: key}
 	b := contracts.Bundle{ContractID: "c-one", ContractHash: "h", BaseSHA: "b", Attempt: 1, Verdict: contracts.NotSatisfied}
-	if _, err := c.RecordAttempt(context.Background(), activities.RecordRequest{Bundle: b}); err != nil {
+	if _, err := c.RecordAttempt(context.Background(), capability.RecordRequest{Bundle: b}); err != nil {
 		t.Fatal(err)
 	}
 	got := proofs.got

@@ -2,9 +2,10 @@ package activities
 
 import (
 	"errors"
-	"fmt"
 
 	"go.temporal.io/sdk/temporal"
+
+	"github.com/signoff/signoff/internal/capability"
 )
 
 // Application error types the workflow tells apart. All are non-retryable: retrying cannot
@@ -15,24 +16,32 @@ const (
 	ErrTypeRefused       = "Refused"
 )
 
-// ErrNotConfigured is returned by a capability that has no implementation in this process.
-// In the product it ends the attempt as verification_error, never as a pass.
-var ErrNotConfigured = errors.New("capability not configured")
-
-// NotConfigured builds the typed error for a missing capability.
-func NotConfigured(capability string) error {
-	return temporal.NewNonRetryableApplicationError(
-		fmt.Sprintf("%s is not configured on this worker", capability), ErrTypeNotConfigured, ErrNotConfigured)
+// classes pairs each capability sentinel with the application error type it becomes.
+var classes = []struct {
+	sentinel error
+	typ      string
+}{
+	{capability.ErrNotConfigured, ErrTypeNotConfigured},
+	{capability.ErrPaymentState, ErrTypePaymentState},
+	{capability.ErrRefused, ErrTypeRefused},
 }
 
-// PaymentStateError is a payment action the provider refused for the authorization's state
-// (capture after cancel, an expired authorization).
-func PaymentStateError(cause error) error {
-	return temporal.NewNonRetryableApplicationError(cause.Error(), ErrTypePaymentState, cause)
-}
-
-// Refused is a request outside policy (a repo not on the allowlist, a path escaping the job
-// directory).
-func Refused(cause error) error {
-	return temporal.NewNonRetryableApplicationError(cause.Error(), ErrTypeRefused, cause)
+// ApplicationError is the one place a capability's plain classified error (capability.Refused
+// and the rest, however deeply wrapped) becomes the non-retryable Temporal error the workflow
+// tells apart, with the whole wrapped message. An error that already is or wraps an
+// application error, or has no class, is returned as it is.
+func ApplicationError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) {
+		return err
+	}
+	for _, c := range classes {
+		if errors.Is(err, c.sentinel) {
+			return temporal.NewNonRetryableApplicationError(err.Error(), c.typ, err)
+		}
+	}
+	return err
 }

@@ -5,59 +5,48 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/signoff/signoff/internal/capability"
 	"go.temporal.io/sdk/activity"
 )
-
-// Executor makes one attempt's change with a black-box coding CLI (or stored patches) in a
-// fresh job directory, on branch signoff/<slug>, and commits what changed.
-type Executor interface {
-	Run(ctx context.Context, req ExecRequest) (ExecResult, error)
-}
-
-// Previews builds the app at a commit and serves it for the verifier.
-type Previews interface {
-	Start(ctx context.Context, req PreviewRequest) (PreviewResult, error)
-	Stop(ctx context.Context, previewID string) error
-}
 
 // Execute holds the execute queue's clients. It may hold a read-only clone token and nothing
 // else: no payment key, no write token, no agent seed, no signing key. The repository's own
 // code runs only here. Every exported method is an activity under its own name.
 type Execute struct {
-	Executor Executor
-	Previews Previews
+	Executor capability.Executor
+	Previews capability.Previews
 	// Allows, when set, is the execute queue's repository allowlist: a preview runs the
 	// repository's own install and build scripts, so only allowed repositories are built.
 	Allows func(owner, name string) bool
 }
 
 // RunExecutor runs the executor for one attempt.
-func (e *Execute) RunExecutor(ctx context.Context, req ExecRequest) (ExecResult, error) {
+func (e *Execute) RunExecutor(ctx context.Context, req capability.ExecRequest) (capability.ExecResult, error) {
 	if e.Executor == nil {
-		return ExecResult{}, NotConfigured("executor")
+		return capability.ExecResult{}, capability.NotConfigured("executor")
 	}
-	stop := heartbeatEvery(ctx, "executor running")
+	ctx, stop := heartbeatEvery(ctx, "executor running")
 	defer stop()
 	res, err := e.Executor.Run(ctx, req)
 	if err != nil {
-		return ExecResult{}, fmt.Errorf("executor, attempt %d: %w", req.Attempt, err)
+		return capability.ExecResult{}, fmt.Errorf("executor, attempt %d: %w", req.Attempt, err)
 	}
 	return res, nil
 }
 
 // StartPreview builds and starts the app at the attempt's commit.
-func (e *Execute) StartPreview(ctx context.Context, req PreviewRequest) (PreviewResult, error) {
+func (e *Execute) StartPreview(ctx context.Context, req capability.PreviewRequest) (capability.PreviewResult, error) {
 	if e.Previews == nil {
-		return PreviewResult{}, NotConfigured("preview")
+		return capability.PreviewResult{}, capability.NotConfigured("preview")
 	}
 	if e.Allows != nil && !e.Allows(req.Repo.Owner, req.Repo.Name) {
-		return PreviewResult{}, Refused(fmt.Errorf("%s is not on the execute queue's repository allowlist", req.Repo.Key()))
+		return capability.PreviewResult{}, capability.Refused(fmt.Errorf("%s is not on the execute queue's repository allowlist", req.Repo.Key()))
 	}
-	stop := heartbeatEvery(ctx, "building preview")
+	ctx, stop := heartbeatEvery(ctx, "building preview")
 	defer stop()
 	res, err := e.Previews.Start(ctx, req)
 	if err != nil {
-		return PreviewResult{}, fmt.Errorf("preview of %s: %w", req.CommitSHA, err)
+		return capability.PreviewResult{}, fmt.Errorf("preview of %s: %w", req.CommitSHA, err)
 	}
 	return res, nil
 }
@@ -71,15 +60,18 @@ func (e *Execute) StopPreview(ctx context.Context, previewID string) error {
 }
 
 // heartbeatEvery records heartbeats while long work runs, so a dead worker is noticed within
-// the heartbeat timeout instead of the start-to-close timeout.
-func heartbeatEvery(ctx context.Context, detail string) func() {
+// the heartbeat timeout instead of the start-to-close timeout. The context it returns carries
+// the work's own progress (capability.Progress) to the heartbeat's details.
+func heartbeatEvery(ctx context.Context, detail string) (context.Context, func()) {
 	if !activity.IsActivity(ctx) {
-		return func() {}
+		return ctx, func() {}
 	}
+	actx := ctx
+	ctx = capability.WithProgress(ctx, func(d string) { activity.RecordHeartbeat(actx, d) })
 	info := activity.GetInfo(ctx)
 	every := info.HeartbeatTimeout / 3
 	if every <= 0 {
-		return func() {}
+		return ctx, func() {}
 	}
 	done := make(chan struct{})
 	go func() {
@@ -92,9 +84,9 @@ func heartbeatEvery(ctx context.Context, detail string) func() {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				activity.RecordHeartbeat(ctx, detail)
+				activity.RecordHeartbeat(actx, detail)
 			}
 		}
 	}()
-	return func() { close(done) }
+	return ctx, func() { close(done) }
 }

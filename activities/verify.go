@@ -5,37 +5,27 @@ import (
 	"fmt"
 
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/capability"
 )
-
-// Verifier drives a browser against a preview and returns signed evidence. It sees only the
-// criteria, the contract hash, the expected SHA and the preview URL.
-type Verifier interface {
-	Verify(ctx context.Context, req VerifyRequest) (VerifyResult, error)
-}
-
-// Gate is the runtime gate beyond page errors (an error tracker when configured).
-type Gate interface {
-	Check(ctx context.Context, req GateRequest) (contracts.GateResult, error)
-}
 
 // Verify holds the verify queue's clients: the verifier signing key and read-only browser or
 // error-tracker keys; never a write credential. Every exported method is an activity under
 // its own name.
 type Verify struct {
-	Verifier Verifier
-	Gate     Gate
+	Verifier capability.Verifier
+	Gate     capability.Gate
 }
 
 // Verify runs every criterion against the preview.
-func (v *Verify) Verify(ctx context.Context, req VerifyRequest) (VerifyResult, error) {
+func (v *Verify) Verify(ctx context.Context, req capability.VerifyRequest) (capability.VerifyResult, error) {
 	if v.Verifier == nil {
-		return VerifyResult{}, NotConfigured("verifier")
+		return capability.VerifyResult{}, capability.NotConfigured("verifier")
 	}
-	stop := heartbeatEvery(ctx, "verifying")
+	ctx, stop := heartbeatEvery(ctx, "verifying")
 	defer stop()
 	res, err := v.Verifier.Verify(ctx, req)
 	if err != nil {
-		return VerifyResult{}, fmt.Errorf("verify attempt %d: %w", req.Attempt, err)
+		return capability.VerifyResult{}, fmt.Errorf("verify attempt %d: %w", req.Attempt, err)
 	}
 	return res, nil
 }
@@ -43,11 +33,11 @@ func (v *Verify) Verify(ctx context.Context, req VerifyRequest) (VerifyResult, e
 // RuntimeGate asks the error tracker; without one, page errors in the evidence are the gate.
 // An error tracker is polled through its ingestion lag (a minute or more), so the activity
 // heartbeats meanwhile: a live gate is not mistaken for a lost worker.
-func (v *Verify) RuntimeGate(ctx context.Context, req GateRequest) (contracts.GateResult, error) {
+func (v *Verify) RuntimeGate(ctx context.Context, req capability.GateRequest) (contracts.GateResult, error) {
 	if v.Gate == nil {
 		return contracts.GateResult{Source: "page-errors", Errors: []string{}}, nil
 	}
-	stop := heartbeatEvery(ctx, "runtime gate")
+	ctx, stop := heartbeatEvery(ctx, "runtime gate")
 	defer stop()
 	return v.Gate.Check(ctx, req)
 }

@@ -10,13 +10,14 @@ import (
 
 	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/workers"
 )
 
 // slowGate answers after the ingestion lag an error tracker needs, like the Sentry gate.
 type slowGate struct{ lag time.Duration }
 
-func (g slowGate) Check(ctx context.Context, _ activities.GateRequest) (contracts.GateResult, error) {
+func (g slowGate) Check(ctx context.Context, _ capability.GateRequest) (contracts.GateResult, error) {
 	select {
 	case <-ctx.Done():
 		return contracts.GateResult{}, ctx.Err()
@@ -30,7 +31,7 @@ func gateWorkflow(ctx workflow.Context) (contracts.GateResult, error) {
 		HeartbeatTimeout: 300 * time.Millisecond})
 	var out contracts.GateResult
 	var v *activities.Verify
-	err := workflow.ExecuteActivity(ctx, v.RuntimeGate, activities.GateRequest{ContractID: "c-gate", Attempt: 1}).Get(ctx, &out)
+	err := workflow.ExecuteActivity(ctx, v.RuntimeGate, capability.GateRequest{ContractID: "c-gate", Attempt: 1}).Get(ctx, &out)
 	return out, err
 }
 

@@ -120,7 +120,7 @@ const (
 )
 
 // Kinds of the short notices the contract workflow sends the requester beside the timeline
-// (activities.Notice.Kind); the chat bridge adds what to do next by kind.
+// (capability.Notice.Kind); the chat bridge adds what to do next by kind.
 const (
 	NoticePayment   = "payment"   // authorize the payment at the checkout link
 	NoticeExecuted  = "executed"  // an attempt committed a change

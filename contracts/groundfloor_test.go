@@ -54,3 +54,75 @@ func TestGroundFloorImportsNothingAbove(t *testing.T) {
 		t.Fatalf("contracts/ and policy/ depend on packages above the ground floor:\n  %s", strings.Join(bad, "\n  "))
 	}
 }
+
+// TestHouseRules: the arrows the layout draws (docs/project-layout.md), checked on what the
+// packages really import, so an arrow that comes back fails here.
+func TestHouseRules(t *testing.T) {
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go toolchain on PATH")
+	}
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Dir(filepath.Dir(file))
+	const module = "github.com/signoff/signoff/"
+	// list prints each package matching pattern with its imports: direct ones, or (deps)
+	// everything it depends on.
+	list := func(pattern string, deps bool) map[string][]string {
+		t.Helper()
+		format := `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`
+		if deps {
+			format = `{{.ImportPath}}{{range .Deps}} {{.}}{{end}}`
+		}
+		cmd := exec.Command(gobin, "list", "-f", format, pattern)
+		cmd.Dir = root
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list %s: %v", pattern, err)
+		}
+		m := map[string][]string{}
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			f := strings.Fields(line)
+			if len(f) > 0 {
+				m[f[0]] = f[1:]
+			}
+		}
+		if len(m) == 0 {
+			t.Fatalf("go list %s: no packages", pattern)
+		}
+		return m
+	}
+	rules := []struct {
+		name    string
+		pattern string
+		deps    bool
+		refused func(imp string) bool
+	}{
+		{"capabilities use no Temporal and know neither the workflows, their adapters nor the wiring",
+			"./internal/...", true,
+			func(imp string) bool {
+				return strings.HasPrefix(imp, "go.temporal.io/") || imp == module+"workflows" || imp == module+"activities" ||
+					imp == module+"workers" || strings.HasPrefix(imp, module+"workers/")
+			}},
+		{"chat code does not reach for the activities", "./chatbridge/...", false,
+			func(imp string) bool { return imp == module+"activities" }},
+		{"authoring does not depend on the wiring", "./authoring/...", true,
+			func(imp string) bool { return imp == module+"workers" || strings.HasPrefix(imp, module+"workers/") }},
+		{"activities stand on the ground floor and the capabilities' terms only", "./activities", false,
+			func(imp string) bool {
+				return strings.HasPrefix(imp, module) && imp != module+"contracts" && imp != module+"internal/capability"
+			}},
+	}
+	for _, r := range rules {
+		var bad []string
+		for pkg, imps := range list(r.pattern, r.deps) {
+			for _, imp := range imps {
+				if r.refused(imp) {
+					bad = append(bad, pkg+" -> "+imp)
+				}
+			}
+		}
+		if len(bad) > 0 {
+			t.Errorf("%s, but:\n  %s", r.name, strings.Join(bad, "\n  "))
+		}
+	}
+}

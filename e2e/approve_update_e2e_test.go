@@ -11,9 +11,9 @@ import (
 
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/fixtures/runs"
-	"github.com/signoff/signoff/internal/contractclient"
 	"github.com/signoff/signoff/temporal/temporaltest"
 	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractclient"
 )
 
 // TestApproveUpdateOnEmbeddedServer approves a contract through contractclient on a real
@@ -62,11 +62,11 @@ func TestApproveUpdateOnEmbeddedServer(t *testing.T) {
 	}
 	// The refusals were recorded by the time the update answered: no wait for them.
 	st, err := cc.Status(ctx, id)
-	if err != nil || st.State != workflows.StateQuoted || len(st.Refusals) != 2 {
+	if err != nil || st.State != contracts.StateQuoted || len(st.Refusals) != 2 {
 		t.Fatalf("after two refusals: %v state %s refusals %v", err, st.State, st.Refusals)
 	}
 	res, err := cc.Approve(ctx, id, workflows.Approve{Hash: q.Hash, Approver: "alice", Channel: "test", MessageID: "m2"})
-	if err != nil || res.State != workflows.StateApproved {
+	if err != nil || res.State != contracts.StateApproved {
 		t.Fatalf("approval: %v %+v", err, res)
 	}
 	if _, err := cc.Approve(ctx, id, workflows.Approve{Hash: q.Hash, Approver: "alice", MessageID: "m3"}); refusedWith(err) != workflows.RefusedAlreadyApproved {

@@ -13,6 +13,7 @@ import (
 	"github.com/signoff/signoff/authoring/basecheck"
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/fixtures/runs"
+	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/temporal/temporaltest"
 	"github.com/signoff/signoff/workers"
 	"github.com/signoff/signoff/workflows"
@@ -25,11 +26,11 @@ type countingPreview struct {
 	builds int
 }
 
-func (p *countingPreview) Start(_ context.Context, r activities.PreviewRequest) (activities.PreviewResult, error) {
+func (p *countingPreview) Start(_ context.Context, r capability.PreviewRequest) (capability.PreviewResult, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.builds++
-	return activities.PreviewResult{PreviewID: "p", Build: contracts.BuildResult{Passed: false,
+	return capability.PreviewResult{PreviewID: "p", Build: contracts.BuildResult{Passed: false,
 		Steps: []contracts.BuildStep{{Name: "build", Log: "exit 1"}}}}, nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/contracts/contractstest"
 	"github.com/signoff/signoff/fixtures/runs"
+	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/policy/policytest"
 	"github.com/signoff/signoff/temporal"
 	"github.com/signoff/signoff/temporal/temporaltest"
@@ -34,23 +35,23 @@ type instant struct {
 	contracts sync.Map // contract id -> contracts.Contract
 }
 
-func (i *instant) Authorize(ctx context.Context, a activities.AuthorizeRequest) (activities.PaymentState, error) {
-	return activities.PaymentState{Provider: "bench", CheckoutSessionID: "cs_" + a.ContractID, State: activities.PaymentAuthorized, PaymentIntentID: "pi"}, nil
+func (i *instant) Authorize(ctx context.Context, a capability.AuthorizeRequest) (capability.PaymentState, error) {
+	return capability.PaymentState{Provider: "bench", CheckoutSessionID: "cs_" + a.ContractID, State: capability.PaymentAuthorized, PaymentIntentID: "pi"}, nil
 }
 
-func (i *instant) Status(ctx context.Context, hash, session string) (activities.PaymentState, error) {
-	return activities.PaymentState{State: activities.PaymentAuthorized}, nil
+func (i *instant) Status(ctx context.Context, hash, session string) (capability.PaymentState, error) {
+	return capability.PaymentState{State: capability.PaymentAuthorized}, nil
 }
 
-func (i *instant) Capture(ctx context.Context, a activities.PaymentAction) (activities.PaymentState, error) {
-	return activities.PaymentState{State: activities.PaymentCaptured}, nil
+func (i *instant) Capture(ctx context.Context, a capability.PaymentAction) (capability.PaymentState, error) {
+	return capability.PaymentState{State: capability.PaymentCaptured}, nil
 }
 
-func (i *instant) Cancel(ctx context.Context, a activities.PaymentAction) (activities.PaymentState, error) {
-	return activities.PaymentState{State: activities.PaymentCanceled}, nil
+func (i *instant) Cancel(ctx context.Context, a capability.PaymentAction) (capability.PaymentState, error) {
+	return capability.PaymentState{State: capability.PaymentCanceled}, nil
 }
 
-func (i *instant) Publish(ctx context.Context, p activities.PublishRequest) (contracts.PRRef, error) {
+func (i *instant) Publish(ctx context.Context, p capability.PublishRequest) (contracts.PRRef, error) {
 	return contracts.PRRef{Branch: p.Branch}, nil
 }
 
@@ -58,30 +59,30 @@ func (i *instant) Report(ctx context.Context, b contracts.Bundle, final bool, co
 	return contracts.PRRef{}, nil
 }
 
-func (i *instant) Head(ctx context.Context, r activities.HeadRequest) (string, error) { return "", nil }
+func (i *instant) Head(ctx context.Context, r capability.HeadRequest) (string, error) { return "", nil }
 
-func (i *instant) WriteBundle(_ context.Context, c contracts.Contract, b contracts.Bundle) (activities.RecordResult, error) {
-	return activities.RecordResult{}, nil
+func (i *instant) WriteBundle(_ context.Context, c contracts.Contract, b contracts.Bundle) (capability.RecordResult, error) {
+	return capability.RecordResult{}, nil
 }
 
 func (i *instant) WriteSettlement(_ context.Context, s contracts.Settlement) (string, error) {
 	return "", nil
 }
 
-func (i *instant) Run(ctx context.Context, r activities.ExecRequest) (activities.ExecResult, error) {
-	return activities.ExecResult{CommitSHA: fmt.Sprintf("%040d", r.Attempt), Branch: "signoff/b"}, nil
+func (i *instant) Run(ctx context.Context, r capability.ExecRequest) (capability.ExecResult, error) {
+	return capability.ExecResult{CommitSHA: fmt.Sprintf("%040d", r.Attempt), Branch: "signoff/b"}, nil
 }
 
-func (i *instant) Start(ctx context.Context, r activities.PreviewRequest) (activities.PreviewResult, error) {
-	return activities.PreviewResult{PreviewID: "p", URL: "http://127.0.0.1:1", Build: contracts.BuildResult{Passed: true}}, nil
+func (i *instant) Start(ctx context.Context, r capability.PreviewRequest) (capability.PreviewResult, error) {
+	return capability.PreviewResult{PreviewID: "p", URL: "http://127.0.0.1:1", Build: contracts.BuildResult{Passed: true}}, nil
 }
 
 func (i *instant) Stop(ctx context.Context, id string) error { return nil }
 
-func (i *instant) Verify(ctx context.Context, r activities.VerifyRequest) (activities.VerifyResult, error) {
+func (i *instant) Verify(ctx context.Context, r capability.VerifyRequest) (capability.VerifyResult, error) {
 	c, _ := i.contracts.Load(r.ContractID)
 	ev, err := policytest.Evidence(c.(contracts.Contract), r.ExpectedSHA, policytest.Options{Attempt: r.Attempt})
-	return activities.VerifyResult{Evidence: ev}, err
+	return capability.VerifyResult{Evidence: ev}, err
 }
 
 // start runs the three queues' workers on c with the instant clients until b ends.

@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/temporal"
 	"github.com/signoff/signoff/workflows"
 )
@@ -98,7 +99,7 @@ func replayCaptured(t *testing.T, c client.Client, lp *loadPeers, dataDir, publi
 		t.Fatalf("capture incomplete: long %+v short %+v contract %q\n%s", long, short, contract, lp.dump())
 	}
 	before := snapshotForReplay(t, c, lp, dataDir, tAddr, contract)
-	if before.status.State != workflows.StateQuoted {
+	if before.status.State != contracts.StateQuoted {
 		t.Fatalf("contract %s is %s before the replays, want quoted", contract, before.status.State)
 	}
 	post := func(name string, e loadEvent) {

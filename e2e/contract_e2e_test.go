@@ -34,6 +34,8 @@ import (
 	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/fixtures/runs"
+	"github.com/signoff/signoff/internal/capability"
+	"github.com/signoff/signoff/internal/datadir"
 	"github.com/signoff/signoff/internal/signing"
 	"github.com/signoff/signoff/internal/spareport"
 	"github.com/signoff/signoff/policy/policytest"
@@ -58,7 +60,7 @@ type scriptedVerify struct {
 	calls    int
 }
 
-func (s *scriptedVerify) Verify(ctx context.Context, req activities.VerifyRequest) (activities.VerifyResult, error) {
+func (s *scriptedVerify) Verify(ctx context.Context, req capability.VerifyRequest) (capability.VerifyResult, error) {
 	s.mu.Lock()
 	s.calls++
 	s.mu.Unlock()
@@ -73,13 +75,13 @@ func (s *scriptedVerify) Verify(ctx context.Context, req activities.VerifyReques
 	}
 	ev, err := policytest.Evidence(s.contract, req.ExpectedSHA, policytest.Options{Attempt: req.Attempt, RuntimeSHA: runtimeSHA})
 	if err != nil {
-		return activities.VerifyResult{}, err
+		return capability.VerifyResult{}, err
 	}
 	if runtimeSHA == "" {
 		ev.RuntimeSHA = ""
 		_ = ev.Sign(policytest.VerifierKey)
 	}
-	return activities.VerifyResult{Evidence: ev, EvidenceDigest: "scripted"}, nil
+	return capability.VerifyResult{Evidence: ev, EvidenceDigest: "scripted"}, nil
 }
 
 func testTrust(c contracts.Contract) workflows.Trust {
@@ -121,7 +123,7 @@ func TestContractOnEmbeddedServer(t *testing.T) {
 	dir := st.Attempts[0].ProofDir
 	var b contracts.Bundle
 	readJSON(t, filepath.Join(dir, "bundle.json"), &b)
-	pub, err := signing.LoadPublic(filepath.Join(dataDir, "keys", workers.ControlKeyFile))
+	pub, err := signing.LoadPublic(filepath.Join(dataDir, "keys", datadir.ControlKeyFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -503,7 +505,7 @@ func TestDevRestartResumesFromSQLite(t *testing.T) {
 	if err := json.Unmarshal([]byte(cli(t, append([]string{"contract", "status", "h1-static-status", "--json"}, conn...)...)), &st); err != nil {
 		t.Fatal(err)
 	}
-	if st.Verdict != contracts.Satisfied || st.Payment.State != activities.PaymentCaptured || st.Executions < 1 {
+	if st.Verdict != contracts.Satisfied || st.Payment.State != capability.PaymentCaptured || st.Executions < 1 {
 		t.Fatalf("after restart: verdict %s payment %s\n%s", st.Verdict, st.Payment.State, dev.output())
 	}
 	list := cli(t, "contract", "list", "--data-dir", dataDir)

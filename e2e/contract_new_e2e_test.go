@@ -182,7 +182,7 @@ func TestContractNewOnQueues(t *testing.T) {
 	if err := json.Unmarshal([]byte(cli(t, append([]string{"contract", "status", contractID.ID, "--json"}, common...)...)), &st); err != nil {
 		t.Fatal(err)
 	}
-	if st.State != workflows.StateQuoted || !st.QuoteExpiresAt.Equal(quote.Quote.ExpiresAt) || len(st.Timeline) < 2 || st.Timeline[1].Type != contracts.EventBaseCheck ||
+	if st.State != contracts.StateQuoted || !st.QuoteExpiresAt.Equal(quote.Quote.ExpiresAt) || len(st.Timeline) < 2 || st.Timeline[1].Type != contracts.EventBaseCheck ||
 		st.Timeline[1].Data["checked_on"] != "queues" || !strings.Contains(st.Timeline[1].Data["failing_on_base"], "mobile-no-overflow") ||
 		!strings.Contains(st.Timeline[1].Data[contracts.DataLazyVariants], "rejected by") {
 		t.Fatalf("status %+v", st)

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/signoff/signoff/internal/datadir"
 	"github.com/signoff/signoff/internal/localgit"
-	"github.com/signoff/signoff/workers"
 	"github.com/signoff/signoff/workflows"
 )
 
@@ -79,7 +79,7 @@ func TestReplayG1RevokesEligibilityOnAHeadMove(t *testing.T) {
 		t.Fatalf("revocation %v (verified %s)", revoked, verified)
 	}
 	// The head the workflow saw is the commit really pushed to the bare remote.
-	remote, err := localgit.Remotes{Root: workers.Paths(dataDir).Remotes}.Path("signoff-fixtures", "finance")
+	remote, err := localgit.Remotes{Root: datadir.Paths(dataDir).Remotes}.Path("signoff-fixtures", "finance")
 	if err != nil {
 		t.Fatal(err)
 	}

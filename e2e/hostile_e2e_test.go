@@ -17,6 +17,7 @@ import (
 	"github.com/signoff/signoff/internal/executor"
 	"github.com/signoff/signoff/internal/hostiletest"
 	"github.com/signoff/signoff/internal/localgit"
+	"github.com/signoff/signoff/internal/preview"
 	"github.com/signoff/signoff/internal/sandbox"
 	"github.com/signoff/signoff/internal/unprivileged"
 	"github.com/signoff/signoff/web"
@@ -34,7 +35,7 @@ func TestHostileCLIThroughTheWorkflow(t *testing.T) {
 		t.Skip("builds the fixture app three times and drives Chromium")
 	}
 	root := repoRoot()
-	cred, err := unprivileged.Lookup(workers.PreviewUser)
+	cred, err := unprivileged.Lookup(preview.DefaultUser)
 	if err != nil {
 		t.Fatalf("%v: run `go tool task fixture:setup`", err)
 	}

@@ -15,24 +15,24 @@ import (
 
 	"go.temporal.io/api/serviceerror"
 
-	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/fixtures/runs"
-	"github.com/signoff/signoff/internal/contractclient"
+	"github.com/signoff/signoff/internal/capability"
+	"github.com/signoff/signoff/internal/datadir"
 	"github.com/signoff/signoff/internal/signing"
 	"github.com/signoff/signoff/policy/policytest"
 	"github.com/signoff/signoff/temporal/temporaltest"
-	"github.com/signoff/signoff/workers"
 	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractclient"
 )
 
 // byContract is the scripted verifier for several contracts at once, chosen by id.
 type byContract map[string]*scriptedVerify
 
-func (b byContract) Verify(ctx context.Context, req activities.VerifyRequest) (activities.VerifyResult, error) {
+func (b byContract) Verify(ctx context.Context, req capability.VerifyRequest) (capability.VerifyResult, error) {
 	s, ok := b[req.ContractID]
 	if !ok {
-		return activities.VerifyResult{}, errors.New("no scripted verifier for " + req.ContractID)
+		return capability.VerifyResult{}, errors.New("no scripted verifier for " + req.ContractID)
 	}
 	return s.Verify(ctx, req)
 }
@@ -91,7 +91,7 @@ func TestOneContractPerQuote(t *testing.T) {
 		status  workflows.Status
 		history int // bytes
 		proof   map[string]string
-		index   activities.IndexEntry
+		index   capability.IndexEntry
 		payment string
 	}
 	snap := func() snapshot {
@@ -146,7 +146,7 @@ func TestOneContractPerQuote(t *testing.T) {
 
 	// And through the CLI, which says why and exits 2 (bad input). It reads the verifier's
 	// trust from the data dir, as a verify worker publishes it.
-	keyPath := filepath.Join(workers.Paths(dataDir).Keys, workers.VerifierKeyFile)
+	keyPath := filepath.Join(datadir.Paths(dataDir).Keys, datadir.VerifierKeyFile)
 	if _, err := signing.WritePublic(keyPath, policytest.VerifierKey); err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/fixtures/runs"
+	"github.com/signoff/signoff/internal/datadir"
 	"github.com/signoff/signoff/internal/proofstore"
 	"github.com/signoff/signoff/internal/proofsync"
 	"github.com/signoff/signoff/internal/signing"
@@ -45,8 +46,8 @@ func TestPreparedRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	vk, _ := signing.LoadPublic(filepath.Join(dataDir, "keys", workers.VerifierKeyFile))
-	ck, _ := signing.LoadPublic(filepath.Join(dataDir, "keys", workers.ControlKeyFile))
+	vk, _ := signing.LoadPublic(filepath.Join(dataDir, "keys", datadir.VerifierKeyFile))
+	ck, _ := signing.LoadPublic(filepath.Join(dataDir, "keys", datadir.ControlKeyFile))
 
 	for _, name := range []string{"W1", "W2", "W3", "W4", "W5", "P1", "P2"} {
 		r, err := runs.Load(runsDir, name)

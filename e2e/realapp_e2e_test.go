@@ -12,9 +12,9 @@ import (
 	"testing/fstest"
 	"time"
 
-	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/fixtures/fixturerepo"
+	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/internal/preview"
 	"github.com/signoff/signoff/internal/realapps"
 	"github.com/signoff/signoff/workers"
@@ -112,7 +112,7 @@ func TestRealAppsEndToEnd(t *testing.T) {
 	for _, bin := range tools {
 		roots = append(roots, preview.InstallRoot(bin))
 	}
-	maker, err := realapps.NewMaker(root, workers.PreviewUser, tools, roots, t.Logf)
+	maker, err := realapps.NewMaker(root, preview.DefaultUser, tools, roots, t.Logf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func TestRealAppsEndToEnd(t *testing.T) {
 			cli(t, append([]string{"payment", "authorize", id}, conn...)...)
 			cli(t, append([]string{"contract", "watch", id}, conn...)...)
 			st := realAppStatus(t, conn, id)
-			if st.Verdict != contracts.Satisfied || st.Payment.State != activities.PaymentCaptured || !st.MergeEligible || len(st.Attempts) < 2 {
+			if st.Verdict != contracts.Satisfied || st.Payment.State != capability.PaymentCaptured || !st.MergeEligible || len(st.Attempts) < 2 {
 				t.Fatalf("%s: verdict %q, payment %q, merge eligible %v, %d attempts\n%s", r.Name, st.Verdict, st.Payment.State, st.MergeEligible, len(st.Attempts), dev.output())
 			}
 			if a := st.Attempts[0]; a.Verdict != contracts.NotSatisfied || !strings.Contains(fmt.Sprint(a.Reasons), "stacked-pricing-cards") ||

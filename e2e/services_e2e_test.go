@@ -23,6 +23,8 @@ import (
 	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/fixtures/runs"
+	"github.com/signoff/signoff/internal/capability"
+	"github.com/signoff/signoff/internal/datadir"
 	"github.com/signoff/signoff/internal/payment"
 	"github.com/signoff/signoff/internal/payment/localstripe"
 	"github.com/signoff/signoff/internal/staticpreview"
@@ -95,12 +97,12 @@ type scriptedVerifiers struct {
 	modes map[string]string
 }
 
-func (s *scriptedVerifiers) Verify(ctx context.Context, req activities.VerifyRequest) (activities.VerifyResult, error) {
+func (s *scriptedVerifiers) Verify(ctx context.Context, req capability.VerifyRequest) (capability.VerifyResult, error) {
 	s.mu.Lock()
 	sv, mode := s.by[req.ContractID], s.modes[req.ContractID]
 	s.mu.Unlock()
 	if sv == nil {
-		return activities.VerifyResult{}, fmt.Errorf("no scripted verifier for %s", req.ContractID)
+		return capability.VerifyResult{}, fmt.Errorf("no scripted verifier for %s", req.ContractID)
 	}
 	res, err := sv.Verify(ctx, req)
 	if err != nil || mode == verifyPass {
@@ -121,7 +123,7 @@ func (s *scriptedVerifiers) Verify(ctx context.Context, req activities.VerifyReq
 	if err != nil {
 		return res, err
 	}
-	return activities.VerifyResult{Evidence: ev, EvidenceDigest: "scripted"}, nil
+	return capability.VerifyResult{Evidence: ev, EvidenceDigest: "scripted"}, nil
 }
 
 // wrong is an observed value that differs from what a check expects.
@@ -242,16 +244,16 @@ func events(st workflows.Status, typ string) []contracts.Event {
 
 func TestStripeDoubleThroughTheWorkflow(t *testing.T) {
 	srv := temporaltest.StartServer(t)
-	captured := runs.Expected{Verdicts: []string{contracts.Satisfied}, FinalState: workflows.StateMergeEligible, Payment: activities.PaymentCaptured}
+	captured := runs.Expected{Verdicts: []string{contracts.Satisfied}, FinalState: contracts.StateMergeEligible, Payment: capability.PaymentCaptured}
 	vs := []variant{
 		{name: "HW", id: "h1-stripe-webhook", verify: verifyPass, expected: captured},
 		{name: "HP", id: "h1-stripe-poll", verify: verifyPass, expected: captured},
 		{name: "HN", id: "h1-stripe-refused", verify: verifyFail, expected: runs.Expected{
 			Verdicts:   []string{contracts.NotSatisfied, contracts.NotSatisfied, contracts.NotSatisfied},
-			FinalState: workflows.StatePaymentCancelled, Payment: activities.PaymentCanceled}},
+			FinalState: contracts.StatePaymentCancelled, Payment: capability.PaymentCanceled}},
 		{name: "HV", id: "h1-stripe-verror", verify: verifyNoSHA, expected: runs.Expected{
 			Verdicts:   []string{contracts.VerificationError, contracts.VerificationError},
-			FinalState: workflows.StatePaymentCancelled, Payment: activities.PaymentCanceled, Executions: 1}},
+			FinalState: contracts.StatePaymentCancelled, Payment: capability.PaymentCanceled, Executions: 1}},
 	}
 	runsDir := writeVariants(t, vs...)
 	s := startServicesStack(t, srv.DialConfig(), runsDir, vs...)
@@ -329,7 +331,7 @@ func TestAuthorizationNearExpiryEndsHonestly(t *testing.T) {
 	srv := temporaltest.StartServer(t)
 	c := temporaltest.Dial(t, srv)
 	v := variant{name: "HX", id: "h1-stripe-expiring", verify: verifyPass, expected: runs.Expected{
-		Verdicts: []string{contracts.Satisfied}, FinalState: workflows.StatePaymentCancelled, Payment: activities.PaymentCanceled}}
+		Verdicts: []string{contracts.Satisfied}, FinalState: contracts.StatePaymentCancelled, Payment: capability.PaymentCanceled}}
 	runsDir := writeVariants(t, v)
 	r, err := runs.Load(runsDir, v.name)
 	if err != nil {
@@ -384,7 +386,7 @@ type doubleState struct {
 func readDouble(t *testing.T, dataDir string) doubleState {
 	t.Helper()
 	var st doubleState
-	readJSON(t, filepath.Join(workers.Paths(dataDir).Stripe, localstripe.StateFileName), &st)
+	readJSON(t, filepath.Join(datadir.Paths(dataDir).Stripe, localstripe.StateFileName), &st)
 	return st
 }
 

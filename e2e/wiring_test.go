@@ -10,6 +10,7 @@ import (
 	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/fixtures/runs"
+	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/internal/payment/localstripe"
 	"github.com/signoff/signoff/internal/staticpreview"
 	"github.com/signoff/signoff/temporal/temporaltest"
@@ -38,7 +39,7 @@ type wiringOptions struct {
 
 // startWiring starts the workers on c with a new data dir, verifying with v. Everything it
 // starts is stopped when the test ends.
-func startWiring(t *testing.T, c client.Client, v activities.Verifier, o wiringOptions) *wiring {
+func startWiring(t *testing.T, c client.Client, v capability.Verifier, o wiringOptions) *wiring {
 	t.Helper()
 	requireStripeMock(t)
 	if o.RunsDir == "" {

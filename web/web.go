@@ -16,11 +16,11 @@ import (
 
 	"go.temporal.io/sdk/converter"
 
-	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/contracts"
-	"github.com/signoff/signoff/internal/contractclient"
+	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/internal/payment/localstripe"
 	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractclient"
 )
 
 //go:embed templates/*.html
@@ -30,7 +30,7 @@ var pages = template.Must(template.New("").Funcs(template.FuncMap{"short": contr
 
 // Index lists contracts.
 type Index interface {
-	List() ([]activities.IndexEntry, error)
+	List() ([]capability.IndexEntry, error)
 }
 
 // Loopback serves people on this machine.
@@ -67,7 +67,7 @@ func securityHeaders(h http.Handler) http.Handler {
 }
 
 type indexRow struct {
-	activities.IndexEntry
+	capability.IndexEntry
 	UILink string
 }
 
@@ -120,7 +120,7 @@ func CompleteTestCheckout(ctx context.Context, q StatusQuerier, contractID strin
 		if st.Payment.CheckoutURL != "" {
 			break
 		}
-		if st.State != workflows.StateQuoted && st.State != workflows.StateApproved {
+		if st.State != contracts.StateQuoted && st.State != contracts.StateApproved {
 			return localstripe.PaidSession{}, fmt.Errorf("contract %s is %s and has no checkout", contractID, st.State)
 		}
 		select {

@@ -10,6 +10,8 @@ import (
 
 	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/capability"
+	"github.com/signoff/signoff/internal/datadir"
 	"github.com/signoff/signoff/internal/executor"
 	"github.com/signoff/signoff/internal/index"
 	"github.com/signoff/signoff/internal/localgit"
@@ -26,10 +28,10 @@ type Local struct {
 	Index     *index.Index
 	// Payments is the payment provider (Stripe, or the local Stripe test double), set by
 	// Services.Apply; nil fails the payment activities as not configured.
-	Payments activities.Payments
+	Payments capability.Payments
 	// Publisher, when set, replaces the bare remote as the deliverable (GitHub). The bare
 	// remote stays where the execute queue pushes and control reads commits from.
-	Publisher activities.Deliverer
+	Publisher capability.Deliverer
 }
 
 // NewLocal builds the local control capabilities.
@@ -44,8 +46,8 @@ func NewLocal(cfg Config) *Local {
 }
 
 // NewControl builds the control queue's activities. Only this queue reads the control key.
-func NewControl(cfg Config, c client.Client, l *Local, notifier activities.Notifier) (*activities.Control, error) {
-	keyPath := filepath.Join(Paths(cfg.DataDir).Keys, ControlKeyFile)
+func NewControl(cfg Config, c client.Client, l *Local, notifier capability.Notifier) (*activities.Control, error) {
+	keyPath := filepath.Join(datadir.Paths(cfg.DataDir).Keys, datadir.ControlKeyFile)
 	key, err := signing.LoadOrCreate(keyPath)
 	if err != nil {
 		return nil, fmt.Errorf("control key: %w", err)
@@ -74,7 +76,7 @@ func prComment(cfg Config, controlPub ed25519.PublicKey) func(contracts.Bundle, 
 	store := proofstore.Store{Root: cfg.Layout().Proofs}
 	return func(b contracts.Bundle, c contracts.Contract) string {
 		signers := proofpage.Signers{ControlFingerprint: contracts.KeyFingerprint(controlPub)}
-		if k, err := ReadPublishedKeys(cfg.DataDir); err == nil {
+		if k, err := datadir.ReadPublishedKeys(cfg.DataDir); err == nil {
 			signers.VerifierFingerprint = k.VerifierFingerprint
 		}
 		url := ""

@@ -5,13 +5,14 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/signoff/signoff/activities"
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 )
 
 // The SDK reads an activity error's type and retryability only from the error itself, not
-// from an application error it wraps: fmt.Errorf("preview: %w", activities.Refused(err)) is
+// from an application error it wraps: fmt.Errorf("preview: %w", capability.Refused(err)) is
 // retried as a generic failure, and a hostile page the verifier refused is verified again.
 // classification brings a wrapped application error's type and retryability to the top for
 // every activity of the worker, whatever wraps it.
@@ -35,8 +36,10 @@ func (a *classifiedActivity) ExecuteActivity(ctx context.Context, in *intercepto
 }
 
 // Classified returns err with the type and retryability of the first application error it
-// wraps at its top, with the wrappers' context; any other error is returned as it is.
+// wraps at its top, with the wrappers' context; a capability's classified error becomes its
+// application error first (activities.ApplicationError); any other error is returned as it is.
 func Classified(err error) error {
+	err = activities.ApplicationError(err)
 	var app *temporal.ApplicationError
 	if err == nil || !errors.As(err, &app) {
 		return err

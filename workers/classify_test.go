@@ -15,12 +15,13 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/signoff/signoff/activities"
+	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/temporal/temporaltest"
 	"github.com/signoff/signoff/workers"
 )
 
 func TestClassifiedKeepsAWrappedClassification(t *testing.T) {
-	refused := activities.Refused(errors.New("the page left the preview's origin"))
+	refused := capability.Refused(errors.New("the page left the preview's origin"))
 	var app *temporal.ApplicationError
 	if err := workers.Classified(fmt.Errorf("verify: %w", refused)); !errors.As(err, &app) || err.(*temporal.ApplicationError) == nil ||
 		!app.NonRetryable() || app.Type() != activities.ErrTypeRefused || app.Message() != "verify: the page left the preview's origin" {
@@ -30,7 +31,23 @@ func TestClassifiedKeepsAWrappedClassification(t *testing.T) {
 	if err := workers.Classified(fmt.Errorf("x: %w", plain)); errors.As(err, &app) {
 		t.Errorf("a plain error became an application error: %v", err)
 	}
-	if err := workers.Classified(refused); err != refused {
+	if err := workers.Classified(refused); !errors.As(err, &app) || app.Type() != activities.ErrTypeRefused ||
+		!app.NonRetryable() || app.Message() != "the page left the preview's origin" {
+		t.Errorf("a classified capability error at the top: %T %v", err, err)
+	}
+	for _, tc := range []struct {
+		err error
+		typ string
+	}{
+		{capability.NotConfigured("verifier"), activities.ErrTypeNotConfigured},
+		{fmt.Errorf("capture: %w", capability.PaymentStateError(errors.New("canceled"))), activities.ErrTypePaymentState},
+	} {
+		if err := workers.Classified(tc.err); !errors.As(err, &app) || app.Type() != tc.typ || !app.NonRetryable() {
+			t.Errorf("%v: %T %v, want a non-retryable %s", tc.err, err, err, tc.typ)
+		}
+	}
+	top := temporal.NewNonRetryableApplicationError("refused", activities.ErrTypeRefused, nil)
+	if err := workers.Classified(top); err != top {
 		t.Errorf("an application error at the top changed: %v", err)
 	}
 }
@@ -46,7 +63,7 @@ func TestWrappedRefusalIsNotRetried(t *testing.T) {
 	var runs atomic.Int32
 	wrapped := func(ctx context.Context) error {
 		runs.Add(1)
-		return fmt.Errorf("preview: %w", activities.Refused(errors.New("repository not on the allowlist")))
+		return fmt.Errorf("preview: %w", capability.Refused(errors.New("repository not on the allowlist")))
 	}
 	wf := func(ctx workflow.Context) error {
 		ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute,

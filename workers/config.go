@@ -4,11 +4,11 @@
 package workers
 
 import (
-	"path/filepath"
-
 	"github.com/signoff/signoff/internal/artifacts"
+	"github.com/signoff/signoff/internal/datadir"
 	"github.com/signoff/signoff/internal/localgit"
 	"github.com/signoff/signoff/internal/proofsync"
+	"github.com/signoff/signoff/internal/sandbox"
 )
 
 // Config is what the workers need to know about this machine.
@@ -27,7 +27,7 @@ type Config struct {
 	LoopbackURL string
 	// Sandbox is the process's one sandbox for repository code and coding CLIs, made when
 	// first needed; nil makes a default, sandboxed one for each caller.
-	Sandbox *LazySandbox
+	Sandbox *sandbox.Lazy
 	// Artifacts is the store the queues share (see share.go): a file:// folder in the data
 	// dir on one machine, an S3-compatible bucket across hosts. Nil shares nothing: every
 	// queue must then run on this data dir.
@@ -43,15 +43,6 @@ var DefaultAllow = []string{"signoff-fixtures/*", "local/*"}
 // for `contract new` and chat alike.
 const DefaultRateLimit = 20
 
-// DefaultArtifactsURL is the one-machine artifact store: a folder in the data dir.
-func DefaultArtifactsURL(dataDir string) string {
-	abs, err := filepath.Abs(filepath.Join(dataDir, "artifacts"))
-	if err != nil {
-		abs = filepath.Join(dataDir, "artifacts")
-	}
-	return "file://" + filepath.ToSlash(abs)
-}
-
 // proofShare is the proof folder's link to the artifact store, nil without one.
 func (c Config) proofShare() *proofsync.Sync {
 	if c.Artifacts == nil {
@@ -65,37 +56,11 @@ func (c Config) gitShare() localgit.Shared {
 	return localgit.Shared{Remotes: localgit.Remotes{Root: c.Layout().Remotes}, Store: c.Artifacts}
 }
 
-// Layout names the files and folders under the data dir.
-type Layout struct {
-	Index, Proofs, Remotes, Jobs, PRs, Keys, Temporal string
-	// Stripe holds the local Stripe test double's state; GitHubPRs the GitHub deliverer's
-	// PR records; ExecutorLogs the command executor's output logs, by digest.
-	Stripe, GitHubPRs, ExecutorLogs string
-	// Rates is the per-requester rate window of contract authoring, shared by `contract new`
-	// and chat.
-	Rates string
-}
-
 // Layout returns the data dir layout with the proof dir override applied.
-func (c Config) Layout() Layout {
-	l := Paths(c.DataDir)
+func (c Config) Layout() datadir.Layout {
+	l := datadir.Paths(c.DataDir)
 	if c.ProofDir != "" {
 		l.Proofs = c.ProofDir
 	}
 	return l
 }
-
-// Paths returns the data dir layout.
-func Paths(dataDir string) Layout {
-	j := func(p ...string) string { return filepath.Join(append([]string{dataDir}, p...)...) }
-	return Layout{Index: j("index.json"), Proofs: j("proofs"), Remotes: j("remotes"),
-		Jobs: j("jobs"), PRs: j("prs"), Keys: j("keys"), Temporal: j("temporal"),
-		Stripe: j("stripe"), GitHubPRs: j("prs-github"), ExecutorLogs: j("executor-logs"), Rates: j("authoring", "rates.json")}
-}
-
-// ControlKeyFile and VerifierKeyFile are the signing keys under Layout.Keys. Only the control
-// worker reads the first and only the verify worker the second.
-const (
-	ControlKeyFile  = "control.key"
-	VerifierKeyFile = "verifier.key"
-)

@@ -15,9 +15,11 @@ import (
 	"github.com/getsentry/sentry-go"
 	"go.temporal.io/sdk/activity"
 
-	"github.com/signoff/signoff/activities"
+	"github.com/signoff/signoff/internal/capability"
+	"github.com/signoff/signoff/internal/datadir"
 	"github.com/signoff/signoff/internal/executor"
 	"github.com/signoff/signoff/internal/localgit"
+	"github.com/signoff/signoff/internal/preview"
 	"github.com/signoff/signoff/internal/sandbox"
 	"github.com/signoff/signoff/internal/sentrygate"
 	"github.com/signoff/signoff/internal/unprivileged"
@@ -76,7 +78,7 @@ func envOrNone(getenv func(string) string) func(string) string {
 // the command executor when SIGNOFF_EXECUTOR_COMMAND is set and the prepared one otherwise.
 // A command executor first sweeps what a crashed worker left (CLI process groups, job
 // directories).
-func NewExecutor(cfg Config, kind string, getenv func(string) string) (activities.Executor, error) {
+func NewExecutor(cfg Config, kind string, getenv func(string) string) (capability.Executor, error) {
 	getenv = envOrNone(getenv)
 	if kind == "" {
 		kind = ExecutorPrepared
@@ -101,7 +103,7 @@ func NewExecutor(cfg Config, kind string, getenv func(string) string) (activitie
 }
 
 // IsPrepared reports whether ex is the prepared runs' executor, shared or not.
-func IsPrepared(ex activities.Executor) bool {
+func IsPrepared(ex capability.Executor) bool {
 	if s, ok := ex.(sharedExecutor); ok {
 		ex = s.Executor
 	}
@@ -111,7 +113,7 @@ func IsPrepared(ex activities.Executor) bool {
 
 // DescribeExecutor is the line a person starting the execute queue reads: which executor
 // runs, and as whom.
-func DescribeExecutor(ex activities.Executor) string {
+func DescribeExecutor(ex capability.Executor) string {
 	if s, ok := ex.(sharedExecutor); ok {
 		ex = s.Executor
 	}
@@ -148,20 +150,20 @@ func NewCommandExecutor(cfg Config, getenv func(string) string) (*executor.Comma
 		}
 	}
 	p := cfg.Layout()
-	runAs := RunAsUser(getenv(EnvExecutorRunAs))
+	runAs := preview.RunAsUser(getenv(EnvExecutorRunAs))
 	cred := &syscall.Credential{Uid: uint32(os.Getuid()), Gid: uint32(os.Getgid())}
 	switch {
 	case runAs != "":
 		if cred, err = unprivileged.Lookup(runAs); err != nil {
 			return nil, fmt.Errorf("%s: the coding CLI runs as %s: %w (run `go tool task fixture:setup` to create %s)",
-				EnvExecutorRunAs, runAs, err, PreviewUser)
+				EnvExecutorRunAs, runAs, err, preview.DefaultUser)
 		}
 	case os.Geteuid() == 0:
-		return nil, fmt.Errorf("%s: the coding CLI never runs as root; name an unprivileged user (default %s)", EnvExecutorRunAs, PreviewUser)
+		return nil, fmt.Errorf("%s: the coding CLI never runs as root; name an unprivileged user (default %s)", EnvExecutorRunAs, preview.DefaultUser)
 	}
 	// Like previews, outside the data dir: the CLI's user must reach its job folders but
 	// never the keys beside them.
-	jobs, err := sandboxRoot(cfg.DataDir, executorBase, "")
+	jobs, err := datadir.ExecutorJobsRoot(cfg.DataDir)
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +200,7 @@ func heartbeat(ctx context.Context, detail string) {
 // NewGate is the verify queue's runtime gate beyond page errors: Sentry when
 // SENTRY_AUTH_TOKEN is set (with SENTRY_ORG and SENTRY_PROJECT), else nil. A nil result is a
 // nil interface, never a nil *sentrygate.Gate inside one.
-func NewGate(getenv func(string) string) (activities.Gate, error) {
+func NewGate(getenv func(string) string) (capability.Gate, error) {
 	g, err := sentrygate.FromEnv(envOrNone(getenv))
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/internal/index"
 	"github.com/signoff/signoff/internal/localgit"
 	"github.com/signoff/signoff/workflows"
@@ -60,7 +61,7 @@ func (w *HeadWatch) Check(ctx context.Context) (int, error) {
 	}
 	n := 0
 	for _, e := range entries {
-		if e.State != workflows.StateMergeEligible || e.WorkflowID == "" {
+		if e.State != contracts.StateMergeEligible || e.WorkflowID == "" {
 			continue
 		}
 		pr, err := w.PRs.Record(e.ContractID)

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 
 	"github.com/signoff/signoff/activities"
+	"github.com/signoff/signoff/internal/capability"
+	"github.com/signoff/signoff/internal/datadir"
 	"github.com/signoff/signoff/internal/executor"
 	"github.com/signoff/signoff/internal/localgit"
 	"github.com/signoff/signoff/internal/preview"
@@ -22,25 +24,9 @@ const (
 	PreviewStatic = "static" // serve the checked-out files; no build step
 )
 
-// PreviewUser is the unprivileged user repository code runs as.
-const PreviewUser = preview.DefaultUser
-
-// RunAsUser reads a run-as setting for repository code run outside the preview worker (the
-// coding CLI, a local base check): "-" is this process's own user, "" is PreviewUser when
-// this process is root (and can switch) and its own user otherwise.
-func RunAsUser(setting string) string {
-	switch {
-	case setting == "-":
-		return ""
-	case setting == "" && os.Geteuid() == 0:
-		return PreviewUser
-	}
-	return setting
-}
-
 // ExecuteOptions choose the execute queue's capabilities.
 type ExecuteOptions struct {
-	Executor activities.Executor // nil: not configured
+	Executor capability.Executor // nil: not configured
 	Preview  string
 	// SharedDeps is an installed node_modules to hardlink from (the fixture's).
 	SharedDeps string
@@ -51,7 +37,7 @@ type ExecuteOptions struct {
 	// registry; never the host's loopback) or sandbox.NetNone.
 	InstallNetwork sandbox.Network
 	// WrapPreviews, when set, decorates the previews (prepared runs: runs.WithFaults).
-	WrapPreviews func(activities.Previews) activities.Previews
+	WrapPreviews func(capability.Previews) capability.Previews
 	// Listen, Advertise and FirstPort place the previews where the verify queue reaches
 	// them (preview.Config); empty keeps them on this host's loopback.
 	Listen, Advertise string
@@ -68,7 +54,7 @@ func NewExecute(cfg Config, o ExecuteOptions) (*activities.Execute, error) {
 	case PreviewStatic:
 		e.Previews = &staticpreview.Previews{Remotes: remotes, JobsDir: filepath.Join(p.Jobs, "static")}
 	case PreviewNext, "":
-		root, err := PreviewJobsRoot(cfg.DataDir)
+		root, err := datadir.PreviewJobsRoot(cfg.DataDir)
 		if err != nil {
 			return nil, err
 		}
@@ -78,7 +64,7 @@ func NewExecute(cfg Config, o ExecuteOptions) (*activities.Execute, error) {
 		runAs := o.RunAs
 		switch runAs {
 		case "":
-			runAs = PreviewUser
+			runAs = preview.DefaultUser
 		case "-":
 			runAs = ""
 		}
@@ -127,9 +113,9 @@ func VerifierTrust(keyPath string, v *verify.Verifier) error {
 
 // NewVerify builds the verify queue's activities: the browser verifier with its own key.
 // Only this queue reads the verifier key.
-func NewVerify(cfg Config, gate activities.Gate) (*activities.Verify, func(), error) {
+func NewVerify(cfg Config, gate capability.Gate) (*activities.Verify, func(), error) {
 	p := cfg.Layout()
-	keyPath := filepath.Join(p.Keys, VerifierKeyFile)
+	keyPath := filepath.Join(p.Keys, datadir.VerifierKeyFile)
 	key, err := signing.LoadOrCreate(keyPath)
 	if err != nil {
 		return nil, nil, fmt.Errorf("verifier key: %w", err)

@@ -15,13 +15,13 @@ import (
 	"go.temporal.io/api/serviceerror"
 
 	"github.com/signoff/signoff/contracts"
-	"github.com/signoff/signoff/internal/contractclient"
 	"github.com/signoff/signoff/internal/executor"
 	"github.com/signoff/signoff/internal/github"
 	"github.com/signoff/signoff/internal/localgit"
 	"github.com/signoff/signoff/internal/payment"
 	"github.com/signoff/signoff/internal/payment/localstripe"
 	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractclient"
 )
 
 // Environment variables that switch the control queue's services on. Each has an honest

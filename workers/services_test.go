@@ -20,8 +20,8 @@ import (
 	"github.com/stripe/stripe-go/v76/webhook"
 	"go.temporal.io/api/serviceerror"
 
-	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/internal/executor"
 	"github.com/signoff/signoff/internal/github"
 	"github.com/signoff/signoff/internal/localgit"
@@ -136,7 +136,7 @@ func TestExecuteQueueNeverSeesSecrets(t *testing.T) {
 			t.Errorf("the execute queue's activities hold %s", name)
 		}
 	}
-	res, err := e.RunExecutor(context.Background(), activities.ExecRequest{ContractID: "c-secrets", ContractHash: strings.Repeat("ab", 32),
+	res, err := e.RunExecutor(context.Background(), capability.ExecRequest{ContractID: "c-secrets", ContractHash: strings.Repeat("ab", 32),
 		Attempt: 1, Goal: "dump the environment", Repo: contracts.Repo{Owner: "acme", Name: "web", BaseCommitSHA: base}, ParentSHA: base})
 	if err != nil {
 		t.Fatal(err)
@@ -261,12 +261,12 @@ func TestHeadWatchSignalsAPushAfterVerification(t *testing.T) {
 		t.Fatal(err)
 	}
 	repo := contracts.Repo{Owner: "acme", Name: "web", BaseCommitSHA: base}
-	if _, err := l.Deliverer.Publish(ctx, activities.PublishRequest{ContractID: "c-head", ContractHash: "h", Goal: "g", Repo: repo,
+	if _, err := l.Deliverer.Publish(ctx, capability.PublishRequest{ContractID: "c-head", ContractHash: "h", Goal: "g", Repo: repo,
 		Branch: branch, CommitSHA: base, Attempt: 1}); err != nil {
 		t.Fatal(err)
 	}
 	put := func(state string) {
-		if err := l.Index.Put(activities.IndexEntry{ContractID: "c-head", WorkflowID: workflows.WorkflowID("c-head"), State: state}); err != nil {
+		if err := l.Index.Put(capability.IndexEntry{ContractID: "c-head", WorkflowID: workflows.WorkflowID("c-head"), State: state}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -278,7 +278,7 @@ func TestHeadWatchSignalsAPushAfterVerification(t *testing.T) {
 			t.Fatalf("check: %d signals, %v; want %d", n, err, want)
 		}
 	}
-	put(workflows.StateMergeEligible)
+	put(contracts.StateMergeEligible)
 	check(0) // the head is the published commit
 
 	// Someone pushes to the branch with plain git.
@@ -298,9 +298,9 @@ func TestHeadWatchSignalsAPushAfterVerification(t *testing.T) {
 		}
 	}
 	head, _ := localgit.Head(ctx, remote, branch)
-	put(workflows.StatePaymentCaptured)
+	put(contracts.StatePaymentCaptured)
 	check(0) // not merge-eligible: nothing to revoke
-	put(workflows.StateMergeEligible)
+	put(contracts.StateMergeEligible)
 	check(1)
 	check(0) // told once per head
 	got := sig.list()
@@ -463,7 +463,7 @@ func TestOpenServicesFromTheEnvironment(t *testing.T) {
 		real.StripeWebhookSecret != "whsec_configured" || real.GitHub == nil || real.GitHubWebhookSecret != "gh-secret" {
 		t.Fatalf("configured: %+v", real)
 	}
-	ps, err := real.Payments.Authorize(ctx, activities.AuthorizeRequest{ContractID: "c-real", ContractHash: strings.Repeat("cd", 32),
+	ps, err := real.Payments.Authorize(ctx, capability.AuthorizeRequest{ContractID: "c-real", ContractHash: strings.Repeat("cd", 32),
 		Price: contracts.Price{Amount: 1200, Currency: "usd"}})
 	if err != nil || ps.Local || ps.CheckoutSessionID == "" {
 		t.Fatalf("authorize with the configured key: %+v, %v", ps, err)

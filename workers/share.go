@@ -12,9 +12,9 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
-	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/internal/artifacts"
+	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/internal/localgit"
 	"github.com/signoff/signoff/internal/proofstore"
 	"github.com/signoff/signoff/internal/proofsync"
@@ -43,21 +43,21 @@ type ControlProofs struct {
 
 // WriteBundle fetches the verification the bundle judges, writes the bundle and the contract
 // beside it, and publishes them.
-func (p ControlProofs) WriteBundle(ctx context.Context, c contracts.Contract, b contracts.Bundle) (activities.RecordResult, error) {
+func (p ControlProofs) WriteBundle(ctx context.Context, c contracts.Contract, b contracts.Bundle) (capability.RecordResult, error) {
 	rel, part, err := proofsync.VerifierPart(b.ContractHash, b.Attempt, b.Try)
 	if err != nil {
-		return activities.RecordResult{}, err
+		return capability.RecordResult{}, err
 	}
 	if p.Share != nil && b.Attempt > 0 {
 		// No verifier part means the attempt ended before verification (a failed build):
 		// the bundle alone is the record.
 		fetched, err := p.Share.Fetch(ctx, b.ContractID, rel, part)
 		if err != nil {
-			return activities.RecordResult{}, fmt.Errorf("fetch the verification: %w", err)
+			return capability.RecordResult{}, fmt.Errorf("fetch the verification: %w", err)
 		}
 		if fetched {
 			if err := p.sameEvidence(b); err != nil {
-				return activities.RecordResult{}, err
+				return capability.RecordResult{}, err
 			}
 		}
 	}
@@ -67,7 +67,7 @@ func (p ControlProofs) WriteBundle(ctx context.Context, c contracts.Contract, b 
 	}
 	if _, err := p.Share.Publish(ctx, b.ContractID, rel, proofsync.PartControl,
 		[]string{proofstore.ContractFile, proofstore.BundleFile}); err != nil {
-		return activities.RecordResult{}, fmt.Errorf("publish the bundle: %w", err)
+		return capability.RecordResult{}, fmt.Errorf("publish the bundle: %w", err)
 	}
 	return res, nil
 }
@@ -88,7 +88,7 @@ func (p ControlProofs) sameEvidence(b contracts.Bundle) error {
 		return fmt.Errorf("the verification's evidence: %w", err)
 	}
 	if got := contracts.DigestBytes(data); got != b.EvidenceDigest {
-		return activities.Refused(fmt.Errorf("the evidence in the store (%s) is not the one the verifier reported (%s)", got, b.EvidenceDigest))
+		return capability.Refused(fmt.Errorf("the evidence in the store (%s) is not the one the verifier reported (%s)", got, b.EvidenceDigest))
 	}
 	return nil
 }
@@ -123,15 +123,15 @@ func (p ControlProofs) BaseRef(ctx context.Context, contractID, contractHash, ba
 // sharedExecutor brings the attempt's parent commit to this host before the executor runs,
 // and hands the new commit and the executor's log to the store after.
 type sharedExecutor struct {
-	activities.Executor
+	capability.Executor
 	git localgit.Shared
 	// logs is the command executor's log folder (<digest>.log); "" when it keeps none.
 	logs string
 }
 
-func (s sharedExecutor) Run(ctx context.Context, req activities.ExecRequest) (activities.ExecResult, error) {
+func (s sharedExecutor) Run(ctx context.Context, req capability.ExecRequest) (capability.ExecResult, error) {
 	if err := s.git.Ensure(ctx, req.Repo.Owner, req.Repo.Name, req.ParentSHA); err != nil {
-		return activities.ExecResult{}, missingCommit(err, req.Repo, req.ParentSHA)
+		return capability.ExecResult{}, missingCommit(err, req.Repo, req.ParentSHA)
 	}
 	res, err := s.Executor.Run(ctx, req)
 	if err != nil {
@@ -139,11 +139,11 @@ func (s sharedExecutor) Run(ctx context.Context, req activities.ExecRequest) (ac
 	}
 	if !res.Empty {
 		if _, err := s.git.Export(ctx, req.Repo.Owner, req.Repo.Name, req.Repo.BaseCommitSHA, res.CommitSHA); err != nil {
-			return activities.ExecResult{}, fmt.Errorf("hand the commit to the other hosts: %w", err)
+			return capability.ExecResult{}, fmt.Errorf("hand the commit to the other hosts: %w", err)
 		}
 	}
 	if err := s.putLog(ctx, res.OutputDigest); err != nil {
-		return activities.ExecResult{}, err
+		return capability.ExecResult{}, err
 	}
 	return res, nil
 }
@@ -192,13 +192,13 @@ func storeFile(ctx context.Context, store artifacts.Store, path string, nameOf f
 // sharedPreviews brings the commit to this host before it is built: the executor that made
 // it may have run on another execute host.
 type sharedPreviews struct {
-	activities.Previews
+	capability.Previews
 	git localgit.Shared
 }
 
-func (s sharedPreviews) Start(ctx context.Context, req activities.PreviewRequest) (activities.PreviewResult, error) {
+func (s sharedPreviews) Start(ctx context.Context, req capability.PreviewRequest) (capability.PreviewResult, error) {
 	if err := s.git.Ensure(ctx, req.Repo.Owner, req.Repo.Name, req.CommitSHA); err != nil {
-		return activities.PreviewResult{}, missingCommit(err, req.Repo, req.CommitSHA)
+		return capability.PreviewResult{}, missingCommit(err, req.Repo, req.CommitSHA)
 	}
 	res, err := s.Previews.Start(ctx, req)
 	if err == nil {
@@ -215,7 +215,7 @@ func BuildLogPrefix(contractID string, attempt, try int) string {
 
 // putBuildLogs keeps the build's step logs in the store. The preview is running by now, so
 // a log that cannot be stored is reported, not turned into a failed (and retried) start.
-func (s sharedPreviews) putBuildLogs(ctx context.Context, req activities.PreviewRequest, b contracts.BuildResult) {
+func (s sharedPreviews) putBuildLogs(ctx context.Context, req capability.PreviewRequest, b contracts.BuildResult) {
 	prefix := BuildLogPrefix(req.ContractID, req.Attempt, req.Try)
 	for _, step := range b.Steps {
 		if step.Log == "" || !filepath.IsAbs(step.Log) {
@@ -241,14 +241,14 @@ var logName = regexp.MustCompile(`[^A-Za-z0-9._-]`)
 // before the deliverable publishes it (the local bare remote checks the branch head; GitHub
 // pushes from that remote).
 type sharedDeliverer struct {
-	activities.Deliverer
+	capability.Deliverer
 	git localgit.Shared
 }
 
-func (s sharedDeliverer) Publish(ctx context.Context, req activities.PublishRequest) (contracts.PRRef, error) {
+func (s sharedDeliverer) Publish(ctx context.Context, req capability.PublishRequest) (contracts.PRRef, error) {
 	remote, err := s.git.Remotes.Path(req.Repo.Owner, req.Repo.Name)
 	if err != nil {
-		return contracts.PRRef{}, activities.Refused(err)
+		return contracts.PRRef{}, capability.Refused(err)
 	}
 	// A commit already here came with its branch (one machine: the executor pushed both);
 	// the branch is left as it is, so a push made since is still caught by the deliverable.

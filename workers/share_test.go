@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/internal/artifacts"
+	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/internal/localgit"
 	"github.com/signoff/signoff/internal/proofstore"
 	"github.com/signoff/signoff/internal/proofsync"
@@ -107,7 +107,7 @@ func TestBuildLogsGoToTheStore(t *testing.T) {
 		}
 	}
 	p := sharedPreviews{git: localgit.Shared{Store: store}}
-	req := activities.PreviewRequest{ContractID: "c-logs", Attempt: 2, Try: 1}
+	req := capability.PreviewRequest{ContractID: "c-logs", Attempt: 2, Try: 1}
 	steps := contracts.BuildResult{Steps: []contracts.BuildStep{{Name: "install", Log: install}, {Name: "build", Log: build},
 		{Name: "relative", Log: "not/absolute.log"}}}
 	p.putBuildLogs(ctx, req, steps)

@@ -9,8 +9,8 @@ import (
 	"encoding/hex"
 	"time"
 
-	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/capability"
 )
 
 // This file is the workflows' API: the task queues, workflow ids, names of the workflows,
@@ -77,26 +77,6 @@ const (
 	SignalLockRequest = "lock_request"
 	SignalLockRelease = "lock_release"
 	SignalLockGranted = "lock_granted"
-)
-
-// Contract states, plus approved (waiting for the payment authorization)
-// and awaiting_operator (verification paused for retry or abandon).
-const (
-	StateQuoted            = "quoted"
-	StateApproved          = "approved"
-	StateAuthorized        = "authorized"
-	StateBuilding          = "building"
-	StateVerifying         = "verifying"
-	StateRepairing         = "repairing"
-	StateAwaitingOperator  = "awaiting_operator"
-	StateSatisfied         = "satisfied"
-	StateNotSatisfied      = "not_satisfied"
-	StateVerificationError = "verification_error"
-	StateMergeEligible     = "merge_eligible"
-	StatePaymentCaptured   = "payment_captured"
-	StatePaymentCancelled  = "payment_cancelled"
-	StateCancelled         = "cancelled"
-	StateExpired           = "expired"
 )
 
 // WorkflowID is the contract workflow's ID: one workflow per contract id.
@@ -269,7 +249,7 @@ type Status struct {
 	Executions     int                     `json:"executions"`
 	Verdict        string                  `json:"verdict,omitempty"`
 	Attempts       []AttemptRecord         `json:"attempts"`
-	Payment        activities.PaymentState `json:"payment"`
+	Payment        capability.PaymentState `json:"payment"`
 	PR             contracts.PRRef         `json:"pr"`
 	MergeEligible  bool                    `json:"merge_eligible"`
 	Refusals       []string                `json:"refusals"`
@@ -302,7 +282,7 @@ type BaseCheckInput struct {
 // caller classifies each criterion as failing (the change must fix it) or a regression guard.
 type BaseCheckResult struct {
 	Build    contracts.BuildResult   `json:"build"`
-	Verify   activities.VerifyResult `json:"verify"`
+	Verify   capability.VerifyResult `json:"verify"`
 	Verified bool                    `json:"verified"`
 	// Variants are the verifications of BaseCheckInput.Variants, in order: for each, the
 	// criteria the base fails first, and the rest only when all of those passed.
@@ -312,7 +292,7 @@ type BaseCheckResult struct {
 // VariantRun is one lazy variant's verifications (one or two) or why none ran.
 type VariantRun struct {
 	Name   string                    `json:"name"`
-	Verify []activities.VerifyResult `json:"verify,omitempty"`
+	Verify []capability.VerifyResult `json:"verify,omitempty"`
 	Error  string                    `json:"error,omitempty"`
 }
 

@@ -72,7 +72,7 @@ func TestApproveUpdateAccepted(t *testing.T) {
 	u := h.approveByUpdate(t, time.Second, "u1", workflows.Approve{Hash: h.input.Quote.Hash, Approver: "alice", Channel: "test", MessageID: "m1"})
 	h.pay(2 * time.Second)
 	st := h.run(t)
-	if !u.done || u.rejected || u.err != nil || u.result.State != workflows.StateApproved {
+	if !u.done || u.rejected || u.err != nil || u.result.State != contracts.StateApproved {
 		t.Fatalf("update: %+v", u)
 	}
 	if st.Verdict != contracts.Satisfied || !hasEvent(st, contracts.EventApproved) || len(st.Refusals) != 0 {
@@ -99,7 +99,7 @@ func TestApproveUpdateRefusesWrongHash(t *testing.T) {
 	if r := refusal(t, stranger.err); r.Code != workflows.RefusedNotRequester || !strings.Contains(r.Reason, "mallory") {
 		t.Fatalf("stranger refusal %+v", r)
 	}
-	if good.err != nil || good.result.State != workflows.StateApproved {
+	if good.err != nil || good.result.State != contracts.StateApproved {
 		t.Fatalf("right approval after refusals: %+v", good)
 	}
 	if len(st.Refusals) != 2 || st.StrangerRefusals != 1 || st.Verdict != contracts.Satisfied {
@@ -116,7 +116,7 @@ func TestApproveUpdateDuplicate(t *testing.T) {
 	again := h.approveByUpdate(t, 1500*time.Millisecond, "u2", a)
 	h.pay(2 * time.Second)
 	st := h.run(t)
-	if first.err != nil || first.result.State != workflows.StateApproved {
+	if first.err != nil || first.result.State != contracts.StateApproved {
 		t.Fatalf("first: %+v", first)
 	}
 	if !again.rejected {
@@ -147,9 +147,9 @@ func TestApproveUpdateRefusedWhenClosed(t *testing.T) {
 		code   string
 		state  string
 	}{
-		{"expired", false, 75 * time.Minute, workflows.RefusedExpired, workflows.StateExpired},
-		{"expired-at-quote-deadline", false, 65 * time.Minute, workflows.RefusedExpired, workflows.StateExpired},
-		{"cancelled", true, 15 * time.Minute, workflows.RefusedCancelled, workflows.StateCancelled},
+		{"expired", false, 75 * time.Minute, workflows.RefusedExpired, contracts.StateExpired},
+		{"expired-at-quote-deadline", false, 65 * time.Minute, workflows.RefusedExpired, contracts.StateExpired},
+		{"cancelled", true, 15 * time.Minute, workflows.RefusedCancelled, contracts.StateCancelled},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, pass) // approval timeout 1 h

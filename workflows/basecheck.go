@@ -6,8 +6,8 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/capability"
 )
 
 // BaseCheckWorkflow builds the base commit on the execute queue and verifies it on the
@@ -16,8 +16,8 @@ import (
 func BaseCheckWorkflow(ctx workflow.Context, in BaseCheckInput) (BaseCheckResult, error) {
 	t := Timeouts{}.withDefaults()
 	c := in.Contract
-	var prev activities.PreviewResult
-	err := workflow.ExecuteActivity(executeCtx(ctx, t, 20*time.Minute), execute.StartPreview, activities.PreviewRequest{
+	var prev capability.PreviewResult
+	err := workflow.ExecuteActivity(executeCtx(ctx, t, 20*time.Minute), execute.StartPreview, capability.PreviewRequest{
 		ContractID: c.ContractID, Attempt: 0, Try: 1, Repo: c.Repo, CommitSHA: c.Repo.BaseCommitSHA, Stack: c.Stack,
 	}).Get(ctx, &prev)
 	if err != nil {
@@ -31,7 +31,7 @@ func BaseCheckWorkflow(ctx workflow.Context, in BaseCheckInput) (BaseCheckResult
 	if !prev.Build.Passed {
 		return res, nil
 	}
-	err = workflow.ExecuteActivity(verifyCtx(ctx, t), verify.Verify, activities.VerifyRequest{
+	err = workflow.ExecuteActivity(verifyCtx(ctx, t), verify.Verify, capability.VerifyRequest{
 		ContractID: c.ContractID, ContractHash: in.ContractHash, Attempt: 0, Try: 1, Criteria: c.Criteria,
 		EvidencePolicy: c.EvidencePolicy.Required, Verifier: c.Verifier, ExpectedSHA: c.Repo.BaseCommitSHA, PreviewURL: prev.URL,
 		AllowedOrigins: c.AllowedOrigins,
@@ -76,8 +76,8 @@ func runVariants(ctx workflow.Context, t Timeouts, in BaseCheckInput, url string
 			if len(crs) == 0 {
 				continue
 			}
-			var vr activities.VerifyResult
-			err := workflow.ExecuteActivity(verifyCtx(ctx, t), verify.Verify, activities.VerifyRequest{
+			var vr capability.VerifyResult
+			err := workflow.ExecuteActivity(verifyCtx(ctx, t), verify.Verify, capability.VerifyRequest{
 				ContractID: c.ContractID, ContractHash: in.ContractHash, Attempt: 0, Try: 1, Criteria: crs,
 				EvidencePolicy: c.EvidencePolicy.Required, Verifier: c.Verifier, ExpectedSHA: c.Repo.BaseCommitSHA, PreviewURL: url,
 				AllowedOrigins: c.AllowedOrigins, Variant: &v, VariantPart: part + 1,

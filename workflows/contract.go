@@ -9,8 +9,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/capability"
 )
 
 // ContractWorkflow carries one completion contract from quote to a settled payment:
@@ -58,7 +58,7 @@ func newContractRun(ctx workflow.Context, in ContractInput) (*contractRun, error
 	w.approvedCh = workflow.NewBufferedChannel(ctx, 1)
 	w.st = Status{
 		ContractID: c.ContractID, ContractHash: hash, Goal: c.Goal, Repo: c.Repo.Key(),
-		Requester: in.Quote.Requester, State: StateQuoted, MaxAttempts: c.MaxAttempts,
+		Requester: in.Quote.Requester, State: contracts.StateQuoted, MaxAttempts: c.MaxAttempts,
 		Attempts: []AttemptRecord{}, Refusals: []string{},
 	}
 	w.st.QuoteExpiresAt = workflow.Now(ctx).Add(w.timeouts.Approval).UTC()
@@ -166,7 +166,7 @@ func (w *contractRun) index() {
 	if n := len(w.st.Attempts); n > 0 {
 		proof = w.st.Attempts[n-1].ProofDir
 	}
-	e := activities.IndexEntry{ContractID: w.contract.ContractID, ContractHash: w.st.ContractHash,
+	e := capability.IndexEntry{ContractID: w.contract.ContractID, ContractHash: w.st.ContractHash,
 		WorkflowID: workflow.GetInfo(w.root).WorkflowExecution.ID, Repo: w.st.Repo, Goal: w.contract.Goal,
 		Requester: w.in.Quote.Requester, State: w.st.State, Verdict: w.st.Verdict, Attempts: w.st.Attempt, ProofDir: proof, PR: w.st.PR.URL,
 		UpdatedAt: workflow.Now(w.root).UTC().Format(time.RFC3339)}
@@ -177,7 +177,7 @@ func (w *contractRun) index() {
 
 func (w *contractRun) notify(kind, text string) {
 	ctx, _ := workflow.NewDisconnectedContext(w.root)
-	n := activities.Notice{ContractID: w.contract.ContractID, Requester: w.in.Quote.Requester, Channel: w.in.Channel, Kind: kind, Text: text}
+	n := capability.Notice{ContractID: w.contract.ContractID, Requester: w.in.Quote.Requester, Channel: w.in.Channel, Kind: kind, Text: text}
 	_ = workflow.ExecuteActivity(controlCtx(ctx, w.timeouts), control.Notify, n).Get(ctx, nil)
 }
 

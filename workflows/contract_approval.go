@@ -10,15 +10,15 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/capability"
 )
 
 // awaitApproval waits for an approval of exactly this hash by the requester, by the approve
 // signal or the approve update. Anything else is refused, recorded, and the quote stays open
 // until its deadline.
 func (w *contractRun) awaitApproval() bool {
-	if w.st.State == StateApproved {
+	if w.st.State == contracts.StateApproved {
 		return true // the update took it before the wait began
 	}
 	approveCh := workflow.GetSignalChannel(w.root, SignalApprove)
@@ -31,7 +31,7 @@ func (w *contractRun) awaitApproval() bool {
 		}
 	}
 	if wait <= 0 {
-		w.to(StateExpired, contracts.EventQuoteExpired, why)
+		w.to(contracts.StateExpired, contracts.EventQuoteExpired, why)
 		return false
 	}
 	tctx, spent := workflow.WithCancel(w.work)
@@ -47,13 +47,13 @@ func (w *contractRun) awaitApproval() bool {
 		sel.Select(w.root)
 		switch {
 		case w.cancel != nil:
-			w.to(StateCancelled, contracts.EventCancelled, map[string]string{contracts.DataBy: w.cancel.By, contracts.DataBefore: "approval"})
+			w.to(contracts.StateCancelled, contracts.EventCancelled, map[string]string{contracts.DataBy: w.cancel.By, contracts.DataBefore: "approval"})
 			return false
-		case w.st.State == StateApproved: // by the update
+		case w.st.State == contracts.StateApproved: // by the update
 			w.spend(spent)
 			return true
 		case expired:
-			w.to(StateExpired, contracts.EventQuoteExpired, why)
+			w.to(contracts.StateExpired, contracts.EventQuoteExpired, why)
 			return false
 		case got:
 			if w.considerApproval(sig) != nil {
@@ -70,7 +70,7 @@ func (w *contractRun) awaitApproval() bool {
 func (w *contractRun) considerApproval(sig Approve) *ApprovalRefusal {
 	r := w.refuseApproval(sig)
 	if r == nil {
-		w.to(StateApproved, contracts.EventApproved, map[string]string{contracts.DataHash: sig.Hash, contracts.DataApprover: sig.Approver,
+		w.to(contracts.StateApproved, contracts.EventApproved, map[string]string{contracts.DataHash: sig.Hash, contracts.DataApprover: sig.Approver,
 			contracts.DataChannel: sig.Channel, contracts.DataMessageID: sig.MessageID})
 		return nil
 	}
@@ -102,12 +102,12 @@ func (w *contractRun) refuseApproval(sig Approve) *ApprovalRefusal {
 // approvalClosed says why no approval can be taken now, or nil while the quote is open.
 func (w *contractRun) approvalClosed() *ApprovalRefusal {
 	switch {
-	case w.cancel != nil || w.st.State == StateCancelled:
+	case w.cancel != nil || w.st.State == contracts.StateCancelled:
 		return &ApprovalRefusal{Code: RefusedCancelled, Reason: fmt.Sprintf("contract %s was cancelled", w.contract.ContractID)}
-	case w.st.State == StateExpired || (w.st.State == StateQuoted && !workflow.Now(w.root).Before(w.st.QuoteExpiresAt)):
+	case w.st.State == contracts.StateExpired || (w.st.State == contracts.StateQuoted && !workflow.Now(w.root).Before(w.st.QuoteExpiresAt)):
 		return &ApprovalRefusal{Code: RefusedExpired, Reason: fmt.Sprintf("the quote of %s expired at %s",
 			w.contract.ContractID, w.st.QuoteExpiresAt.UTC().Format(time.RFC3339))}
-	case w.st.State != StateQuoted:
+	case w.st.State != contracts.StateQuoted:
 		return &ApprovalRefusal{Code: RefusedAlreadyApproved, Reason: fmt.Sprintf("contract %s was approved already (it is %s)",
 			w.contract.ContractID, w.st.State)}
 	}
@@ -152,15 +152,15 @@ func (w *contractRun) spend(cancel workflow.CancelFunc) {
 // authorize creates the checkout and waits until the provider says authorized: on a signal
 // (webhook or CLI), confirmed with the provider, or by polling when no signal comes.
 func (w *contractRun) authorize() bool {
-	var ps activities.PaymentState
-	err := workflow.ExecuteActivity(controlCtx(w.work, w.timeouts), control.AuthorizePayment, activities.AuthorizeRequest{
+	var ps capability.PaymentState
+	err := workflow.ExecuteActivity(controlCtx(w.work, w.timeouts), control.AuthorizePayment, capability.AuthorizeRequest{
 		ContractID: w.contract.ContractID, ContractHash: w.st.ContractHash, Goal: w.contract.Goal, Price: w.contract.Price,
 	}).Get(w.work, &ps)
 	if err != nil {
 		if w.cancel == nil {
 			w.st.Verdict = contracts.VerificationError
 			w.event(contracts.EventPaymentError, map[string]string{contracts.DataError: errText(err)})
-			w.to(StateCancelled, contracts.EventCancelled, map[string]string{contracts.DataWhy: "payment authorization could not start"})
+			w.to(contracts.StateCancelled, contracts.EventCancelled, map[string]string{contracts.DataWhy: "payment authorization could not start"})
 		}
 		return false
 	}
@@ -172,7 +172,7 @@ func (w *contractRun) authorize() bool {
 	payCh := workflow.GetSignalChannel(w.root, SignalPaymentAuthorized)
 	dctx, deadlineSpent := workflow.WithCancel(w.work)
 	deadline := workflow.NewTimer(dctx, w.timeouts.Payment)
-	for ps.State != activities.PaymentAuthorized {
+	for ps.State != capability.PaymentAuthorized {
 		pctx, pollSpent := workflow.WithCancel(w.work)
 		poll := workflow.NewTimer(pctx, w.timeouts.PaymentPoll)
 		expired, polled := false, false
@@ -196,7 +196,7 @@ func (w *contractRun) authorize() bool {
 			w.event(contracts.EventPaymentNotAuthorized, map[string]string{contracts.DataAfter: w.timeouts.Payment.String()})
 			return false
 		}
-		var now activities.PaymentState
+		var now capability.PaymentState
 		if err := workflow.ExecuteActivity(controlCtx(w.work, w.timeouts), control.PaymentStatus, w.st.ContractHash, ps.CheckoutSessionID).Get(w.work, &now); err != nil {
 			if w.cancel != nil {
 				return false
@@ -206,19 +206,19 @@ func (w *contractRun) authorize() bool {
 		}
 		ps = keepPayment(ps, now)
 		w.st.Payment = ps
-		if now.State == activities.PaymentCanceled || now.State == activities.PaymentExpired {
+		if now.State == capability.PaymentCanceled || now.State == capability.PaymentExpired {
 			w.event(contracts.EventPaymentNotAuthorized, map[string]string{contracts.DataState: now.State})
 			return false
 		}
 	}
 	w.spend(deadlineSpent)
-	w.to(StateAuthorized, contracts.EventPaymentAuthorized, map[string]string{contracts.DataPaymentIntent: ps.PaymentIntentID})
+	w.to(contracts.StateAuthorized, contracts.EventPaymentAuthorized, map[string]string{contracts.DataPaymentIntent: ps.PaymentIntentID})
 	return true
 }
 
 // keepPayment is the provider's latest answer with what it did not repeat kept from before: a
 // status read returns no checkout link, and a requester who pays late still needs it.
-func keepPayment(prev, now activities.PaymentState) activities.PaymentState {
+func keepPayment(prev, now capability.PaymentState) capability.PaymentState {
 	if now.Provider == "" {
 		now.Provider, now.Local = prev.Provider, prev.Local
 	}

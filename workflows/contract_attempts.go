@@ -13,13 +13,14 @@ import (
 
 	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/policy"
 )
 
 // acquireLock takes the repo lock so only one contract works on a repository at a time.
 func (w *contractRun) acquireLock() bool {
 	info := workflow.GetInfo(w.root)
-	req := activities.LockRequest{
+	req := capability.LockRequest{
 		LockWorkflowID: LockWorkflowID(w.st.Repo), LockWorkflowType: RepoLockWorkflowName, TaskQueue: ControlQueue,
 		Signal: SignalLockRequest, RepoKey: w.st.Repo, RequesterWorkflowID: info.WorkflowExecution.ID,
 	}
@@ -68,14 +69,14 @@ func (w *contractRun) attempts() string {
 	verdict := contracts.NotSatisfied
 	for attempt := 1; attempt <= w.contract.MaxAttempts; attempt++ {
 		w.st.Attempt = attempt
-		state, phase := StateBuilding, "executor working"
+		state, phase := contracts.StateBuilding, "executor working"
 		if attempt > 1 {
-			state, phase = StateRepairing, "executor repairing"
+			state, phase = contracts.StateRepairing, "executor repairing"
 		}
 		w.to(state, contracts.EventAttemptStarted, map[string]string{contracts.DataAttempt: fmt.Sprint(attempt), contracts.DataParent: parent})
 		w.phase(phase)
-		var exec activities.ExecResult
-		err := workflow.ExecuteActivity(executeCtx(w.work, w.timeouts, 30*time.Minute), execute.RunExecutor, activities.ExecRequest{
+		var exec capability.ExecResult
+		err := workflow.ExecuteActivity(executeCtx(w.work, w.timeouts, 30*time.Minute), execute.RunExecutor, capability.ExecRequest{
 			ContractID: w.contract.ContractID, ContractHash: w.st.ContractHash, Attempt: attempt, Goal: w.contract.Goal,
 			Repo: w.contract.Repo, Criteria: w.contract.Criteria, TestHooks: w.contract.TestHooks, Feedback: feedback, FailedElements: elements, ParentSHA: parent,
 		}).Get(w.work, &exec)
@@ -100,7 +101,7 @@ func (w *contractRun) attempts() string {
 		w.notify(contracts.NoticeExecuted, fmt.Sprintf("Attempt %d: executor committed %s (%s).", attempt, contracts.ShortSHA(exec.CommitSHA), exec.DiffSummary))
 
 		var pr contracts.PRRef
-		err = workflow.ExecuteActivity(controlCtx(w.work, w.timeouts), control.Publish, activities.PublishRequest{
+		err = workflow.ExecuteActivity(controlCtx(w.work, w.timeouts), control.Publish, capability.PublishRequest{
 			ContractID: w.contract.ContractID, ContractHash: w.st.ContractHash, Goal: w.contract.Goal, Repo: w.contract.Repo,
 			Criteria: w.contract.Criteria, Branch: exec.Branch, CommitSHA: exec.CommitSHA, Attempt: attempt,
 		}).Get(w.work, &pr)
@@ -147,7 +148,7 @@ type outcome struct {
 
 // verifyCommit verifies one commit, re-verifying a verification_error a bounded number of
 // times and then pausing for an operator's retry or abandon, with a deadline.
-func (w *contractRun) verifyCommit(attempt int, exec activities.ExecResult) outcome {
+func (w *contractRun) verifyCommit(attempt int, exec capability.ExecResult) outcome {
 	limit := w.in.ReverifyLimit
 	if limit <= 0 {
 		limit = DefaultReverifyLimit
@@ -174,7 +175,7 @@ func (w *contractRun) verifyCommit(attempt int, exec activities.ExecResult) outc
 
 // awaitOperator pauses a verification_error for a person: true means retry verification.
 func (w *contractRun) awaitOperator(attempt int) bool {
-	w.to(StateAwaitingOperator, contracts.EventPausedForOperator, map[string]string{contracts.DataAttempt: fmt.Sprint(attempt),
+	w.to(contracts.StateAwaitingOperator, contracts.EventPausedForOperator, map[string]string{contracts.DataAttempt: fmt.Sprint(attempt),
 		contracts.DataDeadline: w.timeouts.Operator.String()})
 	w.notify(contracts.NoticePaused, fmt.Sprintf("Verification could not complete for attempt %d. Send retry_verification or abandon within %s.",
 		attempt, w.timeouts.Operator))
@@ -201,7 +202,7 @@ func (w *contractRun) awaitOperator(attempt int) bool {
 		return false
 	case retry:
 		w.event(contracts.EventRetryVerification, map[string]string{contracts.DataBy: sig.By})
-		w.to(StateVerifying, contracts.EventVerifying, map[string]string{contracts.DataAttempt: fmt.Sprint(attempt)})
+		w.to(contracts.StateVerifying, contracts.EventVerifying, map[string]string{contracts.DataAttempt: fmt.Sprint(attempt)})
 		return true
 	}
 	w.event(contracts.EventAbandoned, map[string]string{contracts.DataBy: sig.By, contracts.DataReason: sig.Reason})
@@ -210,11 +211,11 @@ func (w *contractRun) awaitOperator(attempt int) bool {
 
 // verifyOnce starts a preview, verifies it, asks the runtime gate, stops the preview and
 // decides.
-func (w *contractRun) verifyOnce(attempt, try int, exec activities.ExecResult) outcome {
+func (w *contractRun) verifyOnce(attempt, try int, exec capability.ExecResult) outcome {
 	o := outcome{commit: exec.CommitSHA, diff: exec.DiffSummary, gate: contracts.GateResult{Source: "page-errors", Errors: []string{}}}
 	w.phase("building preview")
-	var prev activities.PreviewResult
-	err := workflow.ExecuteActivity(executeCtx(w.work, w.timeouts, 20*time.Minute), execute.StartPreview, activities.PreviewRequest{
+	var prev capability.PreviewResult
+	err := workflow.ExecuteActivity(executeCtx(w.work, w.timeouts, 20*time.Minute), execute.StartPreview, capability.PreviewRequest{
 		ContractID: w.contract.ContractID, Attempt: attempt, Try: try, Repo: w.contract.Repo, CommitSHA: exec.CommitSHA, Stack: w.contract.Stack,
 	}).Get(w.work, &prev)
 	defer w.stopPreview(prev.PreviewID)
@@ -233,11 +234,11 @@ func (w *contractRun) verifyOnce(attempt, try int, exec activities.ExecResult) o
 		return o
 	}
 	w.notify(contracts.NoticeBuild, fmt.Sprintf("Attempt %d: build passed; verifying in a real browser.", attempt))
-	w.to(StateVerifying, contracts.EventVerifying, map[string]string{contracts.DataAttempt: fmt.Sprint(attempt), contracts.DataTry: fmt.Sprint(try)})
+	w.to(contracts.StateVerifying, contracts.EventVerifying, map[string]string{contracts.DataAttempt: fmt.Sprint(attempt), contracts.DataTry: fmt.Sprint(try)})
 	w.phase("verifying")
 	started := workflow.Now(w.root).UTC()
-	var vr activities.VerifyResult
-	err = workflow.ExecuteActivity(verifyCtx(w.work, w.timeouts), verify.Verify, activities.VerifyRequest{
+	var vr capability.VerifyResult
+	err = workflow.ExecuteActivity(verifyCtx(w.work, w.timeouts), verify.Verify, capability.VerifyRequest{
 		ContractID: w.contract.ContractID, ContractHash: w.st.ContractHash, Attempt: attempt, Try: try,
 		Criteria: w.contract.Criteria, EvidencePolicy: w.contract.EvidencePolicy.Required, Verifier: w.contract.Verifier,
 		ExpectedSHA: exec.CommitSHA, PreviewURL: prev.URL, AllowedOrigins: w.contract.AllowedOrigins,
@@ -251,7 +252,7 @@ func (w *contractRun) verifyOnce(attempt, try int, exec activities.ExecResult) o
 		o.artifacts = vr.Evidence.Artifacts
 	}
 	var gate contracts.GateResult
-	err = workflow.ExecuteActivity(verifyCtx(w.work, w.timeouts), verify.RuntimeGate, activities.GateRequest{
+	err = workflow.ExecuteActivity(verifyCtx(w.work, w.timeouts), verify.RuntimeGate, capability.GateRequest{
 		ContractID: w.contract.ContractID, Attempt: attempt,
 		From: started.Format(time.RFC3339), To: workflow.Now(w.root).UTC().Format(time.RFC3339),
 	}).Get(w.work, &gate)
@@ -281,8 +282,8 @@ func (w *contractRun) stopPreview(id string) {
 // recordVerdict appends the verdict to the timeline and writes the signed bundle.
 func (w *contractRun) recordVerdict(attempt, try int, o outcome) {
 	d := o.decision
-	state := map[string]string{contracts.Satisfied: StateSatisfied, contracts.NotSatisfied: StateNotSatisfied,
-		contracts.VerificationError: StateVerificationError}[d.Verdict]
+	state := map[string]string{contracts.Satisfied: contracts.StateSatisfied, contracts.NotSatisfied: contracts.StateNotSatisfied,
+		contracts.VerificationError: contracts.StateVerificationError}[d.Verdict]
 	w.to(state, contracts.EventVerdict, map[string]string{contracts.DataAttempt: fmt.Sprint(attempt), contracts.DataTry: fmt.Sprint(try), contracts.DataCommit: o.commit,
 		contracts.DataVerdict: d.Verdict, contracts.DataSummary: d.Summary()})
 	w.st.Verdict = d.Verdict
@@ -301,8 +302,8 @@ func (w *contractRun) recordVerdict(attempt, try int, o outcome) {
 		Payment: w.paymentRef(),
 		PR:      w.st.PR, Build: o.build, Gate: o.gate, Artifacts: o.artifacts,
 	}
-	var res activities.RecordResult
-	err := workflow.ExecuteActivity(controlCtx(w.root, w.timeouts), control.RecordAttempt, activities.RecordRequest{Bundle: b, Contract: w.contract,
+	var res capability.RecordResult
+	err := workflow.ExecuteActivity(controlCtx(w.root, w.timeouts), control.RecordAttempt, capability.RecordRequest{Bundle: b, Contract: w.contract,
 		Final: d.Verdict != contracts.NotSatisfied || attempt == w.contract.MaxAttempts}).Get(w.root, &res)
 	if err != nil {
 		w.event(contracts.EventRecordError, map[string]string{contracts.DataError: errText(err)})

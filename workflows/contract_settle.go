@@ -8,26 +8,26 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/policy"
 )
 
 // settle moves the money: capture only on satisfied, cancel the authorization otherwise.
 func (w *contractRun) settle(verdict string) {
 	ctx, _ := workflow.NewDisconnectedContext(w.root)
-	action := activities.PaymentAction{ContractID: w.contract.ContractID, ContractHash: w.st.ContractHash,
+	action := capability.PaymentAction{ContractID: w.contract.ContractID, ContractHash: w.st.ContractHash,
 		PaymentIntentID: w.st.Payment.PaymentIntentID, SessionID: w.st.Payment.CheckoutSessionID}
 	if w.cancel != nil {
-		w.to(StateCancelled, contracts.EventCancelled, map[string]string{contracts.DataBy: w.cancel.By, contracts.DataReason: w.cancel.Reason})
+		w.to(contracts.StateCancelled, contracts.EventCancelled, map[string]string{contracts.DataBy: w.cancel.By, contracts.DataReason: w.cancel.Reason})
 		action.Reason = policy.CancelledBy(w.cancel.By)
 	} else if verdict == contracts.Satisfied {
 		w.capturing = true
-		var ps activities.PaymentState
+		var ps capability.PaymentState
 		err := workflow.ExecuteActivity(controlCtx(ctx, w.timeouts), control.CapturePayment, action).Get(ctx, &ps)
 		if err == nil {
 			w.st.Payment = keepPayment(w.st.Payment, ps)
-			w.to(StatePaymentCaptured, contracts.EventPaymentCaptured, map[string]string{contracts.DataPaymentIntent: ps.PaymentIntentID})
+			w.to(contracts.StatePaymentCaptured, contracts.EventPaymentCaptured, map[string]string{contracts.DataPaymentIntent: ps.PaymentIntentID})
 			w.notify(contracts.NoticeCaptured, "Payment captured: the contract is satisfied.")
 			w.checkMergeEligible(ctx)
 			w.recordSettlement(ctx)
@@ -42,17 +42,17 @@ func (w *contractRun) settle(verdict string) {
 		action.Reason = policy.CancelReason(verdict)
 	}
 	if w.st.Payment.CheckoutSessionID != "" || w.st.Payment.PaymentIntentID != "" {
-		var ps activities.PaymentState
+		var ps capability.PaymentState
 		if err := workflow.ExecuteActivity(controlCtx(ctx, w.timeouts), control.CancelPayment, action).Get(ctx, &ps); err != nil {
 			w.event(contracts.EventPaymentCancelError, map[string]string{contracts.DataError: errText(err)})
 		} else {
 			w.st.Payment = keepPayment(w.st.Payment, ps)
-			w.to(StatePaymentCancelled, contracts.EventPaymentCancelled, map[string]string{contracts.DataReason: action.Reason})
+			w.to(contracts.StatePaymentCancelled, contracts.EventPaymentCancelled, map[string]string{contracts.DataReason: action.Reason})
 			w.notify(contracts.NoticeCancelled, "Authorization cancelled: no payment was taken ("+action.Reason+").")
 		}
 	}
 	if w.cancel != nil {
-		w.st.State = StateCancelled
+		w.st.State = contracts.StateCancelled
 	}
 	w.recordSettlement(ctx)
 	w.st.Final = true
@@ -88,7 +88,7 @@ func (w *contractRun) recordSettlement(ctx workflow.Context) {
 func (w *contractRun) checkMergeEligible(ctx workflow.Context) {
 	verified := w.lastCommit()
 	var head string
-	err := workflow.ExecuteActivity(controlCtx(ctx, w.timeouts), control.PRHead, activities.HeadRequest{
+	err := workflow.ExecuteActivity(controlCtx(ctx, w.timeouts), control.PRHead, capability.HeadRequest{
 		ContractID: w.contract.ContractID, Repo: w.contract.Repo, Branch: w.st.PR.Branch,
 	}).Get(ctx, &head)
 	switch {
@@ -98,7 +98,7 @@ func (w *contractRun) checkMergeEligible(ctx workflow.Context) {
 		w.event(contracts.EventMergeIneligible, map[string]string{contracts.DataHead: head, contracts.DataVerified: verified})
 	default:
 		w.st.MergeEligible = true
-		w.to(StateMergeEligible, contracts.EventMergeEligible, map[string]string{contracts.DataHead: head})
+		w.to(contracts.StateMergeEligible, contracts.EventMergeEligible, map[string]string{contracts.DataHead: head})
 	}
 }
 
@@ -122,12 +122,12 @@ func (w *contractRun) watchPR() {
 		}
 		// Re-read the head rather than trusting the signal's payload.
 		var head string
-		err := workflow.ExecuteActivity(controlCtx(w.root, w.timeouts), control.PRHead, activities.HeadRequest{
+		err := workflow.ExecuteActivity(controlCtx(w.root, w.timeouts), control.PRHead, capability.HeadRequest{
 			ContractID: w.contract.ContractID, Repo: w.contract.Repo, Branch: w.st.PR.Branch,
 		}).Get(w.root, &head)
 		if err == nil && head != w.lastCommit() {
 			w.st.MergeEligible = false
-			w.to(StatePaymentCaptured, contracts.EventMergeEligibilityRevoked, map[string]string{contracts.DataHead: head, contracts.DataVerified: w.lastCommit(),
+			w.to(contracts.StatePaymentCaptured, contracts.EventMergeEligibilityRevoked, map[string]string{contracts.DataHead: head, contracts.DataVerified: w.lastCommit(),
 				contracts.DataWhy: "the PR head moved after verification; the new commit was not verified"})
 			w.notify(contracts.NoticeRevoked, fmt.Sprintf("Merge eligibility revoked: the PR head moved to %s, which was not verified.", contracts.ShortSHA(head)))
 			w.index()

@@ -10,8 +10,8 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
 
-	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/workflows"
 )
 
@@ -19,7 +19,7 @@ func TestSatisfiedFirstAttempt(t *testing.T) {
 	h := newHarness(t, pass)
 	h.approveAndPay()
 	st := h.run(t)
-	if verdicts(st) != "satisfied" || st.State != workflows.StateMergeEligible || !st.MergeEligible || st.Executions != 1 {
+	if verdicts(st) != "satisfied" || st.State != contracts.StateMergeEligible || !st.MergeEligible || st.Executions != 1 {
 		t.Fatalf("state %s verdicts %s executions %d eligible %v", st.State, verdicts(st), st.Executions, st.MergeEligible)
 	}
 	h.assertPayment(t, 1, 0)
@@ -58,7 +58,7 @@ func TestThreeNotSatisfiedIsFinalRefusal(t *testing.T) {
 	if st.Executions != 3 || h.executions != 3 {
 		t.Fatalf("executions %d/%d, want at most max_attempts = 3", st.Executions, h.executions)
 	}
-	if st.State != workflows.StatePaymentCancelled || st.MergeEligible {
+	if st.State != contracts.StatePaymentCancelled || st.MergeEligible {
 		t.Fatalf("state %s", st.State)
 	}
 	h.assertPayment(t, 0, 1)
@@ -81,7 +81,7 @@ func TestVerificationErrorReverifyPauseRetry(t *testing.T) {
 	h.env.RegisterDelayedCallback(func() {
 		var st workflows.Status
 		v, err := h.env.QueryWorkflow(workflows.QueryStatus)
-		if err != nil || v.Get(&st) != nil || st.State != workflows.StateAwaitingOperator {
+		if err != nil || v.Get(&st) != nil || st.State != contracts.StateAwaitingOperator {
 			t.Errorf("before retry: state %s err %v", st.State, err)
 		}
 		h.env.SignalWorkflow(workflows.SignalRetryVerification, workflows.Operator{By: "ops"})
@@ -111,7 +111,7 @@ func TestAbandonCancelsAuthorization(t *testing.T) {
 		h.env.SignalWorkflow(workflows.SignalAbandon, workflows.Operator{By: "ops", Reason: "preview host down"})
 	}, 10*time.Minute)
 	st := h.run(t)
-	if st.Verdict != contracts.VerificationError || st.State != workflows.StatePaymentCancelled || h.executions != 1 {
+	if st.Verdict != contracts.VerificationError || st.State != contracts.StatePaymentCancelled || h.executions != 1 {
 		t.Fatalf("verdict %s state %s executions %d", st.Verdict, st.State, h.executions)
 	}
 	if !hasEvent(st, "abandoned") {
@@ -146,12 +146,12 @@ func TestWrongHashAndApproverRefused(t *testing.T) {
 			t.Errorf("query: %v", err)
 			return
 		}
-		if st.State != workflows.StateQuoted || len(st.Refusals) != 2 {
+		if st.State != contracts.StateQuoted || len(st.Refusals) != 2 {
 			t.Errorf("after two bad approvals: state %s refusals %v", st.State, st.Refusals)
 		}
 	}, 3*time.Second)
 	st := h.run(t) // no valid approval: the quote expires
-	if st.State != workflows.StateExpired || h.executions != 0 {
+	if st.State != contracts.StateExpired || h.executions != 0 {
 		t.Fatalf("state %s executions %d", st.State, h.executions)
 	}
 	if len(st.Refusals) != 2 || !strings.Contains(st.Refusals[0], "hash") || !strings.Contains(st.Refusals[1], "mallory") {
@@ -176,7 +176,7 @@ func TestStrangerRefusalsRecordedOnce(t *testing.T) {
 		h.env.SignalWorkflow(workflows.SignalApprove, workflows.Approve{Hash: strings.Repeat("b", 64), Approver: "alice", MessageID: "own"})
 	}, 2*time.Second)
 	st := h.run(t)
-	if st.State != workflows.StateExpired {
+	if st.State != contracts.StateExpired {
 		t.Fatalf("state %s", st.State)
 	}
 	refusedEvents := 0
@@ -193,7 +193,7 @@ func TestStrangerRefusalsRecordedOnce(t *testing.T) {
 func TestQuoteExpiry(t *testing.T) {
 	h := newHarness(t)
 	st := h.run(t)
-	if st.State != workflows.StateExpired || !hasEvent(st, "quote_expired") {
+	if st.State != contracts.StateExpired || !hasEvent(st, "quote_expired") {
 		t.Fatalf("state %s", st.State)
 	}
 }
@@ -207,12 +207,12 @@ func TestQuoteExpiresAtIsTheApprovalDeadline(t *testing.T) {
 	h.env.RegisterDelayedCallback(func() {
 		v, err := h.env.QueryWorkflow(workflows.QueryStatus)
 		var st workflows.Status
-		if err != nil || v.Get(&st) != nil || !st.QuoteExpiresAt.Equal(exp) || st.State != workflows.StateQuoted {
+		if err != nil || v.Get(&st) != nil || !st.QuoteExpiresAt.Equal(exp) || st.State != contracts.StateQuoted {
 			t.Errorf("status before expiry: %v, expires %v state %s", err, st.QuoteExpiresAt, st.State)
 		}
 	}, 10*time.Minute)
 	st := h.run(t)
-	if st.State != workflows.StateExpired || h.executions != 0 || !hasEvent(st, "quote_expired") {
+	if st.State != contracts.StateExpired || h.executions != 0 || !hasEvent(st, "quote_expired") {
 		t.Fatalf("state %s executions %d", st.State, h.executions)
 	}
 	for _, e := range st.Timeline {
@@ -241,7 +241,7 @@ func TestQuoteAlreadyExpiredEndsAtOnce(t *testing.T) {
 	h.input.QuoteExpiresAt = h.env.Now().Add(-time.Minute)
 	h.approveAndPay()
 	st := h.run(t)
-	if st.State != workflows.StateExpired || h.executions != 0 || !hasEvent(st, "quote_expired") {
+	if st.State != contracts.StateExpired || h.executions != 0 || !hasEvent(st, "quote_expired") {
 		t.Fatalf("state %s executions %d", st.State, h.executions)
 	}
 	h.assertPayment(t, 0, 0)
@@ -258,7 +258,7 @@ func TestSettlementIsRecordedOnce(t *testing.T) {
 		t.Fatalf("%d settlements recorded, want 1", len(h.settlements))
 	}
 	s := h.settlements[0]
-	if s.Verdict != contracts.Satisfied || s.Payment.State != activities.PaymentCaptured || s.Attempt != 1 || s.BundleDigest != "digest-1-1" ||
+	if s.Verdict != contracts.Satisfied || s.Payment.State != capability.PaymentCaptured || s.Attempt != 1 || s.BundleDigest != "digest-1-1" ||
 		s.ContractHash != st.ContractHash || s.TimelineHead == "" || !hasEvent(st, "settlement_recorded") {
 		t.Fatalf("settlement %+v", s)
 	}
@@ -266,7 +266,7 @@ func TestSettlementIsRecordedOnce(t *testing.T) {
 	h = newHarness(t, overflow, overflow, overflow)
 	h.approveAndPay()
 	h.run(t)
-	if len(h.settlements) != 1 || h.settlements[0].Payment.State != activities.PaymentCanceled || h.settlements[0].Attempt != 3 ||
+	if len(h.settlements) != 1 || h.settlements[0].Payment.State != capability.PaymentCanceled || h.settlements[0].Attempt != 3 ||
 		h.settlements[0].BundleDigest != "digest-3-1" || h.settlements[0].Verdict != contracts.NotSatisfied {
 		t.Fatalf("settlements after three failures: %+v", h.settlements)
 	}
@@ -283,13 +283,13 @@ func TestCancelBeforeApproval(t *testing.T) {
 	h := newHarness(t)
 	h.env.RegisterDelayedCallback(func() { h.env.SignalWorkflow(workflows.SignalCancel, workflows.Cancel{By: "alice"}) }, time.Second)
 	st := h.run(t)
-	if st.State != workflows.StateCancelled || h.executions != 0 {
+	if st.State != contracts.StateCancelled || h.executions != 0 {
 		t.Fatalf("state %s", st.State)
 	}
 	h.assertPayment(t, 0, 0)
 	// `contract list` reads the index: it must say cancelled, as the status does.
-	if n := len(h.indexed); n == 0 || h.indexed[n-1] != workflows.StateCancelled {
-		t.Fatalf("index states %v, want the last to be %s", h.indexed, workflows.StateCancelled)
+	if n := len(h.indexed); n == 0 || h.indexed[n-1] != contracts.StateCancelled {
+		t.Fatalf("index states %v, want the last to be %s", h.indexed, contracts.StateCancelled)
 	}
 }
 
@@ -300,7 +300,7 @@ func TestCancelAfterAuthorizationBeforeWork(t *testing.T) {
 	}, time.Second)
 	h.env.RegisterDelayedCallback(func() { h.env.SignalWorkflow(workflows.SignalCancel, workflows.Cancel{By: "alice"}) }, 2*time.Second)
 	st := h.run(t)
-	if st.State != workflows.StateCancelled || h.executions != 0 {
+	if st.State != contracts.StateCancelled || h.executions != 0 {
 		t.Fatalf("state %s executions %d", st.State, h.executions)
 	}
 	h.assertPayment(t, 0, 1) // the checkout session is cancelled
@@ -316,7 +316,7 @@ func TestCancelDuringWork(t *testing.T) {
 		}
 	})
 	st := h.run(t)
-	if st.State != workflows.StateCancelled || h.executions != 1 {
+	if st.State != contracts.StateCancelled || h.executions != 1 {
 		t.Fatalf("state %s executions %d", st.State, h.executions)
 	}
 	h.assertPayment(t, 0, 1)
@@ -331,7 +331,7 @@ func TestCancelDuringCaptureIsRefused(t *testing.T) {
 	}
 	st := h.run(t)
 	h.assertPayment(t, 1, 0)
-	if !hasEvent(st, "cancel_refused") || st.State == workflows.StateCancelled {
+	if !hasEvent(st, "cancel_refused") || st.State == contracts.StateCancelled {
 		t.Fatalf("state %s: a cancel during capture must be refused", st.State)
 	}
 }
@@ -399,7 +399,7 @@ func TestCheckoutLinkSurvivesPolls(t *testing.T) {
 		if err != nil || v.Get(&st) != nil {
 			t.Fatalf("query: %v", err)
 		}
-		if st.Payment.State != activities.PaymentPending || st.Payment.CheckoutURL != "http://127.0.0.1/checkout" || st.Payment.CheckoutSessionID == "" {
+		if st.Payment.State != capability.PaymentPending || st.Payment.CheckoutURL != "http://127.0.0.1/checkout" || st.Payment.CheckoutSessionID == "" {
 			t.Errorf("after two polls the payment reads %+v, want pending with its checkout link", st.Payment)
 		}
 		if !hasEvent(st, "payment_requested") {
@@ -410,7 +410,7 @@ func TestCheckoutLinkSurvivesPolls(t *testing.T) {
 		h.mu.Unlock()
 	}, 2*time.Minute+30*time.Second)
 	st := h.run(t)
-	if st.Verdict != contracts.Satisfied || st.Payment.CheckoutURL == "" || st.Payment.State != activities.PaymentCaptured {
+	if st.Verdict != contracts.Satisfied || st.Payment.CheckoutURL == "" || st.Payment.State != capability.PaymentCaptured {
 		t.Fatalf("verdict %s, payment %+v", st.Verdict, st.Payment)
 	}
 	h.assertPayment(t, 1, 0)

@@ -17,6 +17,7 @@ import (
 	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/contracts/contractstest"
+	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/policy/policytest"
 	"github.com/signoff/signoff/workers"
 	"github.com/signoff/signoff/workflows"
@@ -51,47 +52,47 @@ type fakes struct {
 	captureHook func()
 }
 
-func (f *fakes) Authorize(ctx context.Context, r activities.AuthorizeRequest) (activities.PaymentState, error) {
-	return activities.PaymentState{Provider: "fake", Local: true, CheckoutSessionID: "cs_" + r.ContractID,
-		CheckoutURL: "http://127.0.0.1/checkout", State: activities.PaymentPending}, nil
+func (f *fakes) Authorize(ctx context.Context, r capability.AuthorizeRequest) (capability.PaymentState, error) {
+	return capability.PaymentState{Provider: "fake", Local: true, CheckoutSessionID: "cs_" + r.ContractID,
+		CheckoutURL: "http://127.0.0.1/checkout", State: capability.PaymentPending}, nil
 }
 
-func (f *fakes) Status(ctx context.Context, hash, session string) (activities.PaymentState, error) {
+func (f *fakes) Status(ctx context.Context, hash, session string) (capability.PaymentState, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	st := activities.PaymentPending
+	st := capability.PaymentPending
 	if f.authorized {
-		st = activities.PaymentAuthorized
+		st = capability.PaymentAuthorized
 	}
-	return activities.PaymentState{Provider: "fake", Local: true, CheckoutSessionID: session, PaymentIntentID: "pi_1", State: st}, nil
+	return capability.PaymentState{Provider: "fake", Local: true, CheckoutSessionID: session, PaymentIntentID: "pi_1", State: st}, nil
 }
 
-func (f *fakes) Capture(ctx context.Context, a activities.PaymentAction) (activities.PaymentState, error) {
+func (f *fakes) Capture(ctx context.Context, a capability.PaymentAction) (capability.PaymentState, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.payState == activities.PaymentCanceled {
-		return activities.PaymentState{}, errors.New("capture after cancel")
+	if f.payState == capability.PaymentCanceled {
+		return capability.PaymentState{}, errors.New("capture after cancel")
 	}
 	f.captures++
-	f.payState = activities.PaymentCaptured
+	f.payState = capability.PaymentCaptured
 	if f.captureHook != nil {
 		f.captureHook()
 	}
-	return activities.PaymentState{Provider: "fake", PaymentIntentID: a.PaymentIntentID, State: activities.PaymentCaptured}, nil
+	return capability.PaymentState{Provider: "fake", PaymentIntentID: a.PaymentIntentID, State: capability.PaymentCaptured}, nil
 }
 
-func (f *fakes) Cancel(ctx context.Context, a activities.PaymentAction) (activities.PaymentState, error) {
+func (f *fakes) Cancel(ctx context.Context, a capability.PaymentAction) (capability.PaymentState, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.payState == activities.PaymentCaptured {
-		return activities.PaymentState{}, errors.New("cancel after capture")
+	if f.payState == capability.PaymentCaptured {
+		return capability.PaymentState{}, errors.New("cancel after capture")
 	}
 	f.cancels++
-	f.payState = activities.PaymentCanceled
-	return activities.PaymentState{Provider: "fake", PaymentIntentID: a.PaymentIntentID, State: activities.PaymentCanceled}, nil
+	f.payState = capability.PaymentCanceled
+	return capability.PaymentState{Provider: "fake", PaymentIntentID: a.PaymentIntentID, State: capability.PaymentCanceled}, nil
 }
 
-func (f *fakes) Publish(ctx context.Context, r activities.PublishRequest) (contracts.PRRef, error) {
+func (f *fakes) Publish(ctx context.Context, r capability.PublishRequest) (contracts.PRRef, error) {
 	return contracts.PRRef{Branch: r.Branch, URL: "local://" + r.Branch}, nil
 }
 
@@ -99,11 +100,11 @@ func (f *fakes) Report(ctx context.Context, b contracts.Bundle, final bool, comm
 	return contracts.PRRef{}, nil
 }
 
-func (f *fakes) WriteBundle(_ context.Context, c contracts.Contract, b contracts.Bundle) (activities.RecordResult, error) {
+func (f *fakes) WriteBundle(_ context.Context, c contracts.Contract, b contracts.Bundle) (capability.RecordResult, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.bundles = append(f.bundles, b)
-	return activities.RecordResult{ProofDir: fmt.Sprintf("/proofs/attempt-%d", b.Attempt), BundleDigest: fmt.Sprintf("digest-%d-%d", b.Attempt, b.Try)}, nil
+	return capability.RecordResult{ProofDir: fmt.Sprintf("/proofs/attempt-%d", b.Attempt), BundleDigest: fmt.Sprintf("digest-%d-%d", b.Attempt, b.Try)}, nil
 }
 
 func (f *fakes) WriteSettlement(_ context.Context, s contracts.Settlement) (string, error) {
@@ -113,13 +114,13 @@ func (f *fakes) WriteSettlement(_ context.Context, s contracts.Settlement) (stri
 	return "/proofs/settlement.json", nil
 }
 
-func (f *fakes) Head(ctx context.Context, r activities.HeadRequest) (string, error) {
+func (f *fakes) Head(ctx context.Context, r capability.HeadRequest) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return commitFor(f.executions), nil
 }
 
-func (f *fakes) Put(e activities.IndexEntry) error {
+func (f *fakes) Put(e capability.IndexEntry) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.indexed = append(f.indexed, e.State)
@@ -135,15 +136,15 @@ type idleLock struct {
 
 func commitFor(attempt int) string { return fmt.Sprintf("%040d", attempt) }
 
-func (f *fakes) Run(ctx context.Context, r activities.ExecRequest) (activities.ExecResult, error) {
+func (f *fakes) Run(ctx context.Context, r capability.ExecRequest) (capability.ExecResult, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.executions++
 	f.feedbacks = append(f.feedbacks, r.Feedback)
 	if f.emptyOn[r.Attempt] {
-		return activities.ExecResult{Empty: true, CommitSHA: r.ParentSHA, Branch: "signoff/w1"}, nil
+		return capability.ExecResult{Empty: true, CommitSHA: r.ParentSHA, Branch: "signoff/w1"}, nil
 	}
-	return activities.ExecResult{CommitSHA: commitFor(r.Attempt), Branch: "signoff/w1", FilesChanged: 1, Insertions: 3, DiffSummary: "1 file, +3"}, nil
+	return capability.ExecResult{CommitSHA: commitFor(r.Attempt), Branch: "signoff/w1", FilesChanged: 1, Insertions: 3, DiffSummary: "1 file, +3"}, nil
 }
 
 func (f *fakes) next() verifyScript {
@@ -168,18 +169,18 @@ func (f *fakes) peek() verifyScript {
 	return f.script[0]
 }
 
-func (f *fakes) Start(ctx context.Context, r activities.PreviewRequest) (activities.PreviewResult, error) {
+func (f *fakes) Start(ctx context.Context, r capability.PreviewRequest) (capability.PreviewResult, error) {
 	if f.peek() == buildFailed {
 		f.next()
-		return activities.PreviewResult{PreviewID: "p", Build: contracts.BuildResult{Passed: false,
+		return capability.PreviewResult{PreviewID: "p", Build: contracts.BuildResult{Passed: false,
 			Steps: []contracts.BuildStep{{Name: "build", Passed: false}}}}, nil
 	}
-	return activities.PreviewResult{PreviewID: "p", URL: "http://127.0.0.1:1", Build: contracts.BuildResult{Passed: true}}, nil
+	return capability.PreviewResult{PreviewID: "p", URL: "http://127.0.0.1:1", Build: contracts.BuildResult{Passed: true}}, nil
 }
 
 func (f *fakes) Stop(ctx context.Context, id string) error { return nil }
 
-func (f *fakes) Verify(ctx context.Context, r activities.VerifyRequest) (activities.VerifyResult, error) {
+func (f *fakes) Verify(ctx context.Context, r capability.VerifyRequest) (capability.VerifyResult, error) {
 	o := policytest.Options{Attempt: r.Attempt}
 	switch f.next() {
 	case overflow:
@@ -188,21 +189,21 @@ func (f *fakes) Verify(ctx context.Context, r activities.VerifyRequest) (activit
 		o.RuntimeSHA = ""
 		ev, err := policytest.Evidence(f.contract, r.ExpectedSHA, o)
 		if err != nil {
-			return activities.VerifyResult{}, err
+			return capability.VerifyResult{}, err
 		}
 		ev.RuntimeSHA = ""
 		if err := ev.Sign(policytest.VerifierKey); err != nil {
-			return activities.VerifyResult{}, err
+			return capability.VerifyResult{}, err
 		}
-		return activities.VerifyResult{Evidence: ev, EvidenceDigest: "e"}, nil
+		return capability.VerifyResult{Evidence: ev, EvidenceDigest: "e"}, nil
 	case staleBuild:
 		o.RuntimeSHA = f.contract.Repo.BaseCommitSHA
 	}
 	ev, err := policytest.Evidence(f.contract, r.ExpectedSHA, o)
 	if err != nil {
-		return activities.VerifyResult{}, err
+		return capability.VerifyResult{}, err
 	}
-	return activities.VerifyResult{Evidence: ev, EvidenceDigest: "e", ProofDir: "/proofs"}, nil
+	return capability.VerifyResult{Evidence: ev, EvidenceDigest: "e", ProofDir: "/proofs"}, nil
 }
 
 type harness struct {

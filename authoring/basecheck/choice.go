@@ -22,8 +22,8 @@ import (
 	"github.com/signoff/signoff/authoring/survey"
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/internal/artifacts"
+	"github.com/signoff/signoff/internal/datadir"
 	"github.com/signoff/signoff/internal/localgit"
-	"github.com/signoff/signoff/workers"
 )
 
 // Mode says where a Choice may run a base check.
@@ -212,10 +212,10 @@ func (ch *Choice) choose(ctx context.Context) error {
 	}
 	register := ch.Register
 	if register == nil && ch.Source != nil {
-		register = RegisterFrom(localgit.Remotes{Root: workers.Paths(ch.DataDir).Remotes}, ch.Source.GitDir)
+		register = RegisterFrom(localgit.Remotes{Root: datadir.Paths(ch.DataDir).Remotes}, ch.Source.GitDir)
 	}
 	if register != nil && ch.Artifacts != "" {
-		register = shareBase(register, localgit.Remotes{Root: workers.Paths(ch.DataDir).Remotes}, ch.Artifacts)
+		register = shareBase(register, localgit.Remotes{Root: datadir.Paths(ch.DataDir).Remotes}, ch.Artifacts)
 	}
 	cl := ch.Client
 	if cl == nil {
@@ -238,7 +238,7 @@ func (ch *Choice) choose(ctx context.Context) error {
 		// The base commit is registered under this data dir: it must be the one the server's
 		// workers use, which is where their verifier published its key.
 		if register != nil {
-			if _, err := workers.ReadTrust(ch.DataDir); err != nil {
+			if _, _, err := datadir.ReadVerifier(ch.DataDir); err != nil {
 				cl.Close()
 				return refuse(fmt.Errorf("%s is not the data dir of the Signoff server at %s (its verifier key is not there); pass that server's --data-dir", ch.DataDir, ch.Address))
 			}

@@ -8,10 +8,10 @@ import (
 	"path/filepath"
 
 	"github.com/signoff/signoff/authoring/survey"
+	"github.com/signoff/signoff/internal/datadir"
 	"github.com/signoff/signoff/internal/preview"
 	"github.com/signoff/signoff/internal/sandbox"
 	"github.com/signoff/signoff/internal/verify"
-	"github.com/signoff/signoff/workers"
 )
 
 // LocalOptions say how this process checks a base commit: like the execute queue's previews,
@@ -25,7 +25,7 @@ type LocalOptions struct {
 	// SharedDeps is installed node_modules to hardlink from; a path that does not exist is
 	// ignored.
 	SharedDeps string
-	// RunAs is the user the app runs as, in workers.RunAsUser's terms.
+	// RunAs is the user the app runs as, in preview.RunAsUser's terms.
 	RunAs string
 	// Unsandboxed runs the app without the sandbox (the operator's choice).
 	Unsandboxed bool
@@ -51,15 +51,15 @@ func NewLocal(o LocalOptions) (*Local, error) {
 	}
 	// Like the execute queue's previews, outside the data dir: the app runs as the preview
 	// user, who must reach its folders but never the keys beside them.
-	root, err := workers.AuthoringPreviewJobsRoot(o.DataDir)
+	root, err := datadir.AuthoringPreviewJobsRoot(o.DataDir)
 	if err != nil {
 		return nil, err
 	}
-	sb, err := workers.NewSandbox(o.Unsandboxed)
+	sb, err := sandbox.Default(o.Unsandboxed)
 	if err != nil {
 		return nil, err
 	}
-	launcher, err := preview.New(preview.Config{JobsRoot: root, SharedDeps: shared, RunAs: workers.RunAsUser(o.RunAs),
+	launcher, err := preview.New(preview.Config{JobsRoot: root, SharedDeps: shared, RunAs: preview.RunAsUser(o.RunAs),
 		Sandbox: sb, InstallNetwork: sandbox.NetEgress})
 	if err != nil {
 		return nil, err

@@ -22,7 +22,6 @@ import (
 	"github.com/signoff/signoff/internal/sandbox"
 	"github.com/signoff/signoff/internal/verify"
 	"github.com/signoff/signoff/policy"
-	"github.com/signoff/signoff/workers"
 )
 
 // A user's app made with create-next-app: a home page with a header of two links and one
@@ -82,7 +81,7 @@ func TestGoalsOnCreateNextApp(t *testing.T) {
 		t.Fatalf("browser setup missing: %v\nrun `%s` from the repository root", setupErr, verify.SetupTask)
 	}
 	mod := moduleRoot(t)
-	maker, err := realapps.NewMaker(mod, workers.PreviewUser, preview.FindPackageManagers(""), nil, t.Logf)
+	maker, err := realapps.NewMaker(mod, preview.DefaultUser, preview.FindPackageManagers(""), nil, t.Logf)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,12 +9,12 @@ import (
 
 	"go.temporal.io/api/serviceerror"
 
-	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/chatbridge"
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/fixtures/runs"
-	"github.com/signoff/signoff/internal/contractclient"
+	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractclient"
 )
 
 // quoteTerms are what a drafted quote adds to the workflow's input: how long it stands and
@@ -157,7 +157,7 @@ func (c *Conversation) approve(ctx context.Context, in chatbridge.Inbound, args 
 		// reaches its workflow (which refuses strangers too, for callers other than chat).
 		return nil, noQuote
 	}
-	if before.State != workflows.StateQuoted {
+	if before.State != contracts.StateQuoted {
 		return []string{fmt.Sprintf("Contract %s is no longer open for approval: %s.", b.ContractID, stateWords(before))}, nil
 	}
 	if !c.approvals.take(in.Sender, b.ContractID, c.cfg.ApprovalsPerContract) {
@@ -199,18 +199,18 @@ func (c *Conversation) pay(ctx context.Context, in chatbridge.Inbound) ([]string
 	if err != nil {
 		return nil, err
 	}
-	if st.State == workflows.StateApproved && st.Payment.CheckoutSessionID == "" {
+	if st.State == contracts.StateApproved && st.Payment.CheckoutSessionID == "" {
 		// Just approved: the workflow is creating the checkout.
 		if st, err = c.waitStatus(ctx, b.ContractID, func(st workflows.Status) bool {
-			return st.Payment.CheckoutSessionID != "" || st.State != workflows.StateApproved
+			return st.Payment.CheckoutSessionID != "" || st.State != contracts.StateApproved
 		}); err != nil {
 			return nil, err
 		}
 	}
 	switch {
-	case st.State == workflows.StateQuoted:
+	case st.State == contracts.StateQuoted:
 		return nil, userErr("Contract %s is not approved yet: approve <hash> first.", b.ContractID)
-	case st.Payment.State == activities.PaymentAuthorized || st.State != workflows.StateApproved:
+	case st.Payment.State == capability.PaymentAuthorized || st.State != contracts.StateApproved:
 		return []string{fmt.Sprintf("Nothing to authorize for %s: %s.", b.ContractID, stateWords(st))}, nil
 	case st.Payment.CheckoutSessionID == "":
 		return []string{fmt.Sprintf("The checkout for %s is being created; say \"pay\" again in a moment.", b.ContractID)}, nil
@@ -226,11 +226,11 @@ func (c *Conversation) pay(ctx context.Context, in chatbridge.Inbound) ([]string
 		_ = c.store.unsay(b.ContractID, b.Hash, stepAuthorized)
 		return nil, fmt.Errorf("local checkout for %s: %w", b.ContractID, err)
 	}
-	st, err = c.waitStatus(ctx, b.ContractID, func(st workflows.Status) bool { return st.State != workflows.StateApproved })
+	st, err = c.waitStatus(ctx, b.ContractID, func(st workflows.Status) bool { return st.State != contracts.StateApproved })
 	if err != nil {
 		return nil, err
 	}
-	if st.State == workflows.StateApproved {
+	if st.State == contracts.StateApproved {
 		return []string{fmt.Sprintf("Local checkout completed for %s (%s): the price is authorized, not captured; the workflow is confirming it.", b.ContractID, c.cfg.PaymentLabel)}, nil
 	}
 	return []string{fmt.Sprintf("Local checkout completed for %s. %s", b.ContractID, authorizedText(st, c.cfg.PaymentLabel))}, nil
@@ -293,7 +293,7 @@ func (c *Conversation) operator(ctx context.Context, in chatbridge.Inbound, verb
 	if err != nil {
 		return nil, err
 	}
-	if st.State != workflows.StateAwaitingOperator {
+	if st.State != contracts.StateAwaitingOperator {
 		return []string{fmt.Sprintf("Contract %s is not paused for a decision: %s.", b.ContractID, stateWords(st))}, nil
 	}
 	signal, reply := workflows.SignalRetryVerification, "Retrying the verification of the same commit (no code change)."
@@ -367,7 +367,7 @@ func unknownContract(id string) error { return userErr("No contract %q is known 
 
 // owns reports whether an index entry is sender's: by the requester it records, or, for
 // entries written before it did, by this chat's own binding.
-func (c *Conversation) owns(sender string, e activities.IndexEntry) bool {
+func (c *Conversation) owns(sender string, e capability.IndexEntry) bool {
 	if e.Requester != "" {
 		return e.Requester == sender
 	}

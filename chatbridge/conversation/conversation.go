@@ -24,13 +24,13 @@ import (
 
 	"go.temporal.io/api/serviceerror"
 
-	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/authoring"
 	"github.com/signoff/signoff/chatbridge"
 	"github.com/signoff/signoff/chatbridge/chatproto"
 	"github.com/signoff/signoff/fixtures/runs"
-	"github.com/signoff/signoff/internal/contractclient"
+	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractclient"
 )
 
 // Temporal is the part of the Temporal client the conversation uses: the contract client's
@@ -45,7 +45,7 @@ type Outbox interface {
 
 // Index reads the contract index, which outlives workflow history.
 type Index interface {
-	Get(contractID string) (activities.IndexEntry, bool, error)
+	Get(contractID string) (capability.IndexEntry, bool, error)
 }
 
 // Repo is a repository a task message may name.
@@ -115,7 +115,7 @@ type Config struct {
 	Now       func() time.Time
 }
 
-// Conversation implements chatbridge.Conversation and activities.Notifier.
+// Conversation implements chatbridge.Conversation and capability.Notifier.
 type Conversation struct {
 	cfg       Config
 	contracts *contractclient.Client
@@ -138,7 +138,7 @@ type Conversation struct {
 
 var (
 	_ chatbridge.Conversation = (*Conversation)(nil)
-	_ activities.Notifier     = (*Conversation)(nil)
+	_ capability.Notifier     = (*Conversation)(nil)
 )
 
 // New validates cfg. Call Attach with the bridge, then Resume to pick up watchers of

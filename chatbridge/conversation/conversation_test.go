@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/authoring"
 	"github.com/signoff/signoff/chatbridge"
 	"github.com/signoff/signoff/chatbridge/conversation"
@@ -20,11 +19,12 @@ import (
 	"github.com/signoff/signoff/fixtures/finance"
 	"github.com/signoff/signoff/fixtures/fixturerepo"
 	"github.com/signoff/signoff/fixtures/runs"
-	"github.com/signoff/signoff/internal/contractclient"
+	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/internal/index"
 	"github.com/signoff/signoff/internal/payment"
 	"github.com/signoff/signoff/internal/payment/localstripe"
 	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractclient"
 )
 
 func runsDir() string {
@@ -222,7 +222,7 @@ func TestPreparedRunConversation(t *testing.T) {
 	}
 
 	// The workflow's payment notice reaches the session, once, with the local checkout hint.
-	notice := activities.Notice{ContractID: id, Requester: alice.addr, Channel: "chat:" + sessionA, Kind: "payment",
+	notice := capability.Notice{ContractID: id, Requester: alice.addr, Channel: "chat:" + sessionA, Kind: "payment",
 		Text: "Authorize 29.00 USD to start (captured only if the contract is satisfied): http://127.0.0.1:8480/checkout/x"}
 	for range 2 {
 		if err := e.conv.Notify(context.Background(), notice); err != nil {
@@ -237,7 +237,7 @@ func TestPreparedRunConversation(t *testing.T) {
 		t.Fatalf("payment notice pushed %d times", n)
 	}
 	// A notice for a contract started elsewhere (the CLI) is not chat's business.
-	if err := e.conv.Notify(context.Background(), activities.Notice{ContractID: "x", Requester: "alice", Channel: "cli", Kind: "verdict", Text: "cli only"}); err != nil {
+	if err := e.conv.Notify(context.Background(), capability.Notice{ContractID: "x", Requester: "alice", Channel: "cli", Kind: "verdict", Text: "cli only"}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -249,7 +249,7 @@ func TestPreparedRunConversation(t *testing.T) {
 	reply, _ = e.say(t, alice, "pay")
 	mustContain(t, reply, "Local checkout completed for "+id, "Payment authorized ("+localstripe.Label+"): nothing is captured unless",
 		"Attempt 1 of 3 starts: cloning signoff-fixtures/finance")
-	if ps := e.payments.all(); len(ps) != 1 || ps[0].ContractID != id || ps[0].State != activities.PaymentAuthorized {
+	if ps := e.payments.all(); len(ps) != 1 || ps[0].ContractID != id || ps[0].State != capability.PaymentAuthorized {
 		t.Fatalf("payments %+v", ps)
 	}
 
@@ -265,11 +265,11 @@ func TestPreparedRunConversation(t *testing.T) {
 	// The verdict comes from the signed bundle the index points at: criterion, observed values,
 	// what happens next.
 	proof := writeBundle(t, e.dir, w1.Contract, q.Hash, 1)
-	if err := e.index.Put(activities.IndexEntry{ContractID: id, ContractHash: q.Hash, ProofDir: proof, State: workflows.StateNotSatisfied}); err != nil {
+	if err := e.index.Put(capability.IndexEntry{ContractID: id, ContractHash: q.Hash, ProofDir: proof, State: contracts.StateNotSatisfied}); err != nil {
 		t.Fatal(err)
 	}
-	e.tmp.set(id, func(st *workflows.Status) { st.State, st.Attempt = workflows.StateNotSatisfied, 1 })
-	if err := e.conv.Notify(context.Background(), activities.Notice{ContractID: id, Requester: alice.addr, Channel: "chat:" + sessionA,
+	e.tmp.set(id, func(st *workflows.Status) { st.State, st.Attempt = contracts.StateNotSatisfied, 1 })
+	if err := e.conv.Notify(context.Background(), capability.Notice{ContractID: id, Requester: alice.addr, Channel: "chat:" + sessionA,
 		Kind: "verdict", Text: "Attempt 1: not satisfied."}); err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +277,7 @@ func TestPreparedRunConversation(t *testing.T) {
 	mustContain(t, v.Text, id+": not satisfied on attempt 1 of 3", "attempt 2 under the same contract", "Proof: "+proofBase+id+"/",
 		"Also: criterion 4")
 	e.tmp.set(id, func(st *workflows.Status) {
-		st.State, st.Attempt, st.Phase = workflows.StateRepairing, 2, "executor repairing"
+		st.State, st.Attempt, st.Phase = contracts.StateRepairing, 2, "executor repairing"
 	})
 	e.tmp.waitQueries(t, 5)
 	// The reply to "pay" announced the authorization; the watcher did not repeat it.
@@ -453,7 +453,7 @@ func TestNotifyWithoutOutbox(t *testing.T) {
 	}
 	defer c.Close()
 	addr := newPerson(t, sessionA).addr
-	err = c.Notify(context.Background(), activities.Notice{ContractID: "c1", Requester: addr, Channel: "chat:" + sessionA, Kind: "build", Text: "x"})
+	err = c.Notify(context.Background(), capability.Notice{ContractID: "c1", Requester: addr, Channel: "chat:" + sessionA, Kind: "build", Text: "x"})
 	if !errors.Is(err, conversation.ErrNotAttached) {
 		t.Fatalf("err = %v", err)
 	}
@@ -506,7 +506,7 @@ func writeBundle(t *testing.T, root string, c contracts.Contract, hash string, a
 			{Rule: 6, Code: "criterion_failed", Criterion: "no-horizontal-overflow-mobile", Message: "criterion 3 (no-horizontal-overflow-mobile) at 390x844: scrollWidth = 927, innerWidth = 390 (want scrollWidth <= innerWidth)"},
 			{Rule: 6, Code: "criterion_failed", Criterion: "cards-mobile", Message: "criterion 4 (cards-mobile) at 390x844: matching elements: observed 0, expected >= 4"},
 		},
-		Payment: contracts.PaymentRef{Provider: payment.ProviderLocal, State: activities.PaymentAuthorized, Local: true}, Artifacts: []contracts.Artifact{}}
+		Payment: contracts.PaymentRef{Provider: payment.ProviderLocal, State: capability.PaymentAuthorized, Local: true}, Artifacts: []contracts.Artifact{}}
 	for name, v := range map[string]any{"bundle.json": b, "contract.json": c} {
 		data, err := json.Marshal(v)
 		if err != nil {

@@ -16,8 +16,9 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/chatbridge/chatproto"
+	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/internal/payment"
 	"github.com/signoff/signoff/workflows"
 )
@@ -27,7 +28,7 @@ import (
 // the provider, cancel. It records what the conversation asked for.
 type fakeTemporal struct {
 	mu       sync.Mutex
-	payments activities.Payments
+	payments capability.Payments
 	wfs      map[string]*fakeWF
 	signals  []fakeSignal
 	starts   []client.StartWorkflowOptions
@@ -47,7 +48,7 @@ type fakeSignal struct {
 	Arg              any
 }
 
-func newFakeTemporal(p activities.Payments) *fakeTemporal {
+func newFakeTemporal(p capability.Payments) *fakeTemporal {
 	return &fakeTemporal{payments: p, wfs: map[string]*fakeWF{}}
 }
 
@@ -78,7 +79,7 @@ func (f *fakeTemporal) ExecuteWorkflow(_ context.Context, o client.StartWorkflow
 	}
 	c := in.Quote.Contract
 	f.wfs[o.ID] = &fakeWF{in: in, st: workflows.Status{ContractID: c.ContractID, ContractHash: in.Quote.Hash, Goal: c.Goal,
-		Repo: c.Repo.Owner + "/" + c.Repo.Name, Requester: in.Quote.Requester, State: workflows.StateQuoted, MaxAttempts: c.MaxAttempts,
+		Repo: c.Repo.Owner + "/" + c.Repo.Name, Requester: in.Quote.Requester, State: contracts.StateQuoted, MaxAttempts: c.MaxAttempts,
 		Attempts: []workflows.AttemptRecord{}, Refusals: []string{}}}
 	return fakeRun{o.ID}, nil
 }
@@ -111,11 +112,11 @@ func (f *fakeTemporal) SignalWorkflow(ctx context.Context, id, _ string, name st
 			return err
 		}
 		w.st.Payment = ps
-		if ps.State == activities.PaymentAuthorized {
-			w.st.State = workflows.StateAuthorized
+		if ps.State == capability.PaymentAuthorized {
+			w.st.State = contracts.StateAuthorized
 		}
 	case workflows.SignalCancel:
-		w.st.State, w.st.Final = workflows.StateCancelled, true
+		w.st.State, w.st.Final = contracts.StateCancelled, true
 	}
 	return nil
 }
@@ -134,7 +135,7 @@ func (f *fakeTemporal) UpdateWorkflow(ctx context.Context, o client.UpdateWorkfl
 	if w == nil || w.st.Final {
 		return nil, serviceerror.NewNotFound("workflow not found")
 	}
-	if w.st.State != workflows.StateQuoted {
+	if w.st.State != contracts.StateQuoted {
 		return nil, refusedErr(workflows.RefusedAlreadyApproved, "contract "+w.st.ContractID+" was approved already")
 	}
 	f.signals = append(f.signals, fakeSignal{o.WorkflowID, o.UpdateName, a})
@@ -152,8 +153,8 @@ func (f *fakeTemporal) UpdateWorkflow(ctx context.Context, o client.UpdateWorkfl
 		w.st.Refusals = append(w.st.Refusals, why)
 		return fakeUpdate{err: refusedErr(workflows.RefusedWrongHash, why)}, nil
 	}
-	w.st.State = workflows.StateApproved
-	ps, err := f.payments.Authorize(ctx, activities.AuthorizeRequest{ContractID: w.st.ContractID, ContractHash: w.st.ContractHash,
+	w.st.State = contracts.StateApproved
+	ps, err := f.payments.Authorize(ctx, capability.AuthorizeRequest{ContractID: w.st.ContractID, ContractHash: w.st.ContractHash,
 		Goal: w.st.Goal, Price: w.in.Quote.Contract.Price})
 	if err != nil {
 		return nil, err
@@ -252,16 +253,16 @@ type fakePayments struct {
 
 type fakePayment struct {
 	ContractID, ContractHash string
-	activities.PaymentState
+	capability.PaymentState
 }
 
-var _ activities.Payments = (*fakePayments)(nil)
+var _ capability.Payments = (*fakePayments)(nil)
 
-func (p *fakePayments) Authorize(_ context.Context, req activities.AuthorizeRequest) (activities.PaymentState, error) {
+func (p *fakePayments) Authorize(_ context.Context, req capability.AuthorizeRequest) (capability.PaymentState, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if len(req.ContractHash) < 16 {
-		return activities.PaymentState{}, activities.Refused(fmt.Errorf("contract hash %q is too short", req.ContractHash))
+		return capability.PaymentState{}, capability.Refused(fmt.Errorf("contract hash %q is too short", req.ContractHash))
 	}
 	session := "cs_test_" + req.ContractHash[:16]
 	if p.by == nil {
@@ -270,9 +271,9 @@ func (p *fakePayments) Authorize(_ context.Context, req activities.AuthorizeRequ
 	if e := p.by[session]; e != nil {
 		return e.PaymentState, nil
 	}
-	e := &fakePayment{ContractID: req.ContractID, ContractHash: req.ContractHash, PaymentState: activities.PaymentState{
+	e := &fakePayment{ContractID: req.ContractID, ContractHash: req.ContractHash, PaymentState: capability.PaymentState{
 		Provider: payment.ProviderLocal, Local: true, CheckoutSessionID: session,
-		CheckoutURL: "http://127.0.0.1:8480/checkout/" + session, State: activities.PaymentPending}}
+		CheckoutURL: "http://127.0.0.1:8480/checkout/" + session, State: capability.PaymentPending}}
 	p.by[session] = e
 	return e.PaymentState, nil
 }
@@ -284,38 +285,38 @@ func (p *fakePayments) find(contractHash, id string) (*fakePayment, error) {
 			return e, nil
 		}
 	}
-	return nil, activities.Refused(fmt.Errorf("no payment %q for contract %s", id, contractHash))
+	return nil, capability.Refused(fmt.Errorf("no payment %q for contract %s", id, contractHash))
 }
 
-func (p *fakePayments) Status(_ context.Context, contractHash, session string) (activities.PaymentState, error) {
+func (p *fakePayments) Status(_ context.Context, contractHash, session string) (capability.PaymentState, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	e, err := p.find(contractHash, session)
 	if err != nil {
-		return activities.PaymentState{}, err
+		return capability.PaymentState{}, err
 	}
 	return e.PaymentState, nil
 }
 
-func (p *fakePayments) Capture(_ context.Context, a activities.PaymentAction) (activities.PaymentState, error) {
-	return p.move(a, activities.PaymentCaptured, activities.PaymentAuthorized)
+func (p *fakePayments) Capture(_ context.Context, a capability.PaymentAction) (capability.PaymentState, error) {
+	return p.move(a, capability.PaymentCaptured, capability.PaymentAuthorized)
 }
 
-func (p *fakePayments) Cancel(_ context.Context, a activities.PaymentAction) (activities.PaymentState, error) {
-	return p.move(a, activities.PaymentCanceled, activities.PaymentAuthorized, activities.PaymentPending)
+func (p *fakePayments) Cancel(_ context.Context, a capability.PaymentAction) (capability.PaymentState, error) {
+	return p.move(a, capability.PaymentCanceled, capability.PaymentAuthorized, capability.PaymentPending)
 }
 
 // move takes a payment to state `to` from one of `from`; repeating a move is a no-op.
-func (p *fakePayments) move(a activities.PaymentAction, to string, from ...string) (activities.PaymentState, error) {
+func (p *fakePayments) move(a capability.PaymentAction, to string, from ...string) (capability.PaymentState, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	e, err := p.find(a.ContractHash, a.SessionID)
 	if err != nil {
-		return activities.PaymentState{}, err
+		return capability.PaymentState{}, err
 	}
 	if e.State != to {
 		if !slices.Contains(from, e.State) {
-			return e.PaymentState, activities.PaymentStateError(fmt.Errorf("payment %s is %s, not %s", e.CheckoutSessionID, e.State, to))
+			return e.PaymentState, capability.PaymentStateError(fmt.Errorf("payment %s is %s, not %s", e.CheckoutSessionID, e.State, to))
 		}
 		e.State = to
 	}
@@ -324,7 +325,7 @@ func (p *fakePayments) move(a activities.PaymentAction, to string, from ...strin
 
 // pay completes a contract's checkout, as the payer does on the checkout page: authorized,
 // nothing captured. Paying again changes nothing.
-func (p *fakePayments) pay(contractID string) (activities.PaymentState, error) {
+func (p *fakePayments) pay(contractID string) (capability.PaymentState, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, e := range p.by {
@@ -332,16 +333,16 @@ func (p *fakePayments) pay(contractID string) (activities.PaymentState, error) {
 			continue
 		}
 		switch e.State {
-		case activities.PaymentPending:
-			e.State, e.PaymentIntentID = activities.PaymentAuthorized, "pi_test_"+e.ContractHash[:16]
+		case capability.PaymentPending:
+			e.State, e.PaymentIntentID = capability.PaymentAuthorized, "pi_test_"+e.ContractHash[:16]
 			e.AuthorizedAt = time.Now().UTC().Format(time.RFC3339)
-		case activities.PaymentAuthorized:
+		case capability.PaymentAuthorized:
 		default:
 			return e.PaymentState, fmt.Errorf("the checkout of %s is %s", contractID, e.State)
 		}
 		return e.PaymentState, nil
 	}
-	return activities.PaymentState{}, fmt.Errorf("no checkout for %s", contractID)
+	return capability.PaymentState{}, fmt.Errorf("no checkout for %s", contractID)
 }
 
 // all lists every payment made.

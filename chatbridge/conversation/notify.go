@@ -9,11 +9,11 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
-	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/chatbridge"
 	"github.com/signoff/signoff/chatbridge/chatproto"
 	"github.com/signoff/signoff/chatbridge/identity"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/policy"
 	"github.com/signoff/signoff/web/proofpage"
 )
@@ -21,11 +21,11 @@ import (
 // ErrNotAttached is returned by pushes made before Attach.
 var ErrNotAttached = errors.New("conversation: no outbox attached")
 
-// Notify implements activities.Notifier: the workflow's progress notice goes to the requester
+// Notify implements capability.Notifier: the workflow's progress notice goes to the requester
 // in the chat session the contract was started from (its channel). Notices of contracts not
 // started in chat are ignored. A retried notify activity sends the same message id, and a
 // notice already delivered by this process is not sent twice.
-func (c *Conversation) Notify(ctx context.Context, n activities.Notice) error {
+func (c *Conversation) Notify(ctx context.Context, n capability.Notice) error {
 	session, ok := sessionOf(n.Channel)
 	if !ok || !identity.IsAgentAddress(n.Requester) {
 		return nil
@@ -66,7 +66,7 @@ func (c *Conversation) push(ctx context.Context, to, session, key, text string) 
 
 // noticeText turns a workflow notice into the chat message: the verdict from the signed
 // bundle (criterion, observed values, proof link), the rest with what to do next.
-func (c *Conversation) noticeText(n activities.Notice) string {
+func (c *Conversation) noticeText(n capability.Notice) string {
 	switch n.Kind {
 	case contracts.NoticePayment:
 		if c.cfg.Checkout != nil {
@@ -92,9 +92,9 @@ func (c *Conversation) noticeText(n activities.Notice) string {
 	return n.Text
 }
 
-func (c *Conversation) indexEntry(id string) (activities.IndexEntry, bool) {
+func (c *Conversation) indexEntry(id string) (capability.IndexEntry, bool) {
 	if c.cfg.Index == nil {
-		return activities.IndexEntry{}, false
+		return capability.IndexEntry{}, false
 	}
 	e, ok, err := c.cfg.Index.Get(id)
 	return e, ok && err == nil
@@ -103,7 +103,7 @@ func (c *Conversation) indexEntry(id string) (activities.IndexEntry, bool) {
 // verdictText reads the attempt's signed bundle (the index points at it; the workflow
 // indexes before it notifies) for the summary, every failed criterion with its observed
 // values, and what happens next. Without a readable bundle it falls back to the notice.
-func (c *Conversation) verdictText(n activities.Notice) string {
+func (c *Conversation) verdictText(n capability.Notice) string {
 	e, ok := c.indexEntry(n.ContractID)
 	if !ok || e.ProofDir == "" {
 		return plainVerdictNotice(n.Text)

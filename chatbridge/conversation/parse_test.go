@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/authoring"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/policy"
 	"github.com/signoff/signoff/workflows"
 )
@@ -73,22 +73,22 @@ func TestTidyGoal(t *testing.T) {
 
 // Every step a watcher announces comes once per status, in words a person reads.
 func TestSteps(t *testing.T) {
-	st := workflows.Status{ContractID: "c1", Repo: "o/r", State: workflows.StateBuilding, Attempt: 1, MaxAttempts: 3,
-		Payment: activities.PaymentState{Local: true, State: activities.PaymentAuthorized}}
+	st := workflows.Status{ContractID: "c1", Repo: "o/r", State: contracts.StateBuilding, Attempt: 1, MaxAttempts: 3,
+		Payment: capability.PaymentState{Local: true, State: capability.PaymentAuthorized}}
 	got := steps(st, "local")
 	if len(got) != 1 || got[0].key != "authorized" || !strings.Contains(got[0].text, "Attempt 1 of 3 starts: cloning o/r") {
 		t.Fatalf("steps %+v", got)
 	}
-	st.State, st.Attempt = workflows.StateRepairing, 2
+	st.State, st.Attempt = contracts.StateRepairing, 2
 	got = steps(st, "local")
 	if len(got) != 1 || strings.Contains(got[0].text, "Attempt 1") {
 		t.Fatalf("steps %+v", got)
 	}
-	st = workflows.Status{ContractID: "c1", State: workflows.StateCancelled, Final: true}
+	st = workflows.Status{ContractID: "c1", State: contracts.StateCancelled, Final: true}
 	if got := steps(st, "local"); len(got) != 1 || !strings.Contains(got[0].text, "no payment was authorized") {
 		t.Fatalf("steps %+v", got)
 	}
-	st = workflows.Status{ContractID: "c1", State: workflows.StateExpired, Final: true}
+	st = workflows.Status{ContractID: "c1", State: contracts.StateExpired, Final: true}
 	if got := steps(st, "local"); len(got) != 1 || got[0].key != "expired" {
 		t.Fatalf("steps %+v", got)
 	}

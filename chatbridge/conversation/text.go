@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/authoring/pricing"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/workflows"
 )
 
@@ -121,14 +121,14 @@ func statusText(st workflows.Status, proofURL, label string) string {
 	if proofURL != "" && len(st.Attempts) > 0 {
 		fmt.Fprintf(&b, "Proof: %s\n", proofURL)
 	}
-	if st.State == workflows.StateQuoted {
+	if st.State == contracts.StateQuoted {
 		fmt.Fprintf(&b, "Open for approval by its requester: approve %s\n", st.ContractHash)
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
 
 // indexText answers status from the contract index once history is gone.
-func indexText(e activities.IndexEntry, proofURL string) string {
+func indexText(e capability.IndexEntry, proofURL string) string {
 	s := fmt.Sprintf("%s: %s (from the contract index; the workflow history is no longer kept)\nGoal: %s\nRepository: %s\nHash: %s",
 		e.ContractID, strings.ReplaceAll(e.State, "_", " "), e.Goal, e.Repo, e.ContractHash)
 	if e.Verdict != "" {
@@ -150,38 +150,38 @@ func stateWords(st workflows.Status) string {
 		attempt = fmt.Sprintf(", attempt %d of %d", st.Attempt, st.MaxAttempts)
 	}
 	switch st.State {
-	case workflows.StateQuoted:
+	case contracts.StateQuoted:
 		return "quoted, waiting for approval"
-	case workflows.StateApproved:
+	case contracts.StateApproved:
 		return "approved, waiting for the payment authorization"
-	case workflows.StateAuthorized:
+	case contracts.StateAuthorized:
 		return "payment authorized, waiting for the repository"
-	case workflows.StateBuilding, workflows.StateRepairing:
+	case contracts.StateBuilding, contracts.StateRepairing:
 		phase := st.Phase
 		if phase == "" {
 			phase = "executor working"
 		}
 		return phase + attempt
-	case workflows.StateVerifying:
+	case contracts.StateVerifying:
 		return "verifying in a real browser" + attempt
-	case workflows.StateAwaitingOperator:
+	case contracts.StateAwaitingOperator:
 		return "verification paused: say retry or abandon" + attempt
-	case workflows.StatePaymentCaptured, workflows.StateMergeEligible:
+	case contracts.StatePaymentCaptured, contracts.StateMergeEligible:
 		s := "satisfied, payment captured"
 		if st.MergeEligible {
 			s += ", merge eligible"
 		}
 		return s
-	case workflows.StatePaymentCancelled:
+	case contracts.StatePaymentCancelled:
 		return verdictWords(st.Verdict) + ", authorization cancelled (nothing captured)"
-	case workflows.StateCancelled:
+	case contracts.StateCancelled:
 		return "cancelled (nothing captured)"
-	case workflows.StateExpired:
+	case contracts.StateExpired:
 		if !st.QuoteExpiresAt.IsZero() {
 			return "the quote expired without approval at " + st.QuoteExpiresAt.UTC().Format("2006-01-02 15:04 MST")
 		}
 		return "quote expired without approval"
-	case workflows.StateSatisfied, workflows.StateNotSatisfied, workflows.StateVerificationError:
+	case contracts.StateSatisfied, contracts.StateNotSatisfied, contracts.StateVerificationError:
 		return verdictWords(st.Verdict) + attempt
 	}
 	return strings.ReplaceAll(st.State, "_", " ") + attempt
@@ -203,18 +203,18 @@ func verdictWords(v string) string {
 
 // paymentWords describes a payment state; a local payment (the Stripe test double's) always
 // says it moves no money.
-func paymentWords(p activities.PaymentState, label string) string {
+func paymentWords(p capability.PaymentState, label string) string {
 	var s string
 	switch p.State {
-	case activities.PaymentPending:
+	case capability.PaymentPending:
 		s = "checkout open, not authorized yet"
-	case activities.PaymentAuthorized:
+	case capability.PaymentAuthorized:
 		s = "authorized, not captured"
-	case activities.PaymentCaptured:
+	case capability.PaymentCaptured:
 		s = "captured"
-	case activities.PaymentCanceled:
+	case capability.PaymentCanceled:
 		s = "authorization cancelled, nothing captured"
-	case activities.PaymentExpired:
+	case capability.PaymentExpired:
 		s = "checkout expired, nothing authorized"
 	default:
 		s = p.State

@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/signoff/signoff/activities"
+	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/workflows"
 )
 
@@ -99,7 +100,7 @@ const (
 // authorizedText announces the authorization, and the first attempt when it is starting.
 func authorizedText(st workflows.Status, label string) string {
 	s := "Payment authorized (" + paymentLabel(st.Payment, label) + "): nothing is captured unless the contract is satisfied."
-	if st.State == workflows.StateAuthorized || (st.State == workflows.StateBuilding && st.Attempt <= 1) {
+	if st.State == contracts.StateAuthorized || (st.State == contracts.StateBuilding && st.Attempt <= 1) {
 		s += fmt.Sprintf(" Attempt 1 of %d starts: cloning %s onto a fresh branch for the executor.", st.MaxAttempts, st.Repo)
 	}
 	return s
@@ -111,20 +112,20 @@ func authorizedText(st workflows.Status, label string) string {
 func steps(st workflows.Status, label string) []step {
 	var out []step
 	switch st.State {
-	case workflows.StateAuthorized, workflows.StateBuilding, workflows.StateRepairing, workflows.StateVerifying,
-		workflows.StateSatisfied, workflows.StateNotSatisfied, workflows.StateVerificationError, workflows.StateAwaitingOperator:
+	case contracts.StateAuthorized, contracts.StateBuilding, contracts.StateRepairing, contracts.StateVerifying,
+		contracts.StateSatisfied, contracts.StateNotSatisfied, contracts.StateVerificationError, contracts.StateAwaitingOperator:
 		out = append(out, step{stepAuthorized, authorizedText(st, label)})
 	}
 	switch {
-	case st.State == workflows.StateExpired:
+	case st.State == contracts.StateExpired:
 		out = append(out, step{stepExpired, fmt.Sprintf("The quote for %s expired without approval; nothing was authorized.", st.ContractID)})
-	case st.Final && st.State == workflows.StateCancelled && st.Payment.CheckoutSessionID == "":
+	case st.Final && st.State == contracts.StateCancelled && st.Payment.CheckoutSessionID == "":
 		out = append(out, step{stepCancelled, fmt.Sprintf("Contract %s is cancelled; no payment was authorized.", st.ContractID)})
 	}
 	return out
 }
 
-func paymentLabel(p activities.PaymentState, label string) string {
+func paymentLabel(p capability.PaymentState, label string) string {
 	if p.Local {
 		return label
 	}

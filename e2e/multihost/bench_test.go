@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/signoff/signoff/workers"
+	"github.com/signoff/signoff/internal/datadir"
 )
 
 // BenchmarkPairs prints contracts per minute through the rig with one and with two
@@ -42,7 +42,7 @@ func benchPairs(b *testing.B, pairs, n int) float64 {
 	for p := 1; p <= pairs; p++ {
 		v := "verify" + strconv.Itoa(p)
 		if p > 1 { // one verify queue, one key: the second host is given the first's
-			copyFile(b, filepath.Join(c.root, "verify1", "keys", workers.VerifierKeyFile), filepath.Join(c.root, v, "keys", workers.VerifierKeyFile), 0o600)
+			copyFile(b, filepath.Join(c.root, "verify1", "keys", datadir.VerifierKeyFile), filepath.Join(c.root, v, "keys", datadir.VerifierKeyFile), 0o600)
 		}
 		c.worker(v, 10+p, "verify", nil)
 		c.executeWorker("execute"+strconv.Itoa(p), 20+p, runsDir)

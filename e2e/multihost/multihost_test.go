@@ -20,6 +20,7 @@ import (
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/fixtures/runs"
 	"github.com/signoff/signoff/internal/artifacts/weedtest"
+	"github.com/signoff/signoff/internal/datadir"
 	"github.com/signoff/signoff/internal/proofstore"
 	"github.com/signoff/signoff/workers"
 )
@@ -150,8 +151,8 @@ func copyFile(t testing.TB, from, to string, mode os.FileMode) {
 // trustVerifier gives the control host the verify queue's public key and digest.
 func (c *cluster) trustVerifier(verifyHost, controlHost string) {
 	for _, ext := range []string{".pub", ".digest"} {
-		copyFile(c.t, filepath.Join(c.root, verifyHost, "keys", workers.VerifierKeyFile+ext),
-			filepath.Join(c.root, controlHost, "keys", workers.VerifierKeyFile+ext), 0o644)
+		copyFile(c.t, filepath.Join(c.root, verifyHost, "keys", datadir.VerifierKeyFile+ext),
+			filepath.Join(c.root, controlHost, "keys", datadir.VerifierKeyFile+ext), 0o644)
 	}
 }
 
@@ -196,7 +197,7 @@ func TestSharedNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	copyFile(t, filepath.Join(c.root, "verify", "keys", workers.VerifierKeyFile), filepath.Join(c.root, "verify2", "keys", workers.VerifierKeyFile), 0o600)
+	copyFile(t, filepath.Join(c.root, "verify", "keys", datadir.VerifierKeyFile), filepath.Join(c.root, "verify2", "keys", datadir.VerifierKeyFile), 0o600)
 	c.worker("verify2", 7, "verify", nil)
 
 	if code := c.wait(control); code != 0 {
@@ -205,8 +206,8 @@ func TestSharedNothing(t *testing.T) {
 
 	// Another host reads the proofs out of the store and checks them with the published keys.
 	keys := filepath.Join(c.root, "reader", "keys")
-	copyFile(t, filepath.Join(c.root, "verify", "keys", workers.VerifierKeyFile+".pub"), filepath.Join(keys, workers.VerifierKeyFile+".pub"), 0o644)
-	copyFile(t, filepath.Join(c.root, "control", "keys", workers.ControlKeyFile+".pub"), filepath.Join(keys, workers.ControlKeyFile+".pub"), 0o644)
+	copyFile(t, filepath.Join(c.root, "verify", "keys", datadir.VerifierKeyFile+".pub"), filepath.Join(keys, datadir.VerifierKeyFile+".pub"), 0o644)
+	copyFile(t, filepath.Join(c.root, "control", "keys", datadir.ControlKeyFile+".pub"), filepath.Join(keys, datadir.ControlKeyFile+".pub"), 0o644)
 	out := filepath.Join(c.root, "reader", "proofs")
 	script := "set -e\n"
 	for _, id := range []string{w1.Contract.ContractID, w2.Contract.ContractID} {

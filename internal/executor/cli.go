@@ -15,7 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/signoff/signoff/activities"
+	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/internal/sandbox"
 )
 
@@ -24,7 +24,7 @@ type cliRun struct {
 	log []byte
 }
 
-func (c *Command) runCLI(ctx context.Context, req activities.ExecRequest, job, repo, home, tmp, promptFile, prompt string) (cliRun, error) {
+func (c *Command) runCLI(ctx context.Context, req capability.ExecRequest, job, repo, home, tmp, promptFile, prompt string) (cliRun, error) {
 	timeout, maxOut, every := c.Timeout, c.MaxOutput, c.ProgressEvery
 	if timeout <= 0 {
 		timeout = DefaultCommandTimeout

@@ -14,8 +14,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/internal/localgit"
 	"github.com/signoff/signoff/internal/sandbox"
 	"github.com/signoff/signoff/internal/unprivileged"
@@ -232,70 +232,70 @@ var commitSHA = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
 
 // Run makes one attempt: clone, run the CLI, check and commit what changed, push to the bare
 // remote. An exit status other than 0 is an error; exit 0 with no change is an empty attempt.
-func (c *Command) Run(ctx context.Context, req activities.ExecRequest) (activities.ExecResult, error) {
+func (c *Command) Run(ctx context.Context, req capability.ExecRequest) (capability.ExecResult, error) {
 	// Refused before anything is made for it, not even a job directory.
 	if !c.Allow.Allows(req.Repo.Owner, req.Repo.Name) {
-		return activities.ExecResult{}, activities.Refused(fmt.Errorf("repository %s is not on the allowlist", req.Repo.Key()))
+		return capability.ExecResult{}, capability.Refused(fmt.Errorf("repository %s is not on the allowlist", req.Repo.Key()))
 	}
 	if err := c.Check(); err != nil {
-		return activities.ExecResult{}, activities.NotConfigured("command executor (" + err.Error() + ")")
+		return capability.ExecResult{}, capability.NotConfigured("command executor (" + err.Error() + ")")
 	}
 	if !contracts.ValidContractID(req.ContractID) {
-		return activities.ExecResult{}, activities.Refused(fmt.Errorf("contract id %q is not a safe name", req.ContractID))
+		return capability.ExecResult{}, capability.Refused(fmt.Errorf("contract id %q is not a safe name", req.ContractID))
 	}
 	branch := Branch(req.ContractID)
 	if !strings.HasPrefix(branch, BranchPrefix) {
-		return activities.ExecResult{}, activities.Refused(fmt.Errorf("branch %q is outside %s", branch, BranchPrefix))
+		return capability.ExecResult{}, capability.Refused(fmt.Errorf("branch %q is outside %s", branch, BranchPrefix))
 	}
 	if !commitSHA.MatchString(req.ParentSHA) {
-		return activities.ExecResult{}, activities.Refused(fmt.Errorf("parent %q is not a commit SHA", req.ParentSHA))
+		return capability.ExecResult{}, capability.Refused(fmt.Errorf("parent %q is not a commit SHA", req.ParentSHA))
 	}
 	if req.Attempt < 1 {
-		return activities.ExecResult{}, activities.Refused(fmt.Errorf("attempt %d", req.Attempt))
+		return capability.ExecResult{}, capability.Refused(fmt.Errorf("attempt %d", req.Attempt))
 	}
 	remote, err := c.Remotes.Path(req.Repo.Owner, req.Repo.Name)
 	if err != nil {
-		return activities.ExecResult{}, activities.Refused(err)
+		return capability.ExecResult{}, capability.Refused(err)
 	}
 
 	job := filepath.Join(c.JobsDir, fmt.Sprintf("cmd-%s-attempt-%d", req.ContractID, req.Attempt))
 	if err := os.RemoveAll(job); err != nil {
-		return activities.ExecResult{}, fmt.Errorf("clear job directory: %w", err)
+		return capability.ExecResult{}, fmt.Errorf("clear job directory: %w", err)
 	}
 	defer os.RemoveAll(job)
 	repo, home, tmp, out := filepath.Join(job, "repo"), filepath.Join(job, "home"), filepath.Join(job, "tmp"), filepath.Join(job, "out")
 	for _, d := range []string{home, tmp, out} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
-			return activities.ExecResult{}, fmt.Errorf("job directory: %w", err)
+			return capability.ExecResult{}, fmt.Errorf("job directory: %w", err)
 		}
 	}
 	c.progress(ctx, "cloning "+req.Repo.Key())
 	// --no-hardlinks: a local clone hardlinks the remote's objects, and handed to the
 	// sandbox's user they would be the remote's files too.
 	if _, err := localgit.Git(ctx, job, "clone", "--quiet", "--no-checkout", "--no-hardlinks", remote, repo); err != nil {
-		return activities.ExecResult{}, fmt.Errorf("clone from the bare remote: %w", err)
+		return capability.ExecResult{}, fmt.Errorf("clone from the bare remote: %w", err)
 	}
 	// The last git command the worker runs in the clone: the CLI has not touched it yet.
 	if _, err := localgit.Git(ctx, repo, "checkout", "--quiet", "-B", branch, req.ParentSHA); err != nil {
-		return activities.ExecResult{}, fmt.Errorf("check out parent %s: %w", req.ParentSHA, err)
+		return capability.ExecResult{}, fmt.Errorf("check out parent %s: %w", req.ParentSHA, err)
 	}
 	if err := c.handOver(job, repo, home, tmp, out); err != nil {
-		return activities.ExecResult{}, err
+		return capability.ExecResult{}, err
 	}
 
 	prompt := BuildPrompt(req, branch)
 	promptFile := filepath.Join(job, "prompt.md")
 	// The prompt holds the goal and the criteria, nothing secret: the CLI's user reads it.
 	if err := os.WriteFile(promptFile, []byte(prompt), 0o644); err != nil {
-		return activities.ExecResult{}, fmt.Errorf("write prompt: %w", err)
+		return capability.ExecResult{}, fmt.Errorf("write prompt: %w", err)
 	}
 	run, runErr := c.runCLI(ctx, req, job, repo, home, tmp, promptFile, prompt)
 	digest, logErr := c.keepLog(run.log)
 	if logErr != nil {
-		return activities.ExecResult{}, fmt.Errorf("keep executor output: %w", logErr)
+		return capability.ExecResult{}, fmt.Errorf("keep executor output: %w", logErr)
 	}
 	if runErr != nil {
-		return activities.ExecResult{}, fmt.Errorf("%w (output sha256 %s)", runErr, digest)
+		return capability.ExecResult{}, fmt.Errorf("%w (output sha256 %s)", runErr, digest)
 	}
 
 	// Whatever the CLI did with HEAD, the index, its own commits or the clone's git
@@ -304,19 +304,19 @@ func (c *Command) Run(ctx context.Context, req activities.ExecRequest) (activiti
 	c.progress(ctx, "packaging the change")
 	bundle := filepath.Join(out, "attempt.bundle")
 	if err := c.pack(ctx, job, repo, home, tmp, out, bundle, req.ParentSHA); err != nil {
-		return activities.ExecResult{}, activities.Refused(fmt.Errorf("the coding CLI's clone could not be packaged (it may have damaged its git directory): %w", err))
+		return capability.ExecResult{}, capability.Refused(fmt.Errorf("the coding CLI's clone could not be packaged (it may have damaged its git directory): %w", err))
 	}
 	c.progress(ctx, "checking the change")
 	scratch := filepath.Join(job, "import.git")
 	imp, problems, err := importAttempt(ctx, scratch, remote, bundle, req.ParentSHA)
 	if err != nil {
-		return activities.ExecResult{}, err
+		return capability.ExecResult{}, err
 	}
 	if len(problems) > 0 {
-		return activities.ExecResult{}, activities.Refused(fmt.Errorf("refused to commit the coding CLI's change: %s", strings.Join(problems, "; ")))
+		return capability.ExecResult{}, capability.Refused(fmt.Errorf("refused to commit the coding CLI's change: %s", strings.Join(problems, "; ")))
 	}
 	if imp.Empty {
-		return activities.ExecResult{Empty: true, CommitSHA: req.ParentSHA, Branch: branch, DiffSummary: "no change", OutputDigest: digest}, nil
+		return capability.ExecResult{Empty: true, CommitSHA: req.ParentSHA, Branch: branch, DiffSummary: "no change", OutputDigest: digest}, nil
 	}
 	msg := fmt.Sprintf("Signoff attempt %d: %s\n\nSignoff-Contract: %s\nSignoff-Contract-Hash: %s\nSignoff-Executor-Output: sha256:%s\n",
 		req.Attempt, firstLine(req.Goal), req.ContractID, req.ContractHash, digest)
@@ -324,11 +324,11 @@ func (c *Command) Run(ctx context.Context, req activities.ExecRequest) (activiti
 	sha, err := localgit.Git(ctx, scratch, "-c", "user.name="+CommitName, "-c", "user.email="+CommitEmail,
 		"commit-tree", imp.Tree, "-p", req.ParentSHA, "-m", msg)
 	if err != nil {
-		return activities.ExecResult{}, fmt.Errorf("commit: %w", err)
+		return capability.ExecResult{}, fmt.Errorf("commit: %w", err)
 	}
 	res, err := finish(ctx, scratch, remote, branch, req.ParentSHA, strings.TrimSpace(sha))
 	if err != nil {
-		return activities.ExecResult{}, err
+		return capability.ExecResult{}, err
 	}
 	res.OutputDigest = digest
 	return res, nil
@@ -361,5 +361,5 @@ func (c *Command) progress(ctx context.Context, detail string) {
 	}
 }
 
-// Compile-time check: Command is an activities.Executor.
-var _ activities.Executor = (*Command)(nil)
+// Compile-time check: Command is an capability.Executor.
+var _ capability.Executor = (*Command)(nil)

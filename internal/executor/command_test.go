@@ -16,11 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"go.temporal.io/sdk/temporal"
-
-	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/fixtures/fixturerepo"
+	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/internal/executor"
 	"github.com/signoff/signoff/internal/hostiletest"
 	"github.com/signoff/signoff/internal/localgit"
@@ -74,8 +72,8 @@ func newCmdEnv(t testing.TB, argv ...string) *cmdEnv {
 	}
 }
 
-func (e *cmdEnv) request(attempt int) activities.ExecRequest {
-	return activities.ExecRequest{
+func (e *cmdEnv) request(attempt int) capability.ExecRequest {
+	return capability.ExecRequest{
 		ContractID: "c-watchlist", ContractHash: strings.Repeat("ab", 32), Attempt: attempt,
 		Goal: "Show the watchlist as cards on mobile", Repo: e.repo, ParentSHA: e.repo.BaseCommitSHA,
 		Criteria: []contracts.Criterion{{ID: "cards-visible", Description: "Watchlist cards are visible", Route: "/",
@@ -95,8 +93,7 @@ func (e *cmdEnv) read(t *testing.T, name string) string {
 }
 
 func refused(err error) bool {
-	var app *temporal.ApplicationError
-	return errors.As(err, &app) && app.Type() == activities.ErrTypeRefused
+	return errors.Is(err, capability.ErrRefused)
 }
 
 func branchHead(t *testing.T, remote string) (string, bool) {
@@ -362,9 +359,9 @@ func TestCommandRefusesRepoOutsideAllowlistBeforeCloning(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(e.dump, "env.txt")); err == nil {
 		t.Error("the CLI ran for a refused repository")
 	}
-	for _, bad := range []func(*activities.ExecRequest){
-		func(r *activities.ExecRequest) { r.ContractID = "../escape" },
-		func(r *activities.ExecRequest) { r.ParentSHA = "--upload-pack=evil" },
+	for _, bad := range []func(*capability.ExecRequest){
+		func(r *capability.ExecRequest) { r.ContractID = "../escape" },
+		func(r *capability.ExecRequest) { r.ParentSHA = "--upload-pack=evil" },
 	} {
 		r := e.request(1)
 		bad(&r)

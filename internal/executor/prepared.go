@@ -14,9 +14,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/fixtures/fixturerepo"
+	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/internal/localgit"
 )
 
@@ -73,66 +73,66 @@ func (p *Prepared) RunDir(contractID string) (string, error) {
 // Run makes attempt n's commit: the base tree plus the attempt's patch, committed on top of
 // the parent, pushed to the bare remote on branch signoff/<contract>. A missing patch is an
 // executor that changed nothing: an empty attempt.
-func (p *Prepared) Run(ctx context.Context, req activities.ExecRequest) (activities.ExecResult, error) {
+func (p *Prepared) Run(ctx context.Context, req capability.ExecRequest) (capability.ExecResult, error) {
 	if !p.Allow.Allows(req.Repo.Owner, req.Repo.Name) {
-		return activities.ExecResult{}, activities.Refused(fmt.Errorf("repository %s is not on the allowlist", req.Repo.Key()))
+		return capability.ExecResult{}, capability.Refused(fmt.Errorf("repository %s is not on the allowlist", req.Repo.Key()))
 	}
 	if !contracts.ValidContractID(req.ContractID) {
-		return activities.ExecResult{}, activities.Refused(fmt.Errorf("contract id %q is not a safe name", req.ContractID))
+		return capability.ExecResult{}, capability.Refused(fmt.Errorf("contract id %q is not a safe name", req.ContractID))
 	}
 	run, err := p.RunDir(req.ContractID)
 	if err != nil {
-		return activities.ExecResult{}, activities.Refused(err)
+		return capability.ExecResult{}, capability.Refused(err)
 	}
 	remote, err := p.Remotes.Path(req.Repo.Owner, req.Repo.Name)
 	if err != nil {
-		return activities.ExecResult{}, activities.Refused(err)
+		return capability.ExecResult{}, capability.Refused(err)
 	}
 	job := filepath.Join(p.JobsDir, fmt.Sprintf("exec-%s-attempt-%d", req.ContractID, req.Attempt))
 	if err := os.RemoveAll(job); err != nil {
-		return activities.ExecResult{}, err
+		return capability.ExecResult{}, err
 	}
 	if err := os.MkdirAll(p.JobsDir, 0o755); err != nil {
-		return activities.ExecResult{}, err
+		return capability.ExecResult{}, err
 	}
 	defer os.RemoveAll(job)
 	if _, err := localgit.Git(ctx, p.JobsDir, "clone", "--quiet", "--no-checkout", remote, job); err != nil {
-		return activities.ExecResult{}, err
+		return capability.ExecResult{}, err
 	}
 	branch := Branch(req.ContractID)
 	if _, err := localgit.Git(ctx, job, "checkout", "--quiet", "-B", branch, req.ParentSHA); err != nil {
-		return activities.ExecResult{}, fmt.Errorf("check out parent %s: %w", req.ParentSHA, err)
+		return capability.ExecResult{}, fmt.Errorf("check out parent %s: %w", req.ParentSHA, err)
 	}
 	patch := filepath.Join(run, "patches", fmt.Sprintf("attempt-%d.patch", req.Attempt))
 	if _, err := os.Stat(patch); errors.Is(err, os.ErrNotExist) {
-		return activities.ExecResult{Empty: true, CommitSHA: req.ParentSHA, Branch: branch, DiffSummary: "no change"}, nil
+		return capability.ExecResult{Empty: true, CommitSHA: req.ParentSHA, Branch: branch, DiffSummary: "no change"}, nil
 	}
 	if err := fixturerepo.RestoreTree(job, req.Repo.BaseCommitSHA); err != nil {
-		return activities.ExecResult{}, err
+		return capability.ExecResult{}, err
 	}
 	if err := fixturerepo.ApplyPatch(job, patch); err != nil {
-		return activities.ExecResult{}, err
+		return capability.ExecResult{}, err
 	}
 	if _, err := localgit.Git(ctx, job, "diff", "--cached", "--quiet", req.ParentSHA); err == nil {
-		return activities.ExecResult{Empty: true, CommitSHA: req.ParentSHA, Branch: branch, DiffSummary: "no change"}, nil
+		return capability.ExecResult{Empty: true, CommitSHA: req.ParentSHA, Branch: branch, DiffSummary: "no change"}, nil
 	}
 	sha, err := fixturerepo.CommitAll(job, fmt.Sprintf("Signoff attempt %d: %s", req.Attempt, firstLine(req.Goal)))
 	if err != nil {
-		return activities.ExecResult{}, err
+		return capability.ExecResult{}, err
 	}
 	return finish(ctx, job, remote, branch, req.ParentSHA, sha)
 }
 
 // finish pushes the commit from the repository at dir to the bare remote and measures the
 // change.
-func finish(ctx context.Context, dir, remote, branch, parent, sha string) (activities.ExecResult, error) {
+func finish(ctx context.Context, dir, remote, branch, parent, sha string) (capability.ExecResult, error) {
 	if _, err := localgit.Git(ctx, dir, "push", "--quiet", "--force", remote, sha+":refs/heads/"+branch); err != nil {
-		return activities.ExecResult{}, fmt.Errorf("hand the commit to the control queue: %w", err)
+		return capability.ExecResult{}, fmt.Errorf("hand the commit to the control queue: %w", err)
 	}
-	res := activities.ExecResult{CommitSHA: sha, Branch: branch}
+	res := capability.ExecResult{CommitSHA: sha, Branch: branch}
 	out, err := localgit.Git(ctx, dir, "diff", "--numstat", parent, sha)
 	if err != nil {
-		return activities.ExecResult{}, err
+		return capability.ExecResult{}, err
 	}
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		var add, del int

@@ -7,11 +7,9 @@ import (
 	"runtime"
 	"testing"
 
-	"go.temporal.io/sdk/temporal"
-
-	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/fixtures/fixturerepo"
+	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/internal/executor"
 	"github.com/signoff/signoff/internal/localgit"
 )
@@ -45,7 +43,7 @@ func TestPreparedAttemptsAreDeterministicAndPublished(t *testing.T) {
 	var shas []string
 	for i := 0; i < 2; i++ {
 		p, d, repo := setup(t)
-		req := activities.ExecRequest{ContractID: "w1-watchlist-mobile", Attempt: 1, Goal: "cards", Repo: repo, ParentSHA: repo.BaseCommitSHA}
+		req := capability.ExecRequest{ContractID: "w1-watchlist-mobile", Attempt: 1, Goal: "cards", Repo: repo, ParentSHA: repo.BaseCommitSHA}
 		res, err := p.Run(ctx, req)
 		if err != nil {
 			t.Fatal(err)
@@ -54,11 +52,11 @@ func TestPreparedAttemptsAreDeterministicAndPublished(t *testing.T) {
 			t.Fatalf("%+v", res)
 		}
 		shas = append(shas, res.CommitSHA)
-		pr, err := d.Publish(ctx, activities.PublishRequest{ContractID: req.ContractID, Goal: "cards", Repo: repo, Branch: res.Branch, CommitSHA: res.CommitSHA})
+		pr, err := d.Publish(ctx, capability.PublishRequest{ContractID: req.ContractID, Goal: "cards", Repo: repo, Branch: res.Branch, CommitSHA: res.CommitSHA})
 		if err != nil {
 			t.Fatal(err)
 		}
-		head, err := d.Head(ctx, activities.HeadRequest{Repo: repo, Branch: pr.Branch})
+		head, err := d.Head(ctx, capability.HeadRequest{Repo: repo, Branch: pr.Branch})
 		if err != nil || head != res.CommitSHA {
 			t.Fatalf("head %s err %v, want %s", head, err, res.CommitSHA)
 		}
@@ -67,7 +65,7 @@ func TestPreparedAttemptsAreDeterministicAndPublished(t *testing.T) {
 			t.Fatalf("record %+v", rec)
 		}
 		// Attempt 2 of W1 has no patch: the executor changed nothing.
-		res2, err := p.Run(ctx, activities.ExecRequest{ContractID: req.ContractID, Attempt: 2, Repo: repo, ParentSHA: res.CommitSHA})
+		res2, err := p.Run(ctx, capability.ExecRequest{ContractID: req.ContractID, Attempt: 2, Repo: repo, ParentSHA: res.CommitSHA})
 		if err != nil || !res2.Empty {
 			t.Fatalf("attempt 2: %+v %v", res2, err)
 		}
@@ -80,16 +78,15 @@ func TestPreparedAttemptsAreDeterministicAndPublished(t *testing.T) {
 func TestAllowlistRefusesBeforeCloning(t *testing.T) {
 	p, _, repo := setup(t)
 	repo.Owner = "someone-else"
-	_, err := p.Run(context.Background(), activities.ExecRequest{ContractID: "w1-watchlist-mobile", Attempt: 1, Repo: repo, ParentSHA: repo.BaseCommitSHA})
-	var app *temporal.ApplicationError
-	if !errors.As(err, &app) || app.Type() != activities.ErrTypeRefused {
+	_, err := p.Run(context.Background(), capability.ExecRequest{ContractID: "w1-watchlist-mobile", Attempt: 1, Repo: repo, ParentSHA: repo.BaseCommitSHA})
+	if !errors.Is(err, capability.ErrRefused) {
 		t.Fatalf("%v", err)
 	}
 }
 
 func TestPublishRefusesACommitNotOnTheBranch(t *testing.T) {
 	_, d, repo := setup(t)
-	_, err := d.Publish(context.Background(), activities.PublishRequest{ContractID: "x-contract", Repo: repo, Branch: "signoff/x-contract", CommitSHA: repo.BaseCommitSHA})
+	_, err := d.Publish(context.Background(), capability.PublishRequest{ContractID: "x-contract", Repo: repo, Branch: "signoff/x-contract", CommitSHA: repo.BaseCommitSHA})
 	if err == nil {
 		t.Fatal("published a branch the executor never pushed")
 	}

@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/signoff/signoff/activities"
+	"github.com/signoff/signoff/internal/capability"
 )
 
 // BuildPrompt is what the CLI is told: the goal, the criteria it will be judged by, the
 // test hooks it must add, and on a repair what failed with the observed values.
-func BuildPrompt(req activities.ExecRequest, branch string) string {
+func BuildPrompt(req capability.ExecRequest, branch string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Task (Signoff contract %s, attempt %d)\n\n%s\n\n", req.ContractID, req.Attempt, strings.TrimSpace(req.Goal))
 	fmt.Fprintf(&b, "You are working in a clone of %s on branch %s, at commit %s.\n", req.Repo.Key(), branch, req.ParentSHA)

@@ -4,12 +4,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/capability"
 )
 
 func TestRepairPromptNamesTheFailedElements(t *testing.T) {
-	req := activities.ExecRequest{ContractID: "c", Goal: "Make the pricing cards fit a phone", Attempt: 2,
+	req := capability.ExecRequest{ContractID: "c", Goal: "Make the pricing cards fit a phone", Attempt: 2,
 		Feedback: []contracts.Reason{{Criterion: "mobile-no-overflow", Check: "390x844/1.clipped_elements", Observed: 2.0, Expected: 0.0,
 			Message: "visible elements cut off at the right edge = 0: observed 2"}},
 		FailedElements: []contracts.FailedElement{{Criterion: "mobile-no-overflow", Check: "390x844/1.clipped_elements",

@@ -17,8 +17,8 @@ import (
 
 	gh "github.com/google/go-github/v60/github"
 
-	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/internal/executor"
 	"github.com/signoff/signoff/internal/jsonfile"
 	"github.com/signoff/signoff/internal/localgit"
@@ -57,7 +57,7 @@ type Config struct {
 	HTTPClient *http.Client
 }
 
-// Deliverer publishes attempts as a draft PR on GitHub. It implements activities.Deliverer.
+// Deliverer publishes attempts as a draft PR on GitHub. It implements capability.Deliverer.
 type Deliverer struct {
 	cfg    Config
 	client *gh.Client
@@ -163,30 +163,30 @@ func (d *Deliverer) save(r record) error {
 // branch outside signoff/<contract>.
 func (d *Deliverer) check(contractID string, repo contracts.Repo, branch string) (string, error) {
 	if !contracts.ValidContractID(contractID) {
-		return "", activities.Refused(fmt.Errorf("contract id %q is not a safe name", contractID))
+		return "", capability.Refused(fmt.Errorf("contract id %q is not a safe name", contractID))
 	}
 	if !d.cfg.Allow.Allows(repo.Owner, repo.Name) {
-		return "", activities.Refused(fmt.Errorf("repository %s is not on the allowlist", repo.Key()))
+		return "", capability.Refused(fmt.Errorf("repository %s is not on the allowlist", repo.Key()))
 	}
 	if branch != executor.Branch(contractID) {
-		return "", activities.Refused(fmt.Errorf("branch %q is not %s", branch, executor.Branch(contractID)))
+		return "", capability.Refused(fmt.Errorf("branch %q is not %s", branch, executor.Branch(contractID)))
 	}
 	remote, err := d.cfg.Remotes.Path(repo.Owner, repo.Name)
 	if err != nil {
-		return "", activities.Refused(err)
+		return "", capability.Refused(err)
 	}
 	return remote, nil
 }
 
 // Publish pushes the attempt's commit from the bare remote to GitHub, opens the draft PR (or
 // updates the contract's PR) and marks the new head pending.
-func (d *Deliverer) Publish(ctx context.Context, req activities.PublishRequest) (contracts.PRRef, error) {
+func (d *Deliverer) Publish(ctx context.Context, req capability.PublishRequest) (contracts.PRRef, error) {
 	remote, err := d.check(req.ContractID, req.Repo, req.Branch)
 	if err != nil {
 		return contracts.PRRef{}, err
 	}
 	if !fullSHA.MatchString(req.CommitSHA) {
-		return contracts.PRRef{}, activities.Refused(fmt.Errorf("commit %q is not a full SHA", req.CommitSHA))
+		return contracts.PRRef{}, capability.Refused(fmt.Errorf("commit %q is not a full SHA", req.CommitSHA))
 	}
 	head, err := localgit.Head(ctx, remote, req.Branch)
 	if err != nil {
@@ -330,7 +330,7 @@ func (d *Deliverer) status(ctx context.Context, rec record, sha, state, descript
 }
 
 // Head re-reads the PR head from GitHub, never from the record.
-func (d *Deliverer) Head(ctx context.Context, req activities.HeadRequest) (string, error) {
+func (d *Deliverer) Head(ctx context.Context, req capability.HeadRequest) (string, error) {
 	if _, err := d.check(req.ContractID, req.Repo, req.Branch); err != nil {
 		return "", err
 	}
@@ -355,5 +355,5 @@ func (d *Deliverer) Head(ctx context.Context, req activities.HeadRequest) (strin
 	return prs[0].GetHead().GetSHA(), nil
 }
 
-// Compile-time check: Deliverer is an activities.Deliverer.
-var _ activities.Deliverer = (*Deliverer)(nil)
+// Compile-time check: Deliverer is an capability.Deliverer.
+var _ capability.Deliverer = (*Deliverer)(nil)

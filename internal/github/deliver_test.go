@@ -16,11 +16,9 @@ import (
 	"sync"
 	"testing"
 
-	"go.temporal.io/sdk/temporal"
-
-	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/fixtures/fixturerepo"
+	"github.com/signoff/signoff/internal/capability"
 	signoffgh "github.com/signoff/signoff/internal/github"
 	"github.com/signoff/signoff/internal/localgit"
 )
@@ -201,8 +199,8 @@ func (w *world) attempt(t *testing.T, parent, content string) string {
 	return sha
 }
 
-func (w *world) publish(attempt int, sha string) activities.PublishRequest {
-	return activities.PublishRequest{ContractID: contractID, ContractHash: strings.Repeat("cd", 32), Goal: "Show the watchlist as cards on mobile\n(more words)",
+func (w *world) publish(attempt int, sha string) capability.PublishRequest {
+	return capability.PublishRequest{ContractID: contractID, ContractHash: strings.Repeat("cd", 32), Goal: "Show the watchlist as cards on mobile\n(more words)",
 		Repo: w.repo, Branch: branch, CommitSHA: sha, Attempt: attempt,
 		Criteria: []contracts.Criterion{{ID: "cards-visible", Description: "Watchlist cards are visible at 390x844"}, {ID: "no-overflow", Description: "No horizontal overflow @everyone"}}}
 }
@@ -347,7 +345,7 @@ func TestPublishReportAndHead(t *testing.T) {
 	wantStatus(t, calls[len(calls)-1], "failure", ref.URL)
 
 	// Head is read from GitHub (the documented example's head), not from Signoff's record.
-	head, err := w.d.Head(ctx, activities.HeadRequest{ContractID: contractID, Repo: w.repo, Branch: branch})
+	head, err := w.d.Head(ctx, capability.HeadRequest{ContractID: contractID, Repo: w.repo, Branch: branch})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -415,17 +413,16 @@ func TestPublishRefusesBeforeTouchingGitHub(t *testing.T) {
 	ctx := context.Background()
 	w := newWorld(t)
 	sha1 := w.attempt(t, w.repo.BaseCommitSHA, "one")
-	for name, mutate := range map[string]func(*activities.PublishRequest){
-		"repo off the allowlist": func(r *activities.PublishRequest) { r.Repo.Owner = "someone-else" },
-		"branch outside prefix":  func(r *activities.PublishRequest) { r.Branch = "main" },
-		"another contract":       func(r *activities.PublishRequest) { r.Branch = "signoff/other-contract" },
-		"short sha":              func(r *activities.PublishRequest) { r.CommitSHA = sha1[:7] },
+	for name, mutate := range map[string]func(*capability.PublishRequest){
+		"repo off the allowlist": func(r *capability.PublishRequest) { r.Repo.Owner = "someone-else" },
+		"branch outside prefix":  func(r *capability.PublishRequest) { r.Branch = "main" },
+		"another contract":       func(r *capability.PublishRequest) { r.Branch = "signoff/other-contract" },
+		"short sha":              func(r *capability.PublishRequest) { r.CommitSHA = sha1[:7] },
 	} {
 		req := w.publish(1, sha1)
 		mutate(&req)
 		_, err := w.d.Publish(ctx, req)
-		var app *temporal.ApplicationError
-		if !errors.As(err, &app) || app.Type() != activities.ErrTypeRefused {
+		if !errors.Is(err, capability.ErrRefused) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/capability"
 )
 
 // prTitle is "Verified contract: <goal>", the goal's first line, within GitHub's title limit.
@@ -27,7 +27,7 @@ func fenced(s string) string {
 func code(s string) string { return "`" + strings.ReplaceAll(s, "`", "'") + "`" }
 
 // prBody carries the contract hash, the criteria and the base commit.
-func prBody(req activities.PublishRequest) string {
+func prBody(req capability.PublishRequest) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Signoff contract %s. This PR is merge-eligible only while its head is the commit Signoff verified.\n\n", code(req.ContractID))
 	b.WriteString("**Goal**\n\n" + fenced(req.Goal) + "\n")

@@ -5,24 +5,10 @@ package index
 import (
 	"sort"
 
-	"github.com/signoff/signoff/activities"
+	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/internal/jsonfile"
-	"github.com/signoff/signoff/workflows"
 )
-
-// settled are the states a contract ends in: its payment was captured (and its PR merge
-// eligible, until a push revokes that) or cancelled, or it never got one. The index never
-// moves a contract out of them.
-var settled = map[string]bool{
-	workflows.StateMergeEligible:    true,
-	workflows.StatePaymentCaptured:  true,
-	workflows.StatePaymentCancelled: true,
-	workflows.StateCancelled:        true,
-	workflows.StateExpired:          true,
-}
-
-// Settled reports whether state is one a contract ends in.
-func Settled(state string) bool { return settled[state] }
 
 // Index is a file-backed index; every operation holds an exclusive lock on it.
 type Index struct {
@@ -32,10 +18,10 @@ type Index struct {
 // Open returns the index stored at path.
 func Open(path string) *Index { return &Index{path: path} }
 
-func (x *Index) locked(fn func(m map[string]activities.IndexEntry) (bool, error)) error {
-	return jsonfile.Update(x.path, func(m *map[string]activities.IndexEntry) (bool, error) {
+func (x *Index) locked(fn func(m map[string]capability.IndexEntry) (bool, error)) error {
+	return jsonfile.Update(x.path, func(m *map[string]capability.IndexEntry) (bool, error) {
 		if *m == nil {
-			*m = map[string]activities.IndexEntry{}
+			*m = map[string]capability.IndexEntry{}
 		}
 		return fn(*m)
 	})
@@ -45,9 +31,9 @@ func (x *Index) locked(fn func(m map[string]activities.IndexEntry) (bool, error)
 // another settled one of the same contract hash (a revoked merge eligibility, say): an
 // update that would move it backwards (a second workflow over the same id starting in
 // "quoted") is dropped.
-func (x *Index) Put(e activities.IndexEntry) error {
-	return x.locked(func(m map[string]activities.IndexEntry) (bool, error) {
-		if old, ok := m[e.ContractID]; ok && settled[old.State] && (!settled[e.State] || old.ContractHash != e.ContractHash) {
+func (x *Index) Put(e capability.IndexEntry) error {
+	return x.locked(func(m map[string]capability.IndexEntry) (bool, error) {
+		if old, ok := m[e.ContractID]; ok && contracts.Settled(old.State) && (!contracts.Settled(e.State) || old.ContractHash != e.ContractHash) {
 			return false, nil
 		}
 		m[e.ContractID] = e
@@ -56,10 +42,10 @@ func (x *Index) Put(e activities.IndexEntry) error {
 }
 
 // Get returns one contract's entry.
-func (x *Index) Get(contractID string) (activities.IndexEntry, bool, error) {
-	var e activities.IndexEntry
+func (x *Index) Get(contractID string) (capability.IndexEntry, bool, error) {
+	var e capability.IndexEntry
 	var ok bool
-	err := x.locked(func(m map[string]activities.IndexEntry) (bool, error) {
+	err := x.locked(func(m map[string]capability.IndexEntry) (bool, error) {
 		e, ok = m[contractID]
 		return false, nil
 	})
@@ -67,9 +53,9 @@ func (x *Index) Get(contractID string) (activities.IndexEntry, bool, error) {
 }
 
 // List returns every entry, most recently updated first.
-func (x *Index) List() ([]activities.IndexEntry, error) {
-	var out []activities.IndexEntry
-	err := x.locked(func(m map[string]activities.IndexEntry) (bool, error) {
+func (x *Index) List() ([]capability.IndexEntry, error) {
+	var out []capability.IndexEntry
+	err := x.locked(func(m map[string]capability.IndexEntry) (bool, error) {
 		for _, e := range m {
 			out = append(out, e)
 		}

@@ -5,14 +5,14 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/signoff/signoff/activities"
+	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/internal/index"
 )
 
 func TestPutGetListAcrossOpens(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "index.json")
 	x := index.Open(p)
-	for _, e := range []activities.IndexEntry{
+	for _, e := range []capability.IndexEntry{
 		{ContractID: "a", State: "quoted", UpdatedAt: "2026-11-29T10:00:00Z"},
 		{ContractID: "b", State: "quoted", UpdatedAt: "2026-11-29T11:00:00Z"},
 		{ContractID: "a", State: "payment_captured", Verdict: "satisfied", UpdatedAt: "2026-11-29T12:00:00Z"},
@@ -38,7 +38,7 @@ func TestCorruptIndexIsRefusedAndKept(t *testing.T) {
 	if err := os.WriteFile(p, []byte("{not json"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := index.Open(p).Put(activities.IndexEntry{ContractID: "a"}); err == nil {
+	if err := index.Open(p).Put(capability.IndexEntry{ContractID: "a"}); err == nil {
 		t.Fatal("wrote over a corrupt index")
 	}
 	if b, _ := os.ReadFile(p); string(b) != "{not json" {
@@ -50,16 +50,16 @@ func TestCorruptIndexIsRefusedAndKept(t *testing.T) {
 // same id) or an entry of other terms is dropped; a settled update of the same terms is kept.
 func TestSettledEntryNeverMovesBackwards(t *testing.T) {
 	x := index.Open(filepath.Join(t.TempDir(), "index.json"))
-	put := func(e activities.IndexEntry) {
+	put := func(e capability.IndexEntry) {
 		t.Helper()
 		if err := x.Put(e); err != nil {
 			t.Fatal(err)
 		}
 	}
-	captured := activities.IndexEntry{ContractID: "a", ContractHash: "h1", State: "payment_captured", Verdict: "satisfied", ProofDir: "/p/a/attempt-1", UpdatedAt: "2026-11-29T12:00:00Z"}
-	put(activities.IndexEntry{ContractID: "a", ContractHash: "h1", State: "quoted", UpdatedAt: "2026-11-29T10:00:00Z"})
+	captured := capability.IndexEntry{ContractID: "a", ContractHash: "h1", State: "payment_captured", Verdict: "satisfied", ProofDir: "/p/a/attempt-1", UpdatedAt: "2026-11-29T12:00:00Z"}
+	put(capability.IndexEntry{ContractID: "a", ContractHash: "h1", State: "quoted", UpdatedAt: "2026-11-29T10:00:00Z"})
 	put(captured)
-	for _, later := range []activities.IndexEntry{
+	for _, later := range []capability.IndexEntry{
 		{ContractID: "a", ContractHash: "h1", State: "quoted", UpdatedAt: "2026-11-29T13:00:00Z"},
 		{ContractID: "a", ContractHash: "h1", State: "building", Attempts: 1, UpdatedAt: "2026-11-29T13:01:00Z"},
 		{ContractID: "a", ContractHash: "h2", State: "payment_cancelled", UpdatedAt: "2026-11-29T13:02:00Z"},
@@ -85,7 +85,7 @@ func TestSettledEntryNeverMovesBackwards(t *testing.T) {
 			t.Fatalf("the move to %s was dropped: %+v", state, got)
 		}
 	}
-	put(activities.IndexEntry{ContractID: "a", ContractHash: "h1", State: "quoted"})
+	put(capability.IndexEntry{ContractID: "a", ContractHash: "h1", State: "quoted"})
 	if got, _, _ := x.Get("a"); got.State != "merge_eligible" {
 		t.Fatalf("a merge-eligible contract moved back to %s", got.State)
 	}

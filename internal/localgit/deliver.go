@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/internal/jsonfile"
 )
 
@@ -70,10 +70,10 @@ func URL(remote, branch string) string { return "file://" + remote + "#" + branc
 
 // Publish checks the execute queue pushed the commit to the remote's branch, and opens or
 // updates the draft PR record.
-func (d *Deliverer) Publish(ctx context.Context, req activities.PublishRequest) (contracts.PRRef, error) {
+func (d *Deliverer) Publish(ctx context.Context, req capability.PublishRequest) (contracts.PRRef, error) {
 	remote, err := d.Remotes.Path(req.Repo.Owner, req.Repo.Name)
 	if err != nil {
-		return contracts.PRRef{}, activities.Refused(err)
+		return contracts.PRRef{}, capability.Refused(err)
 	}
 	head, err := Head(ctx, remote, req.Branch)
 	if err != nil {
@@ -99,7 +99,7 @@ func (d *Deliverer) Publish(ctx context.Context, req activities.PublishRequest) 
 	return ref, err
 }
 
-func prBody(req activities.PublishRequest) string {
+func prBody(req capability.PublishRequest) string {
 	body := fmt.Sprintf("Contract %s\nContract hash: %s\nBase commit: %s\n\nCriteria:\n", req.ContractID, req.ContractHash, req.Repo.BaseCommitSHA)
 	for i, c := range req.Criteria {
 		body += fmt.Sprintf("%d. %s (%s)\n", i+1, c.Description, c.ID)
@@ -142,10 +142,10 @@ func (d *Deliverer) Report(ctx context.Context, b contracts.Bundle, final bool, 
 }
 
 // Head re-reads the PR head from the remote itself, never from the record.
-func (d *Deliverer) Head(ctx context.Context, req activities.HeadRequest) (string, error) {
+func (d *Deliverer) Head(ctx context.Context, req capability.HeadRequest) (string, error) {
 	remote, err := d.Remotes.Path(req.Repo.Owner, req.Repo.Name)
 	if err != nil {
-		return "", activities.Refused(err)
+		return "", capability.Refused(err)
 	}
 	return Head(ctx, remote, req.Branch)
 }

@@ -7,11 +7,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/signoff/signoff/activities"
+	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/policy"
 )
 
-// Provider names recorded in payment references (activities.PaymentState.Provider).
+// Provider names recorded in payment references (capability.PaymentState.Provider).
 const (
 	ProviderStripe = "stripe"
 	// ProviderLocal is the local Stripe test double: stripe-go talks to it as to Stripe, and
@@ -19,7 +19,7 @@ const (
 	ProviderLocal = "stripe-local-test-double"
 )
 
-// Payments is the control queue's payment provider (activities.Payments) over Client: one
+// Payments is the control queue's payment provider (capability.Payments) over Client: one
 // code path for real Stripe and for the local test double. It adds nothing to the money
 // rules of Client; it maps states and errors to what the workflow understands.
 type Payments struct {
@@ -33,7 +33,7 @@ type Payments struct {
 }
 
 // Authorize creates (or, retried, returns again) the contract's manual-capture checkout.
-func (p *Payments) Authorize(ctx context.Context, req activities.AuthorizeRequest) (activities.PaymentState, error) {
+func (p *Payments) Authorize(ctx context.Context, req capability.AuthorizeRequest) (capability.PaymentState, error) {
 	a, err := p.Client.Authorize(ctx, AuthorizeRequest{
 		ContractID:   req.ContractID,
 		ContractHash: req.ContractHash,
@@ -43,56 +43,56 @@ func (p *Payments) Authorize(ctx context.Context, req activities.AuthorizeReques
 		CancelURL:    p.ReturnURL,
 	})
 	if err != nil {
-		return activities.PaymentState{}, workflowError(err)
+		return capability.PaymentState{}, workflowError(err)
 	}
-	return activities.PaymentState{Provider: p.Provider, Local: p.Local, CheckoutSessionID: a.CheckoutSessionID,
-		CheckoutURL: a.CheckoutURL, PaymentIntentID: a.PaymentIntentID, State: activities.PaymentPending}, nil
+	return capability.PaymentState{Provider: p.Provider, Local: p.Local, CheckoutSessionID: a.CheckoutSessionID,
+		CheckoutURL: a.CheckoutURL, PaymentIntentID: a.PaymentIntentID, State: capability.PaymentPending}, nil
 }
 
 // Status reads the checkout (or PaymentIntent) and refuses one made for another contract.
-func (p *Payments) Status(ctx context.Context, contractHash, sessionID string) (activities.PaymentState, error) {
+func (p *Payments) Status(ctx context.Context, contractHash, sessionID string) (capability.PaymentState, error) {
 	st, err := p.Client.Status(ctx, sessionID)
 	if err != nil {
-		return activities.PaymentState{}, workflowError(err)
+		return capability.PaymentState{}, workflowError(err)
 	}
 	if err := checkContract("status", st, contractHash); err != nil {
-		return activities.PaymentState{}, workflowError(err)
+		return capability.PaymentState{}, workflowError(err)
 	}
 	return p.state(st, sessionID), nil
 }
 
 // Capture captures the authorization on a satisfied verdict. The PaymentIntent comes from
 // the action, or from the checkout when the workflow never learnt it.
-func (p *Payments) Capture(ctx context.Context, a activities.PaymentAction) (activities.PaymentState, error) {
+func (p *Payments) Capture(ctx context.Context, a capability.PaymentAction) (capability.PaymentState, error) {
 	pi := a.PaymentIntentID
 	if pi == "" {
 		if a.SessionID == "" {
-			return activities.PaymentState{}, activities.Refused(errors.New("capture: the action names no checkout and no PaymentIntent"))
+			return capability.PaymentState{}, capability.Refused(errors.New("capture: the action names no checkout and no PaymentIntent"))
 		}
 		st, err := p.Status(ctx, a.ContractHash, a.SessionID)
 		if err != nil {
-			return activities.PaymentState{}, err
+			return capability.PaymentState{}, err
 		}
 		if st.PaymentIntentID == "" {
-			return st, activities.PaymentStateError(fmt.Errorf("capture: checkout %s was never completed, nothing is authorized", a.SessionID))
+			return st, capability.PaymentStateError(fmt.Errorf("capture: checkout %s was never completed, nothing is authorized", a.SessionID))
 		}
 		pi = st.PaymentIntentID
 	}
 	st, err := p.Client.Capture(ctx, a.ContractHash, pi)
 	if err != nil {
-		return activities.PaymentState{}, workflowError(err)
+		return capability.PaymentState{}, workflowError(err)
 	}
 	return p.state(st, a.SessionID), nil
 }
 
 // Cancel cancels the authorization (or expires a checkout never paid), so nothing is held.
-func (p *Payments) Cancel(ctx context.Context, a activities.PaymentAction) (activities.PaymentState, error) {
+func (p *Payments) Cancel(ctx context.Context, a capability.PaymentAction) (capability.PaymentState, error) {
 	id := a.PaymentIntentID
 	if id == "" {
 		id = a.SessionID
 	}
 	if id == "" {
-		return activities.PaymentState{}, activities.Refused(errors.New("cancel: the action names no checkout and no PaymentIntent"))
+		return capability.PaymentState{}, capability.Refused(errors.New("cancel: the action names no checkout and no PaymentIntent"))
 	}
 	reason := ReasonAbandoned
 	if strings.HasPrefix(a.Reason, policy.CancelledByPrefix) {
@@ -100,13 +100,13 @@ func (p *Payments) Cancel(ctx context.Context, a activities.PaymentAction) (acti
 	}
 	st, err := p.Client.Cancel(ctx, a.ContractHash, id, reason)
 	if err != nil {
-		return activities.PaymentState{}, workflowError(err)
+		return capability.PaymentState{}, workflowError(err)
 	}
 	return p.state(st, a.SessionID), nil
 }
 
-func (p *Payments) state(st PaymentStatus, sessionID string) activities.PaymentState {
-	out := activities.PaymentState{Provider: p.Provider, Local: p.Local, CheckoutSessionID: st.CheckoutSessionID,
+func (p *Payments) state(st PaymentStatus, sessionID string) capability.PaymentState {
+	out := capability.PaymentState{Provider: p.Provider, Local: p.Local, CheckoutSessionID: st.CheckoutSessionID,
 		PaymentIntentID: st.PaymentIntentID, State: workflowState(st.State)}
 	if out.CheckoutSessionID == "" {
 		out.CheckoutSessionID = sessionID // read by PaymentIntent id: keep the session the workflow knows
@@ -120,15 +120,15 @@ func (p *Payments) state(st PaymentStatus, sessionID string) activities.PaymentS
 func workflowState(s State) string {
 	switch s {
 	case StateAuthorized:
-		return activities.PaymentAuthorized
+		return capability.PaymentAuthorized
 	case StateCaptured:
-		return activities.PaymentCaptured
+		return capability.PaymentCaptured
 	case StateCanceled:
-		return activities.PaymentCanceled
+		return capability.PaymentCanceled
 	case StateExpired:
-		return activities.PaymentExpired
+		return capability.PaymentExpired
 	}
-	return activities.PaymentPending
+	return capability.PaymentPending
 }
 
 // workflowError turns a typed payment failure into the workflow's non-retryable errors: a
@@ -144,10 +144,10 @@ func workflowError(err error) error {
 	}
 	switch e.Kind {
 	case ErrUnexpectedState, ErrAuthorizationExpiring, ErrDeclined:
-		return activities.PaymentStateError(err)
+		return capability.PaymentStateError(err)
 	}
-	return activities.Refused(err)
+	return capability.Refused(err)
 }
 
-// Compile-time check: Payments is an activities.Payments.
-var _ activities.Payments = (*Payments)(nil)
+// Compile-time check: Payments is an capability.Payments.
+var _ capability.Payments = (*Payments)(nil)

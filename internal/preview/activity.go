@@ -6,8 +6,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/internal/localgit"
 	"github.com/signoff/signoff/internal/sentrygate"
 )
@@ -25,10 +25,10 @@ type Previews struct {
 }
 
 // Start builds and runs the app at the requested commit.
-func (p *Previews) Start(ctx context.Context, req activities.PreviewRequest) (activities.PreviewResult, error) {
+func (p *Previews) Start(ctx context.Context, req capability.PreviewRequest) (capability.PreviewResult, error) {
 	repo, err := p.Remotes.Path(req.Repo.Owner, req.Repo.Name)
 	if err != nil {
-		return activities.PreviewResult{}, activities.Refused(err)
+		return capability.PreviewResult{}, capability.Refused(err)
 	}
 	// Contracts on one repository take turns (the repo lock), so they share its slot. Base
 	// checks (attempt 0) take no lock: they use a slot of their own, and a one-off folder when
@@ -48,16 +48,16 @@ func (p *Previews) Start(ctx context.Context, req activities.PreviewRequest) (ac
 	var ie *InputError
 	switch {
 	case errors.As(err, &bf) && job != nil:
-		return activities.PreviewResult{PreviewID: p.keep(job), Build: buildResult(job)}, nil
+		return capability.PreviewResult{PreviewID: p.keep(job), Build: buildResult(job)}, nil
 	case errors.As(err, &ie):
-		return activities.PreviewResult{}, activities.Refused(err)
+		return capability.PreviewResult{}, capability.Refused(err)
 	case err != nil:
 		if job != nil {
 			_ = p.Launcher.Stop(job)
 		}
-		return activities.PreviewResult{}, err
+		return capability.PreviewResult{}, err
 	}
-	return activities.PreviewResult{PreviewID: p.keep(job), URL: job.URL, Build: buildResult(job)}, nil
+	return capability.PreviewResult{PreviewID: p.keep(job), URL: job.URL, Build: buildResult(job)}, nil
 }
 
 // Stop stops a preview by its recorded PID.

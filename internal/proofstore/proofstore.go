@@ -14,8 +14,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/capability"
 )
 
 // File names inside a proof directory.
@@ -53,30 +53,30 @@ func (s Store) Dir(contractID string, attempt, try int) (string, error) {
 
 // WriteBundle writes bundle.json, and the contract it judges, into the verification's
 // directory.
-func (s Store) WriteBundle(c contracts.Contract, b contracts.Bundle) (activities.RecordResult, error) {
+func (s Store) WriteBundle(c contracts.Contract, b contracts.Bundle) (capability.RecordResult, error) {
 	try := b.Try
 	if try == 0 {
 		try = 1
 	}
 	dir, err := s.Dir(b.ContractID, b.Attempt, try)
 	if err != nil {
-		return activities.RecordResult{}, err
+		return capability.RecordResult{}, err
 	}
 	cdata, err := json.MarshalIndent(c, "", "  ")
 	if err != nil {
-		return activities.RecordResult{}, err
+		return capability.RecordResult{}, err
 	}
 	if err := writeFile(dir, ContractFile, cdata); err != nil {
-		return activities.RecordResult{}, err
+		return capability.RecordResult{}, err
 	}
 	data, err := json.MarshalIndent(b, "", "  ")
 	if err != nil {
-		return activities.RecordResult{}, err
+		return capability.RecordResult{}, err
 	}
 	if err := writeFile(dir, BundleFile, data); err != nil {
-		return activities.RecordResult{}, err
+		return capability.RecordResult{}, err
 	}
-	return activities.RecordResult{ProofDir: dir, BundleDigest: contracts.DigestBytes(data)}, nil
+	return capability.RecordResult{ProofDir: dir, BundleDigest: contracts.DigestBytes(data)}, nil
 }
 
 // WriteSettlement writes settlement.json into the contract's folder and returns its path.

@@ -17,8 +17,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/capability"
 )
 
 // Source names the gate in a GateResult.
@@ -59,7 +59,7 @@ type Config struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 }
 
-// Gate queries Sentry's events API. It implements activities.Gate.
+// Gate queries Sentry's events API. It implements capability.Gate.
 type Gate struct {
 	cfg  Config
 	base *url.URL
@@ -149,20 +149,20 @@ var ErrInconclusive = errors.New("sentry gate: inconclusive")
 // Check asks for error and fatal events of the attempt's release and environment in
 // [From, To]. Errors found end the check at once; a clean answer needs a query made after
 // To + Grace. At most MaxPolls queries are made.
-func (g *Gate) Check(ctx context.Context, req activities.GateRequest) (contracts.GateResult, error) {
+func (g *Gate) Check(ctx context.Context, req capability.GateRequest) (contracts.GateResult, error) {
 	if !contracts.ValidContractID(req.ContractID) || req.Attempt < 1 {
-		return contracts.GateResult{}, activities.Refused(fmt.Errorf("sentry gate: contract %q attempt %d", req.ContractID, req.Attempt))
+		return contracts.GateResult{}, capability.Refused(fmt.Errorf("sentry gate: contract %q attempt %d", req.ContractID, req.Attempt))
 	}
 	from, err := time.Parse(time.RFC3339Nano, req.From)
 	if err != nil {
-		return contracts.GateResult{}, activities.Refused(fmt.Errorf("sentry gate: window start %q: %w", req.From, err))
+		return contracts.GateResult{}, capability.Refused(fmt.Errorf("sentry gate: window start %q: %w", req.From, err))
 	}
 	to, err := time.Parse(time.RFC3339Nano, req.To)
 	if err != nil {
-		return contracts.GateResult{}, activities.Refused(fmt.Errorf("sentry gate: window end %q: %w", req.To, err))
+		return contracts.GateResult{}, capability.Refused(fmt.Errorf("sentry gate: window end %q: %w", req.To, err))
 	}
 	if to.Before(from) {
-		return contracts.GateResult{}, activities.Refused(fmt.Errorf("sentry gate: window ends (%s) before it starts (%s)", req.To, req.From))
+		return contracts.GateResult{}, capability.Refused(fmt.Errorf("sentry gate: window ends (%s) before it starts (%s)", req.To, req.From))
 	}
 	settled := to.Add(g.cfg.Grace)
 	for poll := 1; ; poll++ {
@@ -202,7 +202,7 @@ type eventsResponse struct {
 // Fields the gate asks for.
 var fields = []string{"id", "title", "level", "timestamp", "release", "environment"}
 
-func (g *Gate) query(ctx context.Context, req activities.GateRequest, from, to time.Time) ([]string, error) {
+func (g *Gate) query(ctx context.Context, req capability.GateRequest, from, to time.Time) ([]string, error) {
 	q := url.Values{}
 	for _, f := range fields {
 		q.Add("field", f)
@@ -274,5 +274,5 @@ func str(v any) string {
 	}
 }
 
-// Compile-time check: Gate is an activities.Gate.
-var _ activities.Gate = (*Gate)(nil)
+// Compile-time check: Gate is an capability.Gate.
+var _ capability.Gate = (*Gate)(nil)

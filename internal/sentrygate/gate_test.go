@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/signoff/signoff/activities"
+	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/internal/sentrygate"
 )
 
@@ -68,7 +68,7 @@ func (c *clock) Sleep(_ context.Context, d time.Duration) error {
 var (
 	from = time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
 	to   = from.Add(20*time.Second + 300*time.Millisecond)
-	req  = activities.GateRequest{ContractID: "c-watchlist", Attempt: 2, From: from.Format(time.RFC3339Nano), To: to.Format(time.RFC3339Nano)}
+	req  = capability.GateRequest{ContractID: "c-watchlist", Attempt: 2, From: from.Format(time.RFC3339Nano), To: to.Format(time.RFC3339Nano)}
 )
 
 func newGate(t *testing.T, f *fakeSentry, c *clock, project string) *sentrygate.Gate {
@@ -213,7 +213,7 @@ func TestGateReportsAPIErrors(t *testing.T) {
 func TestGateRefusesBadRequests(t *testing.T) {
 	f := &fakeSentry{answers: []string{noEvents}}
 	g := newGate(t, f, &clock{now: to.Add(time.Minute)}, "web")
-	for name, r := range map[string]activities.GateRequest{
+	for name, r := range map[string]capability.GateRequest{
 		"window backwards": {ContractID: "c-watchlist", Attempt: 1, From: req.To, To: req.From},
 		"no window":        {ContractID: "c-watchlist", Attempt: 1},
 		"unsafe contract":  {ContractID: "x space", Attempt: 1, From: req.From, To: req.To},

@@ -17,8 +17,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/internal/hostcheck"
 	"github.com/signoff/signoff/internal/localgit"
 )
@@ -39,31 +39,31 @@ type running struct {
 }
 
 // Start checks out the commit and serves it.
-func (p *Previews) Start(ctx context.Context, req activities.PreviewRequest) (activities.PreviewResult, error) {
+func (p *Previews) Start(ctx context.Context, req capability.PreviewRequest) (capability.PreviewResult, error) {
 	remote, err := p.Remotes.Path(req.Repo.Owner, req.Repo.Name)
 	if err != nil {
-		return activities.PreviewResult{}, activities.Refused(err)
+		return capability.PreviewResult{}, capability.Refused(err)
 	}
 	if req.Stack.AppDir != "" {
-		return activities.PreviewResult{}, activities.Refused(fmt.Errorf("the static preview serves repository roots, not the app folder %s/", req.Stack.AppDir))
+		return capability.PreviewResult{}, capability.Refused(fmt.Errorf("the static preview serves repository roots, not the app folder %s/", req.Stack.AppDir))
 	}
 	started := time.Now()
 	id := fmt.Sprintf("static-%s-a%d-t%d-%d", req.ContractID, req.Attempt, req.Try, started.UnixNano())
 	dir := filepath.Join(p.JobsDir, id)
 	if err := os.MkdirAll(p.JobsDir, 0o755); err != nil {
-		return activities.PreviewResult{}, err
+		return capability.PreviewResult{}, err
 	}
 	if _, err := localgit.Git(ctx, p.JobsDir, "clone", "--quiet", "--no-checkout", remote, dir); err != nil {
-		return activities.PreviewResult{}, err
+		return capability.PreviewResult{}, err
 	}
 	if _, err := localgit.Git(ctx, dir, "checkout", "--quiet", "--detach", req.CommitSHA); err != nil {
 		os.RemoveAll(dir)
-		return activities.PreviewResult{}, fmt.Errorf("check out %s: %w", req.CommitSHA, err)
+		return capability.PreviewResult{}, fmt.Errorf("check out %s: %w", req.CommitSHA, err)
 	}
 	out, err := localgit.Git(ctx, dir, "rev-parse", "HEAD")
 	if err != nil {
 		os.RemoveAll(dir)
-		return activities.PreviewResult{}, err
+		return capability.PreviewResult{}, err
 	}
 	sha := strings.TrimSpace(out)
 
@@ -72,13 +72,13 @@ func (p *Previews) Start(ctx context.Context, req activities.PreviewRequest) (ac
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		os.RemoveAll(dir)
-		return activities.PreviewResult{}, fmt.Errorf("static preview: %w", err)
+		return capability.PreviewResult{}, fmt.Errorf("static preview: %w", err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		root.Close()
 		os.RemoveAll(dir)
-		return activities.PreviewResult{}, err
+		return capability.PreviewResult{}, err
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /__verification", func(w http.ResponseWriter, _ *http.Request) {
@@ -96,7 +96,7 @@ func (p *Previews) Start(ctx context.Context, req activities.PreviewRequest) (ac
 	p.mu.Unlock()
 	build := contracts.BuildResult{Passed: true, Steps: []contracts.BuildStep{{Name: "checkout", Passed: true,
 		DurationMS: time.Since(started).Milliseconds()}}}
-	return activities.PreviewResult{PreviewID: id, URL: "http://" + ln.Addr().String(), Build: build}, nil
+	return capability.PreviewResult{PreviewID: id, URL: "http://" + ln.Addr().String(), Build: build}, nil
 }
 
 // Stop shuts a preview down and removes its job directory.

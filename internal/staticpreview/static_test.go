@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/internal/localgit"
 )
 
@@ -71,7 +71,7 @@ func TestPreviewServesNoSymlinkOutOfTheCheckout(t *testing.T) {
 	}
 	remotes, sha := commitWithSymlink(t, secret)
 	p := &Previews{Remotes: remotes, JobsDir: t.TempDir()}
-	res, err := p.Start(context.Background(), activities.PreviewRequest{ContractID: "c1", Attempt: 1, Try: 1,
+	res, err := p.Start(context.Background(), capability.PreviewRequest{ContractID: "c1", Attempt: 1, Try: 1,
 		Repo: contracts.Repo{Owner: "local", Name: "site"}, CommitSHA: sha})
 	if err != nil {
 		t.Fatal(err)

@@ -8,17 +8,16 @@ import (
 	"os"
 	"path/filepath"
 
-	"go.temporal.io/sdk/activity"
-
-	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/internal/artifacts"
+	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/internal/proofstore"
 	"github.com/signoff/signoff/internal/proofsync"
 )
 
 // Activity adapts the Verifier to the verify queue: artifacts and evidence.json go to the
-// proof store directory of the attempt and try, progress becomes heartbeats, and every
+// proof store directory of the attempt and try, progress goes to capability.Progress (the
+// activities adapter's heartbeat), and every
 // artifact digest is re-checked against the files before the workflow sees the evidence.
 type Activity struct {
 	Verifier *Verifier
@@ -36,31 +35,29 @@ type Publisher interface {
 }
 
 // Verify runs the criteria and stores the evidence.
-func (a *Activity) Verify(ctx context.Context, req activities.VerifyRequest) (activities.VerifyResult, error) {
+func (a *Activity) Verify(ctx context.Context, req capability.VerifyRequest) (capability.VerifyResult, error) {
 	try := req.Try
 	if try < 1 {
 		try = 1
 	}
 	dir, err := a.Proofs.Dir(req.ContractID, req.Attempt, try)
 	if err != nil {
-		return activities.VerifyResult{}, activities.Refused(err)
+		return capability.VerifyResult{}, capability.Refused(err)
 	}
 	if req.Variant != nil {
 		// A base check's lazy variant: measured beside the base's own folder and kept on
 		// this host (the base check's result carries its evidence), never published as the
 		// verification of this attempt and try.
 		if err := contracts.ValidateVariant(*req.Variant); err != nil {
-			return activities.VerifyResult{}, activities.Refused(err)
+			return capability.VerifyResult{}, capability.Refused(err)
 		}
 		dir = filepath.Join(dir, "variants", fmt.Sprintf("%s-%d", req.Variant.Name, req.VariantPart))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return activities.VerifyResult{}, fmt.Errorf("variant folder: %w", err)
+			return capability.VerifyResult{}, fmt.Errorf("variant folder: %w", err)
 		}
 	}
 	progress := func(p Progress) {
-		if activity.IsActivity(ctx) {
-			activity.RecordHeartbeat(ctx, fmt.Sprintf("%d/%d %s %s %s", p.Index+1, p.Total, p.Criterion, p.Viewport, p.Phase))
-		}
+		capability.Progress(ctx, fmt.Sprintf("%d/%d %s %s %s", p.Index+1, p.Total, p.Criterion, p.Viewport, p.Phase))
 	}
 	ev, err := a.Verifier.Verify(ctx, Request{
 		ContractID: req.ContractID, ContractHash: req.ContractHash, Attempt: req.Attempt, Criteria: req.Criteria,
@@ -69,30 +66,30 @@ func (a *Activity) Verify(ctx context.Context, req activities.VerifyRequest) (ac
 	})
 	if err != nil {
 		if IsSetupError(err) {
-			return activities.VerifyResult{}, activities.NotConfigured("browser verifier (" + err.Error() + ")")
+			return capability.VerifyResult{}, capability.NotConfigured("browser verifier (" + err.Error() + ")")
 		}
-		return activities.VerifyResult{}, err
+		return capability.VerifyResult{}, err
 	}
 	digest, err := a.Proofs.WriteEvidence(dir, ev)
 	if err != nil {
-		return activities.VerifyResult{}, err
+		return capability.VerifyResult{}, err
 	}
 	problems := proofstore.CheckArtifacts(dir, ev.Artifacts)
 	if a.Share != nil && req.Variant == nil {
 		adopted, err := a.publish(ctx, req, dir, ev)
 		if err != nil {
-			return activities.VerifyResult{}, err
+			return capability.VerifyResult{}, err
 		}
 		if adopted != nil {
 			ev, digest, problems = adopted.ev, adopted.digest, proofstore.CheckArtifacts(dir, adopted.ev.Artifacts)
 		}
 	}
-	return activities.VerifyResult{Evidence: ev, EvidenceDigest: digest, ProofDir: dir, ArtifactProblems: problems}, nil
+	return capability.VerifyResult{Evidence: ev, EvidenceDigest: digest, ProofDir: dir, ArtifactProblems: problems}, nil
 }
 
 // adoptable checks evidence found in the store under this request's name: signed with this
 // verifier's key, for this contract hash, attempt and expected commit.
-func (a *Activity) adoptable(req activities.VerifyRequest, ev *contracts.Evidence) error {
+func (a *Activity) adoptable(req capability.VerifyRequest, ev *contracts.Evidence) error {
 	if err := ev.VerifySignature(a.Verifier.Key.Public().(ed25519.PublicKey)); err != nil {
 		return err
 	}
@@ -114,10 +111,10 @@ type published struct {
 // was made by a worker that died before the workflow heard of it (or by this activity's
 // previous try): it stands, and is adopted, so one verification has one proof whichever
 // worker finishes it.
-func (a *Activity) publish(ctx context.Context, req activities.VerifyRequest, dir string, ev *contracts.Evidence) (*published, error) {
+func (a *Activity) publish(ctx context.Context, req capability.VerifyRequest, dir string, ev *contracts.Evidence) (*published, error) {
 	rel, part, err := proofsync.VerifierPart(req.ContractHash, req.Attempt, req.Try)
 	if err != nil {
-		return nil, activities.Refused(err)
+		return nil, capability.Refused(err)
 	}
 	files := make([]string, 0, len(ev.Artifacts)+1)
 	seen := map[string]bool{}
@@ -153,17 +150,16 @@ func (a *Activity) publish(ctx context.Context, req activities.VerifyRequest, di
 	}
 	adopted, err := contracts.DecodeEvidence(data)
 	if err != nil {
-		return nil, activities.Refused(fmt.Errorf("the evidence published first for this verification is not evidence: %w", err))
+		return nil, capability.Refused(fmt.Errorf("the evidence published first for this verification is not evidence: %w", err))
 	}
 	// Whoever can write the store could have published first. Only a verification this
 	// verifier signed, of this very request, stands for it; anything else is refused, never
 	// adopted, and its name (which cannot be repointed) makes this a verification error.
 	if err := a.adoptable(req, adopted); err != nil {
-		return nil, activities.Refused(fmt.Errorf("the evidence published first for this verification is not this verifier's: %w", err))
+		return nil, capability.Refused(fmt.Errorf("the evidence published first for this verification is not this verifier's: %w", err))
 	}
-	if activity.IsActivity(ctx) {
-		activity.GetLogger(ctx).Info("verification already published; adopting it", "contract", req.ContractID,
-			"attempt", req.Attempt, "try", req.Try)
+	if l := a.Verifier.Logger; l != nil {
+		l.Info("verification already published; adopting it", "contract", req.ContractID, "attempt", req.Attempt, "try", req.Try)
 	}
 	return &published{ev: adopted, digest: contracts.DigestBytes(data)}, nil
 }

@@ -10,11 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"go.temporal.io/sdk/temporal"
-
-	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/internal/artifacts"
+	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/internal/proofstore"
 	"github.com/signoff/signoff/internal/proofstore/prooftest"
 	"github.com/signoff/signoff/policy/policytest"
@@ -47,7 +45,7 @@ func TestAdoptsOnlyItsOwnEvidenceForThisRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := activities.VerifyRequest{ContractID: c.ContractID, ContractHash: hash, Attempt: 1, Try: 1, ExpectedSHA: sha}
+	req := capability.VerifyRequest{ContractID: c.ContractID, ContractHash: hash, Attempt: 1, Try: 1, ExpectedSHA: sha}
 	evidence := func(key ed25519.PrivateKey, attempt int, expected string) []byte {
 		t.Helper()
 		ev, err := policytest.Evidence(c, expected, policytest.Options{Attempt: attempt, Key: key})
@@ -86,8 +84,7 @@ func TestAdoptsOnlyItsOwnEvidenceForThisRequest(t *testing.T) {
 				}
 				return
 			}
-			var ae *temporal.ApplicationError
-			if err == nil || !strings.Contains(err.Error(), tc.refused) || !errors.As(err, &ae) || ae.Type() != activities.ErrTypeRefused {
+			if err == nil || !strings.Contains(err.Error(), tc.refused) || !errors.Is(err, capability.ErrRefused) {
 				t.Fatalf("adopted or wrongly refused: %+v, %v", got, err)
 			}
 		})

@@ -15,8 +15,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/internal/proofstore"
 )
 
@@ -41,7 +41,7 @@ type Page struct {
 	// VerifierFingerprint and ControlFingerprint name the keys Verified was checked with.
 	VerifierFingerprint, ControlFingerprint string
 	// Status is the contract index's current entry: not signed, shown as such.
-	Status *activities.IndexEntry
+	Status *capability.IndexEntry
 	// Settlement is the signed record of how the contract ended (settlement.json), if any.
 	Settlement *contracts.Settlement
 }

@@ -11,8 +11,8 @@ import (
 	"path/filepath"
 	"sort"
 
-	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/internal/proofstore"
 )
 
@@ -39,7 +39,7 @@ var pages = template.Must(template.New("").Funcs(template.FuncMap{
 // StatusSource is the contract index (internal/index.Index): the current state of a
 // contract, shown on the page as unsigned.
 type StatusSource interface {
-	Get(contractID string) (activities.IndexEntry, bool, error)
+	Get(contractID string) (capability.IndexEntry, bool, error)
 }
 
 // Options say what a page is built with beyond the proof folder.

@@ -16,7 +16,6 @@ import (
 
 	"go.temporal.io/sdk/worker"
 
-	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/authoring"
 	"github.com/signoff/signoff/authoring/basecheck"
 	"github.com/signoff/signoff/chatbridge"
@@ -27,6 +26,8 @@ import (
 	"github.com/signoff/signoff/chatbridge/identity"
 	"github.com/signoff/signoff/chatbridge/transport"
 	"github.com/signoff/signoff/fixtures/runs"
+	"github.com/signoff/signoff/internal/capability"
+	"github.com/signoff/signoff/internal/datadir"
 	"github.com/signoff/signoff/internal/payment/localstripe"
 	"github.com/signoff/signoff/internal/signing"
 	"github.com/signoff/signoff/internal/verify"
@@ -118,7 +119,7 @@ func (s *Stack) Chat() *Chat { return s.chat }
 // notifierFor is what the control worker notifies: o.Notifier and, once mountChat has run,
 // the chat conversation. The control worker is built before the bridge exists, so it gets
 // this indirection.
-func notifierFor(s *Stack, o Options) activities.Notifier {
+func notifierFor(s *Stack, o Options) capability.Notifier {
 	s.notices.next = o.Notifier
 	return &s.notices
 }
@@ -126,18 +127,18 @@ func notifierFor(s *Stack, o Options) activities.Notifier {
 // notifyRouter forwards notices to the chat (when mounted) and to the configured notifier.
 type notifyRouter struct {
 	mu   sync.RWMutex
-	chat activities.Notifier
-	next activities.Notifier
+	chat capability.Notifier
+	next capability.Notifier
 }
 
-func (r *notifyRouter) set(n activities.Notifier) {
+func (r *notifyRouter) set(n capability.Notifier) {
 	r.mu.Lock()
 	r.chat = n
 	r.mu.Unlock()
 }
 
-// Notify implements activities.Notifier.
-func (r *notifyRouter) Notify(ctx context.Context, n activities.Notice) error {
+// Notify implements capability.Notifier.
+func (r *notifyRouter) Notify(ctx context.Context, n capability.Notice) error {
 	r.mu.RLock()
 	chat := r.chat
 	r.mu.RUnlock()
@@ -298,7 +299,7 @@ func conversationConfig(s *Stack, o Options, log *slog.Logger) conversation.Conf
 			return nil
 		},
 		Author: &authoring.Author{Admission: &authoring.Admission{Allow: o.Allow, Limit: limit, Window: time.Hour,
-			Store: authoring.FileRates{Path: workers.Paths(dataDir).Rates}},
+			Store: authoring.FileRates{Path: datadir.Paths(dataDir).Rates}},
 			Checker: checker, Verifier: verify.Ref(), CloneDir: filepath.Join(dataDir, "authoring", "clones")},
 		Trust: func() (workflows.Trust, error) { return workers.ReadTrust(dataDir) },
 		Index: s.Local.Index, ExecutorNote: o.Chat.ExecutorNote, Timeouts: o.Chat.Timeouts, Logger: log, Keys: keyFingerprints(dataDir),
@@ -377,7 +378,7 @@ func agentName(o Options) string {
 // proofs are signed with: the workers wrote them before chat starts.
 func agentReadme(o Options, address string, log *slog.Logger) string {
 	rc := readmeConfig(agentName(o), address, o)
-	if k, err := workers.ReadPublishedKeys(o.DataDir); err == nil {
+	if k, err := datadir.ReadPublishedKeys(o.DataDir); err == nil {
 		rc.VerifierFingerprint, rc.ControlFingerprint = k.VerifierFingerprint, k.ControlFingerprint
 	} else {
 		log.Warn("the agent README names no keys", "err", err)
@@ -429,7 +430,7 @@ func readmeConfig(name, address string, o Options) agentverse.ReadmeConfig {
 
 // keyFingerprints are the published keys' fingerprints, empty when they cannot be read.
 func keyFingerprints(dataDir string) conversation.KeyFingerprints {
-	k, err := workers.ReadPublishedKeys(dataDir)
+	k, err := datadir.ReadPublishedKeys(dataDir)
 	if err != nil {
 		return conversation.KeyFingerprints{}
 	}

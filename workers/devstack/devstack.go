@@ -23,6 +23,8 @@ import (
 
 	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/internal/artifacts"
+	"github.com/signoff/signoff/internal/capability"
+	"github.com/signoff/signoff/internal/datadir"
 	"github.com/signoff/signoff/internal/hostcheck"
 	"github.com/signoff/signoff/internal/signing"
 	"github.com/signoff/signoff/internal/verify"
@@ -40,7 +42,7 @@ type Options struct {
 	// ProofDir overrides where proofs are written (default: the data dir's proofs/).
 	ProofDir string
 	// Artifacts is the artifact store's URL the queues share (artifacts.Open); "" is
-	// workers.DefaultArtifactsURL, a folder in the data dir, for one machine.
+	// datadir.DefaultArtifactsURL, a folder in the data dir, for one machine.
 	Artifacts string
 	// TemporalPort and UIPort for the embedded server (temporal.AnyPort picks free ones;
 	// UIPort 0 turns the Web UI off).
@@ -65,7 +67,7 @@ type Options struct {
 	// BuildExecute and BuildVerify make those queues' activities once the paths are known.
 	BuildExecute func(cfg workers.Config) (*activities.Execute, error)
 	BuildVerify  func(cfg workers.Config) (*activities.Verify, func(), error)
-	Notifier     activities.Notifier
+	Notifier     capability.Notifier
 	Log          io.Writer
 	// Interceptors go on every worker of the stack (tests: workers.BarrierFromEnv).
 	Interceptors []interceptor.WorkerInterceptor
@@ -149,7 +151,7 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	s.Config = workers.Config{DataDir: o.DataDir, ProofDir: o.ProofDir, RunsDir: o.RunsDir, Allow: o.Allow, LoopbackURL: s.LoopbackURL}
 	storeURL := o.Artifacts
 	if storeURL == "" {
-		storeURL = workers.DefaultArtifactsURL(o.DataDir)
+		storeURL = datadir.DefaultArtifactsURL(o.DataDir)
 	}
 	if s.Config.Artifacts, err = artifacts.Open(ctx, storeURL); err != nil {
 		return nil, fmt.Errorf("artifact store: %w", err)
@@ -233,8 +235,8 @@ func (s *Stack) listen(o Options) (loopLn, pubLn net.Listener, err error) {
 func proofHandler(cfg workers.Config, l *workers.Local) (http.Handler, error) {
 	layout := cfg.Layout()
 	opts := proofpage.Options{Index: l.Index}
-	vk, verr := signing.LoadPublic(filepath.Join(layout.Keys, workers.VerifierKeyFile))
-	ck, cerr := signing.LoadPublic(filepath.Join(layout.Keys, workers.ControlKeyFile))
+	vk, verr := signing.LoadPublic(filepath.Join(layout.Keys, datadir.VerifierKeyFile))
+	ck, cerr := signing.LoadPublic(filepath.Join(layout.Keys, datadir.ControlKeyFile))
 	if verr == nil && cerr == nil {
 		opts.VerifierKey, opts.ControlKey = vk, ck
 	}

@@ -14,7 +14,7 @@ import (
 func TestPastEventsShowTheirOwnTimes(t *testing.T) {
 	begin := time.Now().Add(-90 * time.Second).UTC()
 	at := func(d time.Duration) string { return begin.Add(d).Format(time.RFC3339Nano) }
-	st := workflows.Status{State: workflows.StateApproved, Timeline: []contracts.Event{
+	st := workflows.Status{State: contracts.StateApproved, Timeline: []contracts.Event{
 		{Type: contracts.EventQuoted, At: at(0), Data: map[string]string{"hash": strings.Repeat("a", 64)}},
 		{Type: contracts.EventApproved, At: at(12500 * time.Millisecond), Data: map[string]string{"approver": "ann", "hash": strings.Repeat("a", 64)}},
 		{Type: contracts.EventPaymentAuthorized, At: at(61 * time.Second)},

@@ -26,8 +26,8 @@ import (
 	"github.com/signoff/signoff/chatbridge/identity"
 	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
+	"github.com/signoff/signoff/internal/datadir"
 	"github.com/signoff/signoff/internal/signing"
-	"github.com/signoff/signoff/workers"
 	"github.com/signoff/signoff/workers/devstack"
 )
 
@@ -339,7 +339,7 @@ func clientIdentity(o *Options) (*identity.Identity, error) {
 	}
 	if seed == "" {
 		var err error
-		if seed, err = signing.LoadOrCreateSeed(filepath.Join(workers.Paths(o.DataDir).Keys, SeedFile), 1); err != nil {
+		if seed, err = signing.LoadOrCreateSeed(filepath.Join(datadir.Paths(o.DataDir).Keys, SeedFile), 1); err != nil {
 			return nil, iostreams.Failed(fmt.Errorf("chat client seed: %w", err))
 		}
 	}

@@ -10,10 +10,11 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/cmd/signoff/internal/cmd/contract"
 	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
+	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/workflows"
 )
 
@@ -49,7 +50,7 @@ func (h approveHandle) Get(_ context.Context, v interface{}) error {
 		return temporal.NewApplicationErrorWithOptions(h.refusal.Reason, workflows.ApprovalRefusedError,
 			temporal.ApplicationErrorOptions{NonRetryable: true, Details: []any{*h.refusal}})
 	}
-	*v.(*workflows.ApproveResult) = workflows.ApproveResult{State: workflows.StateApproved}
+	*v.(*workflows.ApproveResult) = workflows.ApproveResult{State: contracts.StateApproved}
 	return nil
 }
 
@@ -75,8 +76,8 @@ func TestApproveAnswersFromTheUpdate(t *testing.T) {
 		return out.String(), errOut.String(), err
 	}
 
-	ok := &approveClient{st: workflows.Status{ContractID: "c-one", State: workflows.StateApproved,
-		Payment: activities.PaymentState{CheckoutURL: "http://127.0.0.1:1/checkout/cs"}}}
+	ok := &approveClient{st: workflows.Status{ContractID: "c-one", State: contracts.StateApproved,
+		Payment: capability.PaymentState{CheckoutURL: "http://127.0.0.1:1/checkout/cs"}}}
 	out, _, err := run(ok, false)
 	if err != nil || !strings.Contains(out, "Approved c-one (hash cccccccccccc)") || !strings.Contains(out, "http://127.0.0.1:1/checkout/cs") || ok.updates != 1 {
 		t.Fatalf("approved: %v %q after %d updates", err, out, ok.updates)

@@ -15,8 +15,9 @@ import (
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/fixtures/runs"
+	"github.com/signoff/signoff/internal/datadir"
 	"github.com/signoff/signoff/internal/localgit"
-	"github.com/signoff/signoff/workers"
+	"github.com/signoff/signoff/internal/sandbox"
 )
 
 // CheckOptions are the inputs of `contract check`.
@@ -62,7 +63,7 @@ func NewCmdCheck(f *cmdutil.Factory, runF func(*CheckOptions) error) *cobra.Comm
 	fs.StringVar(&o.Repo, "repo", "", "local repository holding the base commit (default: the prepared runs' fixture)")
 	fs.StringVar(&o.SharedDeps, "shared-deps", filepath.Join(".cache", "finance-deps"), "installed node_modules to hardlink from")
 	fs.StringVar(&o.RunAs, "run-as", "", "user the app runs as (default signoff-preview when root; - for this user)")
-	fs.BoolVar(&o.Unsandboxed, workers.FlagUnsandboxed, false, "run the app WITHOUT the sandbox (where namespaces are unavailable)")
+	fs.BoolVar(&o.Unsandboxed, sandbox.FlagUnsandboxed, false, "run the app WITHOUT the sandbox (where namespaces are unavailable)")
 	fs.BoolVar(&o.JSON, "json", false, "print machine-readable output")
 	o.Conn.AddFlags(cmd, "")
 	fs.StringVar(&o.Artifacts, "artifacts", "", artifactsUsage)
@@ -116,7 +117,7 @@ func checkBase(ctx context.Context, o *CheckOptions, c *contracts.Contract) (aut
 	if err != nil {
 		return none, nil, nil, iostreams.BadInput(err)
 	}
-	remotes := localgit.Remotes{Root: workers.Paths(dataDir).Remotes}
+	remotes := localgit.Remotes{Root: datadir.Paths(dataDir).Remotes}
 	ch := &basecheck.Choice{Mode: basecheck.ModeLocal, DataDir: dataDir, Artifacts: o.Artifacts}
 	if o.Conn.Address != "" {
 		ch.Mode, ch.Address, ch.Dial, ch.Register = basecheck.ModeQueues, o.Conn.Address, o.Conn.Dial, queueRegister(o, remotes, dataDir, c)

@@ -17,10 +17,10 @@ import (
 	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
 	"github.com/signoff/signoff/contracts"
-	"github.com/signoff/signoff/internal/contractclient"
+	"github.com/signoff/signoff/internal/datadir"
 	"github.com/signoff/signoff/internal/index"
-	"github.com/signoff/signoff/workers"
 	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractclient"
 )
 
 // StartOptions are the inputs of `contract start`.
@@ -121,7 +121,7 @@ func RunStart(ctx context.Context, o *StartOptions) error {
 		return iostreams.Failed(fmt.Errorf("start workflow: %w", err))
 	}
 	if o.JSON {
-		out := map[string]any{"contract_id": c.ContractID, "contract_hash": q.Hash, "state": workflows.StateQuoted,
+		out := map[string]any{"contract_id": c.ContractID, "contract_hash": q.Hash, "state": contracts.StateQuoted,
 			"requester": o.Requester, "workflow_id": workflows.WorkflowID(c.ContractID)}
 		if qf != nil {
 			out["quote_expires_at"] = qf.Quote.ExpiresAt
@@ -317,7 +317,7 @@ func RunStatus(ctx context.Context, o *SimpleOptions) error {
 	defer cl.Close()
 	st, err := queryStatus(ctx, cl, o.ID)
 	if err != nil {
-		e, ok, ierr := index.Open(workers.Paths(o.DataDir).Index).Get(o.ID)
+		e, ok, ierr := index.Open(datadir.Paths(o.DataDir).Index).Get(o.ID)
 		if ierr != nil || !ok {
 			return err
 		}
@@ -339,7 +339,7 @@ func RunStatus(ctx context.Context, o *SimpleOptions) error {
 func PrintStatus(io *iostreams.IO, st workflows.Status) {
 	io.Printf("%s  %s\n", st.ContractID, st.State)
 	io.Printf("  goal: %s\n  hash: %s\n", st.Goal, st.ContractHash)
-	if (st.State == workflows.StateQuoted || st.State == workflows.StateExpired) && !st.QuoteExpiresAt.IsZero() {
+	if (st.State == contracts.StateQuoted || st.State == contracts.StateExpired) && !st.QuoteExpiresAt.IsZero() {
 		io.Printf("  quote open until: %s\n", st.QuoteExpiresAt.UTC().Format(time.RFC3339))
 	}
 	for _, e := range st.Timeline {

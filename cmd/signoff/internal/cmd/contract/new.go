@@ -21,6 +21,8 @@ import (
 	"github.com/signoff/signoff/authoring/survey"
 	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
+	"github.com/signoff/signoff/internal/datadir"
+	"github.com/signoff/signoff/internal/sandbox"
 	"github.com/signoff/signoff/internal/verify"
 	"github.com/signoff/signoff/workers"
 )
@@ -125,7 +127,7 @@ func NewCmdNew(f *cmdutil.Factory, runF func(*NewOptions) error) *cobra.Command 
 	fs.StringVar(&opts.Budget, "budget", "", "most you will pay, e.g. 49.00 (the scope must fit; the bar never drops)")
 	fs.StringVar(&opts.SharedDeps, "shared-deps", filepath.Join(".cache", "finance-deps"), "installed node_modules to hardlink from")
 	fs.StringVar(&opts.RunAs, "run-as", "", "user the app runs as in a local check (default signoff-preview when root; - for this user)")
-	fs.BoolVar(&opts.Unsandboxed, workers.FlagUnsandboxed, false, "run a local check's app WITHOUT the sandbox (where namespaces are unavailable)")
+	fs.BoolVar(&opts.Unsandboxed, sandbox.FlagUnsandboxed, false, "run a local check's app WITHOUT the sandbox (where namespaces are unavailable)")
 	opts.Conn.AddFlags(cmd, "127.0.0.1:7233")
 	fs.StringVar(&opts.Artifacts, "artifacts", "", artifactsUsage)
 	return cmd
@@ -202,7 +204,7 @@ func RunNew(opts *NewOptions) error {
 	}
 	author := &authoring.Author{
 		Admission: &authoring.Admission{Allow: allow, Limit: limit, Window: time.Hour,
-			Store: authoring.FileRates{Path: workers.Paths(dataDir).Rates}},
+			Store: authoring.FileRates{Path: datadir.Paths(dataDir).Rates}},
 		Verifier:  verify.Ref(),
 		CloneDir:  filepath.Join(dataDir, "authoring", "clones"),
 		ReadToken: os.Getenv(EnvReadToken),
@@ -266,7 +268,7 @@ func writeContract(opts *NewOptions, res *authoring.Result) (string, error) {
 func writeQuote(opts *NewOptions, res *authoring.Result, contractFile string) error {
 	q := QuoteFile{Version: 1, ContractID: res.Contract.ContractID, ContractHash: res.Hash, Requester: opts.Requester, Quote: *res.Quote,
 		BaseCheck: res.BaseCheck.Record()}
-	keys, err := workers.ReadPublishedKeys(opts.DataDir)
+	keys, err := datadir.ReadPublishedKeys(opts.DataDir)
 	if err != nil {
 		return iostreams.Failed(fmt.Errorf("quote: the data dir's public keys: %w", err))
 	}

@@ -29,9 +29,9 @@ import (
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/fixtures/finance"
 	"github.com/signoff/signoff/fixtures/fixturerepo"
+	"github.com/signoff/signoff/internal/datadir"
 	"github.com/signoff/signoff/internal/signing"
 	"github.com/signoff/signoff/internal/verify"
-	"github.com/signoff/signoff/workers"
 )
 
 const newGoal = "Make the Watchlist page work well on mobile: cards instead of the table below 640px, desktop table kept."
@@ -338,8 +338,8 @@ func TestQuoteFileGuardsStart(t *testing.T) {
 	opts := newOpts(io, repo, out)
 	// The deployment's published keys: the quote names them by fingerprint.
 	var fps []string
-	for _, name := range []string{workers.VerifierKeyFile, workers.ControlKeyFile} {
-		path := filepath.Join(workers.Paths(opts.DataDir).Keys, name)
+	for _, name := range []string{datadir.VerifierKeyFile, datadir.ControlKeyFile} {
+		path := filepath.Join(datadir.Paths(opts.DataDir).Keys, name)
 		priv, err := signing.LoadOrCreate(path)
 		if err != nil {
 			t.Fatal(err)

@@ -120,7 +120,7 @@ func TestMissingFileIsBadInput(t *testing.T) {
 
 func TestPrintStatusShowsTheQuoteDeadlineAndBaseCheck(t *testing.T) {
 	exp := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
-	st := workflows.Status{ContractID: "c1", State: workflows.StateQuoted, QuoteExpiresAt: exp,
+	st := workflows.Status{ContractID: "c1", State: contracts.StateQuoted, QuoteExpiresAt: exp,
 		Timeline: []contracts.Event{{Type: contracts.EventQuoted}, {Type: contracts.EventBaseCheck, Data: map[string]string{"checked_on": "queues",
 			"failing_on_base": "mobile-no-overflow", "regression_guards": "desktop-table"}}}}
 	io, out, _ := iostreams.Test()
@@ -130,7 +130,7 @@ func TestPrintStatusShowsTheQuoteDeadlineAndBaseCheck(t *testing.T) {
 			t.Errorf("status lacks %q:\n%s", want, out)
 		}
 	}
-	st.State = workflows.StateAuthorized
+	st.State = contracts.StateAuthorized
 	io, out, _ = iostreams.Test()
 	contract.PrintStatus(io, st)
 	if strings.Contains(out.String(), "quote open until") {

@@ -10,10 +10,11 @@ import (
 	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
 	"github.com/signoff/signoff/cmd/signoff/internal/progress"
-	"github.com/signoff/signoff/internal/contractclient"
+	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/datadir"
 	"github.com/signoff/signoff/internal/index"
-	"github.com/signoff/signoff/workers"
 	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractclient"
 )
 
 // NewCmdWatch builds `contract watch ID`: live progress lines until a final state, or until
@@ -48,7 +49,7 @@ func RunWatch(ctx context.Context, o *SimpleOptions) error {
 	// say what they can do rather than wait for ever.
 	st, err := contractclient.New(cl).Watch(ctx, o.ID, 250*time.Millisecond, func(st workflows.Status) bool {
 		p.Update(st)
-		return st.State == workflows.StateAwaitingOperator
+		return st.State == contracts.StateAwaitingOperator
 	})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -60,7 +61,7 @@ func RunWatch(ctx context.Context, o *SimpleOptions) error {
 		o.IO.Printf("\n")
 		PrintStatus(o.IO, st)
 	}
-	if st.State == workflows.StateAwaitingOperator {
+	if st.State == contracts.StateAwaitingOperator {
 		return iostreams.Failed(fmt.Errorf("contract %s is paused for an operator after %s: reply \"retry %s\" or \"abandon %s\" in chat, or run `signoff contract cancel %s`",
 			o.ID, dashVerdict(st.Verdict), o.ID, o.ID, o.ID))
 	}
@@ -85,7 +86,7 @@ func NewCmdList(f *cmdutil.Factory, runF func(*SimpleOptions) error) *cobra.Comm
 			if runF != nil {
 				return runF(o)
 			}
-			entries, err := index.Open(workers.Paths(o.DataDir).Index).List()
+			entries, err := index.Open(datadir.Paths(o.DataDir).Index).List()
 			if err != nil {
 				return iostreams.Failed(err)
 			}

@@ -105,7 +105,7 @@ func (e *ExecuteFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&e.RunAs, "run-as", "", "user the app runs as (default signoff-preview; - for this user)")
 	fs.StringSliceVar(&e.Allow, "allow", slices.Clone(workers.DefaultAllow), "owner/name patterns contracts may touch (local/* are repositories on this machine without a remote, registered by 'contract new')")
 	fs.StringVar(&e.Executor, "executor", "", executorUsage)
-	fs.BoolVar(&e.Unsandboxed, workers.FlagUnsandboxed, false, "run repository code and the coding CLI WITHOUT the sandbox (where namespaces are unavailable); every proof says so")
+	fs.BoolVar(&e.Unsandboxed, sandbox.FlagUnsandboxed, false, "run repository code and the coding CLI WITHOUT the sandbox (where namespaces are unavailable); every proof says so")
 	fs.StringVar(&e.InstallNetwork, "install-network", "egress", "what install steps may reach: egress (the package registry, never this host's loopback) or none")
 }
 
@@ -122,7 +122,7 @@ func (e *ExecuteFlags) newExecute(cfg workers.Config, faults *runs.FaultPlan) (*
 		return nil, iostreams.BadInput(fmt.Errorf("--install-network %q: want egress or none", e.InstallNetwork))
 	}
 	// One sandbox for the executor and the previews, made if either runs repository code.
-	cfg.Sandbox = &workers.LazySandbox{Unsandboxed: e.Unsandboxed}
+	cfg.Sandbox = &sandbox.Lazy{Unsandboxed: e.Unsandboxed}
 	ex, err := workers.NewExecutor(cfg, e.Executor, os.Getenv)
 	if err != nil {
 		return nil, err

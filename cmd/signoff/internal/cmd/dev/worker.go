@@ -18,6 +18,7 @@ import (
 	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
 	"github.com/signoff/signoff/fixtures/runs"
+	"github.com/signoff/signoff/internal/datadir"
 	"github.com/signoff/signoff/internal/localgit"
 	"github.com/signoff/signoff/internal/preview"
 	"github.com/signoff/signoff/workers"
@@ -146,7 +147,7 @@ func RunWorker(ctx context.Context, o *WorkerOptions) error {
 	}
 	store := o.Artifacts
 	if store == "" {
-		store = workers.DefaultArtifactsURL(dataDir) + " (one machine: every queue on this data dir)"
+		store = datadir.DefaultArtifactsURL(dataDir) + " (one machine: every queue on this data dir)"
 	}
 	fmt.Fprintf(o.IO.ErrOut, "Artifacts:        %s\n", store)
 	if o.Queue == "execute" {

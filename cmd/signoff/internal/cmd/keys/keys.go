@@ -9,7 +9,7 @@ import (
 
 	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
-	"github.com/signoff/signoff/workers"
+	"github.com/signoff/signoff/internal/datadir"
 )
 
 // Options are the inputs of `signoff keys`.
@@ -45,7 +45,7 @@ func NewCmdKeys(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 
 // Run prints the data dir's key fingerprints.
 func Run(o *Options) error {
-	k, err := workers.ReadPublishedKeys(o.DataDir)
+	k, err := datadir.ReadPublishedKeys(o.DataDir)
 	if err != nil {
 		return iostreams.BadInput(fmt.Errorf("keys: %w", err))
 	}
@@ -65,7 +65,7 @@ func Run(o *Options) error {
 		line("control", k.ControlFingerprint, k.ControlPath, "a control worker or `signoff dev`")
 		if k.VerifierFingerprint != "" && k.ControlFingerprint != "" {
 			o.IO.Printf("check a proof with: signoff proof verify DIR --keys %s --verifier-fingerprint %s --control-fingerprint %s\n",
-				workers.Paths(o.DataDir).Keys, k.VerifierFingerprint, k.ControlFingerprint)
+				datadir.Paths(o.DataDir).Keys, k.VerifierFingerprint, k.ControlFingerprint)
 		}
 	}
 	if k.VerifierFingerprint == "" || k.ControlFingerprint == "" {

@@ -12,17 +12,17 @@ import (
 	"github.com/signoff/signoff/cmd/signoff/internal/cmd/keys"
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/datadir"
 	"github.com/signoff/signoff/internal/signing"
-	"github.com/signoff/signoff/workers"
 )
 
 // `signoff keys` prints both fingerprints, sha256 of the raw keys the workers wrote, with
 // their paths; a data dir without keys exits 1 and says which is missing.
 func TestKeysPrintsFingerprints(t *testing.T) {
 	data := t.TempDir()
-	dir := workers.Paths(data).Keys
+	dir := datadir.Paths(data).Keys
 	var fps []string
-	for _, name := range []string{workers.VerifierKeyFile, workers.ControlKeyFile} {
+	for _, name := range []string{datadir.VerifierKeyFile, datadir.ControlKeyFile} {
 		priv, err := signing.LoadOrCreate(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatal(err)
@@ -46,7 +46,7 @@ func TestKeysPrintsFingerprints(t *testing.T) {
 	if err := keys.Run(&keys.Options{IO: ios, DataDir: data, JSON: true}); err != nil {
 		t.Fatal(err)
 	}
-	var k workers.PublishedKeys
+	var k datadir.PublishedKeys
 	if err := json.Unmarshal(out.Bytes(), &k); err != nil || k.VerifierFingerprint != fps[0] || k.ControlFingerprint != fps[1] {
 		t.Errorf("--json: %v %+v", err, k)
 	}

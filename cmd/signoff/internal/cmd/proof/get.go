@@ -13,8 +13,8 @@ import (
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/internal/artifacts"
+	"github.com/signoff/signoff/internal/datadir"
 	"github.com/signoff/signoff/internal/proofsync"
-	"github.com/signoff/signoff/workers"
 )
 
 // GetOptions are the inputs of `proof get`.
@@ -68,7 +68,7 @@ func RunGet(ctx context.Context, o *GetOptions) error {
 	}
 	url := o.Artifacts
 	if url == "" {
-		url = workers.DefaultArtifactsURL(o.DataDir)
+		url = datadir.DefaultArtifactsURL(o.DataDir)
 	}
 	store, err := artifacts.Open(ctx, url)
 	if err != nil {

@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/signoff/signoff/internal/artifacts"
+	"github.com/signoff/signoff/internal/datadir"
 	"github.com/signoff/signoff/internal/proofstore"
 	"github.com/signoff/signoff/internal/proofsync"
-	"github.com/signoff/signoff/workers"
 )
 
 // publish puts a proof folder into the store part by part, as the verify and control workers
@@ -55,7 +55,7 @@ func publish(t *testing.T, store artifacts.Store, root, contractID string) {
 func TestGetCommand(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	store, err := artifacts.Open(ctx, workers.DefaultArtifactsURL(f.dataDir))
+	store, err := artifacts.Open(ctx, datadir.DefaultArtifactsURL(f.dataDir))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,10 +15,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
+	"github.com/signoff/signoff/internal/datadir"
 	"github.com/signoff/signoff/internal/index"
 	"github.com/signoff/signoff/internal/signing"
 	"github.com/signoff/signoff/web/proofpage"
-	"github.com/signoff/signoff/workers"
 )
 
 // NewCmdProof groups the proof commands.
@@ -55,7 +55,7 @@ func loadKey(file, flag string) (ed25519.PublicKey, error) {
 
 // statusIndex is the data dir's contract index when it exists, for the pages' current state.
 func statusIndex(dataDir string) proofpage.StatusSource {
-	p := workers.Paths(dataDir).Index
+	p := datadir.Paths(dataDir).Index
 	if _, err := os.Stat(p); err != nil {
 		return nil
 	}

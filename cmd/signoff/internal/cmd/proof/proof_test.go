@@ -16,10 +16,10 @@ import (
 	"github.com/signoff/signoff/cmd/signoff/internal/cmd/root"
 	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
+	"github.com/signoff/signoff/internal/datadir"
 	"github.com/signoff/signoff/internal/proofstore"
 	"github.com/signoff/signoff/internal/proofstore/prooftest"
 	"github.com/signoff/signoff/internal/signing"
-	"github.com/signoff/signoff/workers"
 )
 
 // fixture is a proof store with a satisfied W1 run and a three-attempt W2 run, and a data dir
@@ -48,11 +48,11 @@ func newFixture(t *testing.T) fixture {
 // writeKeys publishes public keys into dataDir/keys as the workers do.
 func writeKeys(t *testing.T, dataDir string, verifier, control ed25519.PublicKey) {
 	t.Helper()
-	keys := workers.Paths(dataDir).Keys
+	keys := datadir.Paths(dataDir).Keys
 	if err := os.MkdirAll(keys, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	for name, pub := range map[string]ed25519.PublicKey{workers.VerifierKeyFile: verifier, workers.ControlKeyFile: control} {
+	for name, pub := range map[string]ed25519.PublicKey{datadir.VerifierKeyFile: verifier, datadir.ControlKeyFile: control} {
 		pem, err := signing.PublicPEM(pub)
 		if err != nil {
 			t.Fatal(err)
@@ -105,8 +105,8 @@ func TestVerifyCommand(t *testing.T) {
 		t.Errorf("--json: exit %d ok %v err %v\n%s", code, res.OK, err, out)
 	}
 	// Swapped keys: both signatures fail.
-	vk := filepath.Join(f.dataDir, "keys", workers.VerifierKeyFile+".pub")
-	ck := filepath.Join(f.dataDir, "keys", workers.ControlKeyFile+".pub")
+	vk := filepath.Join(f.dataDir, "keys", datadir.VerifierKeyFile+".pub")
+	ck := filepath.Join(f.dataDir, "keys", datadir.ControlKeyFile+".pub")
 	if out, code := run(t, "verify", f.w1.Dirs[0], "--verifier-key", ck, "--control-key", vk); code != 1 || !strings.Contains(out, "FAILED bundle_signature") {
 		t.Errorf("swapped keys: exit %d\n%s", code, out)
 	}

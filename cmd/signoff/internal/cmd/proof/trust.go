@@ -13,8 +13,8 @@ import (
 
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/datadir"
 	"github.com/signoff/signoff/internal/proofstore"
-	"github.com/signoff/signoff/workers"
 )
 
 // Keys say which public keys a proof is checked with. A proof cannot vouch for itself, so the
@@ -82,8 +82,8 @@ func (k *Keys) trust(proofDir string) (*TrustedKeys, error) {
 		return nil, iostreams.BadInput(err)
 	}
 	roles := []*keyRole{
-		{name: "verifier", file: workers.VerifierKeyFile, flag: "--verifier-key", pinFlag: "--verifier-fingerprint", path: k.VerifierKey},
-		{name: "control", file: workers.ControlKeyFile, flag: "--control-key", pinFlag: "--control-fingerprint", path: k.ControlKey},
+		{name: "verifier", file: datadir.VerifierKeyFile, flag: "--verifier-key", pinFlag: "--verifier-fingerprint", path: k.VerifierKey},
+		{name: "control", file: datadir.ControlKeyFile, flag: "--control-key", pinFlag: "--control-fingerprint", path: k.ControlKey},
 	}
 	for i, pin := range []string{k.VerifierFingerprint, k.ControlFingerprint} {
 		if pin == "" {
@@ -117,7 +117,7 @@ func (k *Keys) trust(proofDir string) (*TrustedKeys, error) {
 		return nil, iostreams.BadInput(errors.Join(bad...))
 	}
 	if missing > 0 {
-		dir := workers.Paths(k.DataDir).Keys
+		dir := datadir.Paths(k.DataDir).Keys
 		if missing == len(roles) && k.VerifierFingerprint == "" && k.ControlFingerprint == "" {
 			return nil, nil
 		}
@@ -149,7 +149,7 @@ func (k *Keys) locate(r *keyRole) error {
 		return nil
 	case k.KeysDir != "":
 		r.source = sourceKeysDir
-		for _, p := range []string{filepath.Join(k.KeysDir, r.file+".pub"), filepath.Join(workers.Paths(k.KeysDir).Keys, r.file+".pub")} {
+		for _, p := range []string{filepath.Join(k.KeysDir, r.file+".pub"), filepath.Join(datadir.Paths(k.KeysDir).Keys, r.file+".pub")} {
 			if isFile(p) {
 				r.path = p
 				return nil
@@ -158,7 +158,7 @@ func (k *Keys) locate(r *keyRole) error {
 		return fmt.Errorf("--keys %s: no %s.pub in it or in its keys/ folder", k.KeysDir, r.file)
 	}
 	r.source = sourceDataDir
-	p := filepath.Join(workers.Paths(k.DataDir).Keys, r.file+".pub")
+	p := filepath.Join(datadir.Paths(k.DataDir).Keys, r.file+".pub")
 	if _, err := os.Stat(p); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil

@@ -9,8 +9,8 @@ import (
 
 	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/datadir"
 	"github.com/signoff/signoff/internal/proofstore/prooftest"
-	"github.com/signoff/signoff/workers"
 )
 
 // The forger's keys: a complete proof, self-consistent under them.
@@ -62,7 +62,7 @@ func TestForgedProofCarryingItsKeysIsRefused(t *testing.T) {
 			p := forge(t, t.TempDir())
 			keys := filepath.Join(p.ContractDir, "keys")
 			writeKeys(t, keys, pub(forgedVerifier), pub(forgedControl))
-			return layout{cwd: t.TempDir(), dir: p.Dirs[0], args: []string{"--keys", workers.Paths(keys).Keys}}
+			return layout{cwd: t.TempDir(), dir: p.Dirs[0], args: []string{"--keys", datadir.Paths(keys).Keys}}
 		},
 		// A tarball holding the proof and a .signoff beside it; the victim runs in it.
 		"data dir beside the proof, in the cwd": func(t *testing.T) layout {
@@ -82,7 +82,7 @@ func TestForgedProofCarryingItsKeysIsRefused(t *testing.T) {
 		// A data dir that holds the proof (its own proofs/ store), named explicitly.
 		"data dir holding the proof": func(t *testing.T) layout {
 			data := t.TempDir()
-			p := forge(t, workers.Paths(data).Proofs)
+			p := forge(t, datadir.Paths(data).Proofs)
 			writeKeys(t, data, pub(forgedVerifier), pub(forgedControl))
 			return layout{cwd: t.TempDir(), dir: p.ContractDir, args: []string{"--data-dir", data}}
 		},
@@ -164,7 +164,7 @@ func TestVerifyWithNamedKeys(t *testing.T) {
 			t.Errorf("%s: exit %d\n%s", name, code, out)
 		}
 	}
-	keysDir := workers.Paths(f.dataDir).Keys
+	keysDir := datadir.Paths(f.dataDir).Keys
 	ok("--keys keys folder", "verify", f.w1.Dirs[0], "--keys", keysDir)
 	ok("--keys data dir", "verify", f.w2.ContractDir, "--keys", f.dataDir)
 	ok("pinned data dir", "verify", f.root, "--data-dir", f.dataDir, "--verifier-fingerprint", wantV, "--control-fingerprint", wantC)
@@ -172,7 +172,7 @@ func TestVerifyWithNamedKeys(t *testing.T) {
 	// A data dir beside the proof is refused, but a pin names its keys, so they are used.
 	beside := filepath.Join(filepath.Dir(f.root), "data")
 	writeKeys(t, beside, prooftest.VerifierPublicKey(), prooftest.ControlPublicKey())
-	if out, code := run(t, "verify", f.w1.Dirs[0], "--data-dir", beside); code != 1 || !strings.Contains(out, "pass --keys "+workers.Paths(beside).Keys) {
+	if out, code := run(t, "verify", f.w1.Dirs[0], "--data-dir", beside); code != 1 || !strings.Contains(out, "pass --keys "+datadir.Paths(beside).Keys) {
 		t.Errorf("unpinned data dir beside the proof: exit %d\n%s", code, out)
 	}
 	ok("pinned data dir beside the proof", "verify", f.w1.Dirs[0], "--data-dir", beside, "--verifier-fingerprint", wantV, "--control-fingerprint", wantC)
@@ -201,9 +201,9 @@ func TestVerifyWithNamedKeys(t *testing.T) {
 	// are named: the data dir holds the proof, so found implicitly they could be the proof's.
 	own := t.TempDir()
 	writeKeys(t, own, prooftest.VerifierPublicKey(), prooftest.ControlPublicKey())
-	p := prooftest.Build(t, workers.Paths(own).Proofs, prooftest.Spec{Contract: prooftest.W1(t), Attempts: []prooftest.Attempt{{}}})
+	p := prooftest.Build(t, datadir.Paths(own).Proofs, prooftest.Spec{Contract: prooftest.W1(t), Attempts: []prooftest.Attempt{{}}})
 	if out, code := run(t, "verify", p.Dirs[0], "--data-dir", own); code != 1 || !strings.Contains(out, "holds or sits beside the proof folder") {
 		t.Errorf("own store, implicit keys: exit %d\n%s", code, out)
 	}
-	ok("own store, --keys", "verify", p.Dirs[0], "--keys", workers.Paths(own).Keys)
+	ok("own store, --keys", "verify", p.Dirs[0], "--keys", datadir.Paths(own).Keys)
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/signoff/signoff/cmd/signoff/internal/progress"
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/fixtures/runs"
+	"github.com/signoff/signoff/internal/datadir"
 	"github.com/signoff/signoff/internal/proofstore"
 	"github.com/signoff/signoff/temporal"
 	"github.com/signoff/signoff/web"
@@ -193,7 +194,7 @@ func Run(ctx context.Context, o *Options) error {
 		proofs, keys := st.Config.Layout().Proofs, st.Config.Layout().Keys
 		o.IO.Printf("\nproofs: %s\n", proofs)
 		pins := ""
-		if k, err := workers.ReadPublishedKeys(dataDir); err == nil && k.VerifierFingerprint != "" && k.ControlFingerprint != "" {
+		if k, err := datadir.ReadPublishedKeys(dataDir); err == nil && k.VerifierFingerprint != "" && k.ControlFingerprint != "" {
 			o.IO.Printf("signed by: verifier %s, control %s\n", k.VerifierFingerprint, k.ControlFingerprint)
 			pins = fmt.Sprintf(" --verifier-fingerprint %s --control-fingerprint %s", k.VerifierFingerprint, k.ControlFingerprint)
 		}

@@ -1,10 +1,10 @@
-// Package activities holds Signoff's side effects as Temporal activities, grouped by the task
-// queue that carries their authority: Control (payment, deliverable, proof bundle, index,
-// notifications), Execute (the repo's code: executor, build, preview) and Verify (the browser).
-// Each group is a struct holding its clients behind small interfaces; the implementations live
-// in sub-packages and are wired in workers/. This package imports no implementation, so the
-// workflow can use its types without linking a browser or a payment client.
-package activities
+// Package capability is what Signoff's side effects are asked and answer, and how they say no:
+// the request and result types that travel between the workflow and its activities, the
+// interfaces each capability implements (executor, preview, verifier, payments, deliverable,
+// proof store, index, notices), and plain errors that classify a refusal. It imports no
+// Temporal SDK, so every capability in internal/ is usable without Temporal; the activities
+// package adapts them and maps these errors to Temporal's in one place.
+package capability
 
 import (
 	"github.com/signoff/signoff/contracts"

@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/workflows"
 )
 
@@ -122,9 +123,9 @@ func refusalOf(err error) *workflows.ApprovalRefusal {
 // closedRefusal is the refusal of an approval sent to a contract whose workflow has ended.
 func closedRefusal(st workflows.Status) *workflows.ApprovalRefusal {
 	switch st.State {
-	case workflows.StateExpired:
+	case contracts.StateExpired:
 		return &workflows.ApprovalRefusal{Code: workflows.RefusedExpired, Reason: fmt.Sprintf("the quote of %s expired", st.ContractID)}
-	case workflows.StateCancelled:
+	case contracts.StateCancelled:
 		if !hasEvent(st, "approved") {
 			return &workflows.ApprovalRefusal{Code: workflows.RefusedCancelled, Reason: fmt.Sprintf("contract %s was cancelled", st.ContractID)}
 		}

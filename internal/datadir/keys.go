@@ -1,11 +1,13 @@
-package workers
+package datadir
 
 import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/internal/signing"
@@ -42,4 +44,19 @@ func ReadPublishedKeys(dataDir string) (PublishedKeys, error) {
 	read(VerifierKeyFile, &k.Verifier, &k.VerifierFingerprint)
 	read(ControlKeyFile, &k.Control, &k.ControlFingerprint)
 	return k, errors.Join(errs...)
+}
+
+// ReadVerifier reads what a verify worker published in the data dir: its public key and the
+// verifier digest beside it, what the workflow checks evidence against.
+func ReadVerifier(dataDir string) (ed25519.PublicKey, string, error) {
+	keyPath := filepath.Join(Paths(dataDir).Keys, VerifierKeyFile)
+	pub, err := signing.LoadPublic(keyPath)
+	if err != nil {
+		return nil, "", fmt.Errorf("verifier public key (%s.pub): %w; start `signoff dev` (or a verify worker) with this data dir first", keyPath, err)
+	}
+	digest, err := os.ReadFile(keyPath + ".digest")
+	if err != nil {
+		return nil, "", fmt.Errorf("verifier digest: %w", err)
+	}
+	return pub, strings.TrimSpace(string(digest)), nil
 }

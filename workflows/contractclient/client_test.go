@@ -15,8 +15,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/signoff/signoff/contracts"
-	"github.com/signoff/signoff/internal/contractclient"
 	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractclient"
 )
 
 // fake answers as the server would: updateErr is the update's outcome, statuses the status
@@ -75,7 +75,7 @@ func (h handle) Get(_ context.Context, v interface{}) error {
 	if h.err != nil {
 		return h.err
 	}
-	*v.(*workflows.ApproveResult) = workflows.ApproveResult{State: workflows.StateApproved}
+	*v.(*workflows.ApproveResult) = workflows.ApproveResult{State: contracts.StateApproved}
 	return nil
 }
 
@@ -105,9 +105,9 @@ func TestApprove(t *testing.T) {
 		{"approved", &fake{}, ""},
 		{"refused by the workflow", &fake{resultErr: refused}, workflows.RefusedWrongHash},
 		{"rejected by the validator", &fake{updateErr: refused}, workflows.RefusedWrongHash},
-		{"ended expired", &fake{updateErr: gone, statuses: []workflows.Status{{ContractID: "c", State: workflows.StateExpired, Final: true}}}, workflows.RefusedExpired},
-		{"ended cancelled", &fake{updateErr: gone, statuses: []workflows.Status{{ContractID: "c", State: workflows.StateCancelled, Final: true}}}, workflows.RefusedCancelled},
-		{"ended settled", &fake{updateErr: gone, statuses: []workflows.Status{{ContractID: "c", State: workflows.StatePaymentCaptured, Final: true}}}, workflows.RefusedAlreadyApproved},
+		{"ended expired", &fake{updateErr: gone, statuses: []workflows.Status{{ContractID: "c", State: contracts.StateExpired, Final: true}}}, workflows.RefusedExpired},
+		{"ended cancelled", &fake{updateErr: gone, statuses: []workflows.Status{{ContractID: "c", State: contracts.StateCancelled, Final: true}}}, workflows.RefusedCancelled},
+		{"ended settled", &fake{updateErr: gone, statuses: []workflows.Status{{ContractID: "c", State: contracts.StatePaymentCaptured, Final: true}}}, workflows.RefusedAlreadyApproved},
 		{"no such contract", &fake{updateErr: gone, queryErr: serviceerror.NewNotFound("not found")}, "-"},
 		{"server down", &fake{updateErr: errors.New("unavailable")}, "-"},
 		{"not answered", &fake{updateErr: client.NewWorkflowUpdateServiceTimeoutOrCanceledError(context.DeadlineExceeded)}, "timeout"},
@@ -121,7 +121,7 @@ func TestApprove(t *testing.T) {
 			var r *workflows.ApprovalRefusal
 			switch {
 			case tc.code == "":
-				if err != nil || res.State != workflows.StateApproved {
+				if err != nil || res.State != contracts.StateApproved {
 					t.Fatalf("approve: %v %+v", err, res)
 				}
 			case tc.code == "timeout":
@@ -140,8 +140,8 @@ func TestApprove(t *testing.T) {
 }
 
 func TestWatchStopsAtFinal(t *testing.T) {
-	f := &fake{statuses: []workflows.Status{{ContractID: "c", State: workflows.StateQuoted}, {ContractID: "c", State: workflows.StateApproved},
-		{ContractID: "c", State: workflows.StateExpired, Final: true}}}
+	f := &fake{statuses: []workflows.Status{{ContractID: "c", State: contracts.StateQuoted}, {ContractID: "c", State: contracts.StateApproved},
+		{ContractID: "c", State: contracts.StateExpired, Final: true}}}
 	var seen []string
 	st, err := contractclient.New(f).Watch(context.Background(), "c", time.Millisecond, func(st workflows.Status) bool {
 		seen = append(seen, st.State)
@@ -150,9 +150,9 @@ func TestWatchStopsAtFinal(t *testing.T) {
 	if err != nil || !st.Final || strings.Join(seen, ",") != "quoted,approved,expired" {
 		t.Fatalf("watch: %v final %v seen %v", err, st.Final, seen)
 	}
-	f = &fake{statuses: []workflows.Status{{ContractID: "c", State: workflows.StateQuoted}, {ContractID: "c", State: workflows.StateApproved}}}
-	st, err = contractclient.New(f).Watch(context.Background(), "c", time.Millisecond, func(st workflows.Status) bool { return st.State == workflows.StateApproved })
-	if err != nil || st.State != workflows.StateApproved || f.queries != 2 {
+	f = &fake{statuses: []workflows.Status{{ContractID: "c", State: contracts.StateQuoted}, {ContractID: "c", State: contracts.StateApproved}}}
+	st, err = contractclient.New(f).Watch(context.Background(), "c", time.Millisecond, func(st workflows.Status) bool { return st.State == contracts.StateApproved })
+	if err != nil || st.State != contracts.StateApproved || f.queries != 2 {
 		t.Fatalf("watch until approved: %v %s after %d queries", err, st.State, f.queries)
 	}
 }

@@ -1,4 +1,4 @@
-package workers
+package datadir
 
 import (
 	"crypto/sha256"
@@ -34,6 +34,9 @@ const (
 
 // PreviewJobsRoot is where the execute queue builds and serves previews for dataDir.
 func PreviewJobsRoot(dataDir string) (string, error) { return sandboxRoot(dataDir, previewsBase, "") }
+
+// ExecutorJobsRoot is where the coding CLI's job folders go for dataDir.
+func ExecutorJobsRoot(dataDir string) (string, error) { return sandboxRoot(dataDir, executorBase, "") }
 
 // AuthoringPreviewJobsRoot is where a base check run in the CLI's own process builds, apart
 // from the execute queue's previews of the same data dir so their slots never collide.
