@@ -34,15 +34,13 @@ func Execute(root *cobra.Command, io *iostreams.IO) int {
 		return iostreams.ExitOK
 	}
 	var ee *iostreams.ExitError
-	if !errors.As(err, &ee) {
-		code := iostreams.ExitFailure
-		if !ran {
-			code = iostreams.ExitBadInput
-		}
-		ee = &iostreams.ExitError{Code: code, Err: err}
+	if !errors.As(err, &ee) && !ran {
+		// cobra refused the command line before any command ran.
+		ee = &iostreams.ExitError{Code: iostreams.ExitBadInput, Err: err}
+		err = ee
 	}
-	if !ee.Silent {
+	if ee == nil || !ee.Silent {
 		fmt.Fprintln(io.ErrOut, "signoff:", err)
 	}
-	return ee.Code
+	return iostreams.ExitCode(err)
 }

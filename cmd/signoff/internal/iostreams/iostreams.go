@@ -67,7 +67,9 @@ func Failed(err error) error { return &ExitError{Code: ExitFailure, Err: err} }
 // SilentExit exits with code after the command has printed its own account.
 func SilentExit(code int) error { return &ExitError{Code: code, Silent: true} }
 
-// ExitCode maps an error returned by a command to the process exit code.
+// ExitCode maps an error a command returned to the process exit code: its ExitError's code,
+// else a failure. cmdutil.Execute uses it for every error, after marking what cobra refused
+// before any command ran as bad input; tests that run a command directly use it too.
 func ExitCode(err error) int {
 	if err == nil {
 		return ExitOK
