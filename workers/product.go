@@ -30,8 +30,7 @@ type ExecuteOptions struct {
 	Preview  string
 	// SharedDeps is an installed node_modules to hardlink from (the fixture's).
 	SharedDeps string
-	// RunAs overrides the preview user ("" keeps PreviewUser; "-" runs as this process,
-	// for development machines without the user).
+	// RunAs is the --run-as setting, read by preview.RunAsUser.
 	RunAs string
 	// InstallNetwork is what an install step may reach: sandbox.NetEgress (the package
 	// registry; never the host's loopback) or sandbox.NetNone.
@@ -61,13 +60,7 @@ func NewExecute(cfg Config, o ExecuteOptions) (*activities.Execute, error) {
 		if _, err := preview.Sweep(root); err != nil && !os.IsNotExist(err) {
 			return nil, fmt.Errorf("sweep previews left by a previous worker: %w", err)
 		}
-		runAs := o.RunAs
-		switch runAs {
-		case "":
-			runAs = preview.DefaultUser
-		case "-":
-			runAs = ""
-		}
+		runAs := preview.RunAsUser(o.RunAs)
 		keys, err := filepath.Abs(p.Keys)
 		if err != nil {
 			return nil, err

@@ -2,9 +2,9 @@ package preview
 
 import "os"
 
-// RunAsUser reads a run-as setting for repository code run outside the preview worker (the
-// coding CLI, a local base check): "-" is this process's own user, "" is DefaultUser when
-// this process is root (and can switch) and its own user otherwise.
+// RunAsUser reads a --run-as setting, the one meaning every command gives it (the execute
+// queue's previews, the coding CLI, a local base check): "-" is this process's own user, ""
+// is DefaultUser when this process is root (and can switch) and its own user otherwise.
 func RunAsUser(setting string) string {
 	switch {
 	case setting == "-":

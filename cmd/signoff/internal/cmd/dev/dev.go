@@ -102,7 +102,7 @@ func (e *ExecuteFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&e.RunsDir, "runs-dir", filepath.Join("fixtures", "runs"), "prepared runs for the prepared executor")
 	fs.StringVar(&e.Preview, "preview", workers.PreviewNext, "preview kind: next or static")
 	fs.StringVar(&e.SharedDeps, "shared-deps", filepath.Join(".cache", "finance-deps"), "installed node_modules to hardlink from")
-	fs.StringVar(&e.RunAs, "run-as", "", "user the app runs as (default signoff-preview; - for this user)")
+	fs.StringVar(&e.RunAs, "run-as", "", "user the app runs as (default signoff-preview when root; - for this user)")
 	fs.StringSliceVar(&e.Allow, "allow", slices.Clone(workers.DefaultAllow), "owner/name patterns contracts may touch (local/* are repositories on this machine without a remote, registered by 'contract new')")
 	fs.StringVar(&e.Executor, "executor", "", executorUsage)
 	fs.BoolVar(&e.Unsandboxed, sandbox.FlagUnsandboxed, false, "run repository code and the coding CLI WITHOUT the sandbox (where namespaces are unavailable); every proof says so")

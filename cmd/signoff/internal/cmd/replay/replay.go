@@ -86,7 +86,7 @@ func NewCmdReplay(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command 
 	fs.StringVar(&o.ProofDir, "proof-dir", "", "write proofs here instead of the data dir")
 	fs.StringVar(&o.Preview, "preview", workers.PreviewNext, "preview kind: next (build and start the app) or static")
 	fs.StringVar(&o.SharedDeps, "shared-deps", filepath.Join(".cache", "finance-deps"), "installed node_modules to hardlink from")
-	fs.StringVar(&o.RunAs, "run-as", "", "user the app runs as (default signoff-preview; - for this user)")
+	fs.StringVar(&o.RunAs, "run-as", "", "user the app runs as (default signoff-preview when root; - for this user)")
 	fs.BoolVar(&o.JSON, "json", false, "JSON lines for progress and a JSON summary")
 	fs.StringSliceVar(&o.Queues, "queues", []string{"control", "execute", "verify"}, "queues this process works; with --temporal-address the others may run as signoff worker processes on other hosts (control must be here: it holds the local Stripe test double the replay pays through)")
 	fs.IntVar(&o.Parallel, "parallel", 1, "runs at once (runs on one repository still take turns: it is locked per contract)")
