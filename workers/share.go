@@ -100,6 +100,15 @@ func (p ControlProofs) WriteSettlement(ctx context.Context, s contracts.Settleme
 		return path, err
 	}
 	if _, err := p.Share.Publish(ctx, s.ContractID, "", proofsync.PartSettlement, []string{proofstore.SettlementFile}); err != nil {
+		var conflict *artifacts.ConflictError
+		if errors.As(err, &conflict) {
+			// A settlement is signed and written the same way on every try, so this
+			// contract's own earlier publication has these very bytes: the name holds
+			// something this control worker never published. Retrying cannot free it; it is
+			// reported (the workflow records settlement_record_error) and the contract settles
+			// and releases its repository anyway.
+			return "", capability.Refused(fmt.Errorf("the artifact store's settlement name of %s already holds %s, which this control worker did not publish; the signed settlement stays at %s", s.ContractID, conflict.Have, path))
+		}
 		return "", fmt.Errorf("publish the settlement: %w", err)
 	}
 	return path, nil

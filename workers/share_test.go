@@ -2,6 +2,7 @@ package workers
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -172,5 +173,53 @@ func TestControlProofsRefuseEvidenceTheVerifierDidNotReport(t *testing.T) {
 	b.EvidenceDigest = contracts.DigestBytes(planted)
 	if _, err := p.WriteBundle(ctx, contracts.Contract{ContractID: id}, b); err != nil {
 		t.Fatalf("bundle beside the reported evidence: %v", err)
+	}
+}
+
+// A settlement name taken before the contract settles (whoever can write the store can do
+// that) is reported as a refusal, which is never retried, and the signed settlement stays in
+// the control worker's folder; the name keeps what was planted.
+func TestSquattedSettlementNameIsReportedNotRetried(t *testing.T) {
+	ctx := context.Background()
+	store, err := artifacts.Open(ctx, "file://"+t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	const id = "c-squatted"
+	squatter := proofsync.Sync{Store: store, Root: t.TempDir()}
+	dir := filepath.Join(squatter.Root, id)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	planted := []byte(`{"contract_id":"c-squatted","verdict":"satisfied"}`)
+	if err := os.WriteFile(filepath.Join(dir, proofstore.SettlementFile), planted, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := squatter.Publish(ctx, id, "", proofsync.PartSettlement, []string{proofstore.SettlementFile}); err != nil {
+		t.Fatal(err)
+	}
+
+	root := t.TempDir()
+	p := ControlProofs{Local: proofstore.Store{Root: root}, Share: &proofsync.Sync{Store: store, Root: root}}
+	s := contracts.Settlement{ContractID: id, Verdict: contracts.NotSatisfied}
+	_, err = p.WriteSettlement(ctx, s)
+	if !errors.Is(err, capability.ErrRefused) || !strings.Contains(err.Error(), "did not publish") {
+		t.Fatalf("WriteSettlement over a squatted name: %v, want a refusal that says so", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(root, id, proofstore.SettlementFile)); err != nil || !strings.Contains(string(b), contracts.NotSatisfied) {
+		t.Errorf("the real settlement is not kept locally: %q, %v", b, err)
+	}
+	// The store's name still holds what was planted: nothing was repointed.
+	reader := proofsync.Sync{Store: store, Root: t.TempDir()}
+	if _, err := reader.Fetch(ctx, id, "", proofsync.PartSettlement); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(reader.Root, id, proofstore.SettlementFile)); string(b) != string(planted) {
+		t.Errorf("the store's settlement is %q, want the planted one left as it was", b)
+	}
+	// A second write of the same settlement (a retried activity) says the same.
+	if _, err := p.WriteSettlement(ctx, s); !errors.Is(err, capability.ErrRefused) {
+		t.Errorf("second try: %v", err)
 	}
 }

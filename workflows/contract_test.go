@@ -2,6 +2,7 @@ package workflows_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -245,6 +246,24 @@ func TestQuoteAlreadyExpiredEndsAtOnce(t *testing.T) {
 		t.Fatalf("state %s executions %d", st.State, h.executions)
 	}
 	h.assertPayment(t, 0, 0)
+}
+
+// A settlement the store refuses (its name squatted by whoever can write the store) is
+// reported on the timeline and not retried; the contract still ends, captured, and releases
+// its repository for the next contract.
+func TestSquattedSettlementStillSettles(t *testing.T) {
+	h := newHarness(t, pass)
+	h.settleErr = fmt.Errorf("publish: %w", capability.Refused(errors.New("the settlement name already holds something else")))
+	h.approveAndPay()
+	st := h.run(t)
+	if h.settleTries != 1 {
+		t.Errorf("WriteSettlement called %d times, want once (a refusal is final)", h.settleTries)
+	}
+	if st.State != contracts.StateMergeEligible || !st.Final || !hasEvent(st, contracts.EventSettlementRecordError) {
+		t.Errorf("state %s final %v, events %v", st.State, st.Final, st.Timeline)
+	}
+	h.assertPayment(t, 1, 0)
+	h.assertLockReleased(t)
 }
 
 // The payment's end is signed: one settlement per settled contract, naming the final

@@ -49,6 +49,8 @@ type fakes struct {
 	releases    int
 	bundles     []contracts.Bundle
 	settlements []contracts.Settlement
+	settleErr   error // what WriteSettlement returns, when set
+	settleTries int
 	captureHook func()
 }
 
@@ -110,6 +112,10 @@ func (f *fakes) WriteBundle(_ context.Context, c contracts.Contract, b contracts
 func (f *fakes) WriteSettlement(_ context.Context, s contracts.Settlement) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.settleTries++
+	if f.settleErr != nil {
+		return "", f.settleErr
+	}
 	f.settlements = append(f.settlements, s)
 	return "/proofs/settlement.json", nil
 }
@@ -224,6 +230,8 @@ func newHarness(t *testing.T, script ...verifyScript) *harness {
 	}
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
+	// The product's worker options: a capability's classified error is classified here too.
+	env.SetWorkerOptions(workers.WorkerOptions())
 	f := &fakes{t: t, contract: *c, env: env, script: script, emptyOn: map[int]bool{}}
 	// The runtime gate has no client here: page errors in the evidence are the gate.
 	workers.RegisterControl(env, &activities.Control{Payments: f, Deliverer: f, Proofs: f, Index: f,
