@@ -45,6 +45,9 @@ func (p *countingPreview) count() int {
 // A keyed base check (a quote drafted again after a restart) joins the check it started,
 // running or finished, instead of building again; another key, or none, builds anew.
 func TestKeyedBaseCheckRunsOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the embedded Temporal server: not in the unit tier")
+	}
 	srv := temporaltest.StartServer(t)
 	c := temporaltest.Dial(t, srv)
 	temporaltest.StartWorker(t, c, workflows.ControlQueue, func(r worker.Registry) {

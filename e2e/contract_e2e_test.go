@@ -101,6 +101,9 @@ func loadRun(t *testing.T, name string) *runs.Run {
 }
 
 func TestContractOnEmbeddedServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the embedded Temporal server: not in the unit tier")
+	}
 	srv := temporaltest.StartServer(t)
 	c := temporaltest.Dial(t, srv)
 	r := loadRun(t, "H1")

@@ -36,6 +36,9 @@ func hostStatus(t *testing.T, method, rawURL, host string) int {
 // and the public one (webhooks, the chat endpoint), which also answers the chat endpoint's
 // configured public host.
 func TestDevListenersRefuseForeignHosts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the embedded Temporal server: not in the unit tier")
+	}
 	srv := temporaltest.StartServer(t)
 	st, err := devstack.Start(temporaltest.Context(t), devstack.Options{DataDir: t.TempDir(), Dial: srv.DialConfig(),
 		Control: true, Log: &temporaltest.LogBuffer{},

@@ -43,6 +43,9 @@ func (b byContract) Verify(ctx context.Context, req capability.VerifyRequest) (c
 // is refused, through the client options and through `signoff contract start`, with a
 // message saying so, and again nothing of the first contract changes.
 func TestOneContractPerQuote(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the embedded Temporal server: not in the unit tier")
+	}
 	srv := temporaltest.StartServer(t)
 	c := temporaltest.Dial(t, srv)
 

@@ -243,6 +243,9 @@ func events(st workflows.Status, typ string) []contracts.Event {
 }
 
 func TestStripeDoubleThroughTheWorkflow(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the embedded Temporal server: not in the unit tier")
+	}
 	srv := temporaltest.StartServer(t)
 	captured := runs.Expected{Verdicts: []string{contracts.Satisfied}, FinalState: contracts.StateMergeEligible, Payment: capability.PaymentCaptured}
 	vs := []variant{
@@ -328,6 +331,9 @@ func TestStripeDoubleThroughTheWorkflow(t *testing.T) {
 // TestAuthorizationNearExpiryEndsHonestly: a satisfied contract whose authorization is
 // within the expiry margin is never captured; the workflow cancels it and says so.
 func TestAuthorizationNearExpiryEndsHonestly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the embedded Temporal server: not in the unit tier")
+	}
 	srv := temporaltest.StartServer(t)
 	c := temporaltest.Dial(t, srv)
 	v := variant{name: "HX", id: "h1-stripe-expiring", verify: verifyPass, expected: runs.Expected{

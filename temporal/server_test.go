@@ -60,6 +60,9 @@ func retentionOf(t *testing.T, srv *temporal.Server) time.Duration {
 // History must survive a restart on the same data dir (new ports, too), and a
 // changed retention must reach the existing namespace.
 func TestRestartKeepsHistory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the embedded Temporal server: not in the unit tier")
+	}
 	dir := t.TempDir()
 	cfg := temporaltest.Config(t, dir)
 	cfg.Namespace = "signoff-test"
@@ -140,6 +143,9 @@ func TestRestartKeepsHistory(t *testing.T) {
 }
 
 func TestSecondStartOnSameDirIsLocked(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the embedded Temporal server: not in the unit tier")
+	}
 	cfg := temporaltest.Config(t, t.TempDir())
 	srv := temporaltest.StartServerWith(t, cfg)
 
@@ -164,6 +170,9 @@ func TestSecondStartOnSameDirIsLocked(t *testing.T) {
 }
 
 func TestPortInUseIsAnErrorNotAnExit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the embedded Temporal server: not in the unit tier")
+	}
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -212,6 +221,9 @@ func TestPortInUseIsAnErrorNotAnExit(t *testing.T) {
 }
 
 func TestWebUIListsWorkflows(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the embedded Temporal server: not in the unit tier")
+	}
 	srv := temporaltest.StartServer(t, func(c *temporal.Config) { c.UIPort = temporal.AnyPort })
 	if srv.UIURL() == "" {
 		t.Fatal("UIURL empty with the UI on")

@@ -40,6 +40,9 @@ var noFollow = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) 
 // and every state-changing request, even one carrying an Authorization header (which makes
 // the ui-server skip its CSRF check); the workflow it aimed at receives no signal.
 func TestWebUIDefaultIsReadOnlyAndChecksHost(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the embedded Temporal server: not in the unit tier")
+	}
 	srv := temporaltest.StartServer(t, func(c *temporal.Config) { c.UIPort = temporal.AnyPort })
 	if srv.UIOpenURL() != srv.UIURL() {
 		t.Fatalf("a read-only UI hands out a token URL: %s", srv.UIOpenURL())
@@ -80,6 +83,9 @@ func TestWebUIDefaultIsReadOnlyAndChecksHost(t *testing.T) {
 // With write actions opted in, a state-changing request needs the per-process token's
 // cookie; with it (after opening the token URL) the signal goes through.
 func TestWebUIWriteActionsNeedTheToken(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the embedded Temporal server: not in the unit tier")
+	}
 	srv := temporaltest.StartServer(t, func(c *temporal.Config) { c.UIPort, c.UIWriteActions = temporal.AnyPort, true })
 	open := srv.UIOpenURL()
 	if !strings.Contains(open, "signoff_token=") {

@@ -70,6 +70,11 @@ func StartServer(t testing.TB, opts ...func(*temporal.Config)) *temporal.Server 
 // a test may also stop it earlier.
 func StartServerWith(t testing.TB, cfg temporal.Config) *temporal.Server {
 	t.Helper()
+	if testing.Short() {
+		// The unit tier (go test -short, `go tool task test:unit`) starts no server: a
+		// test that needs one skips under -short.
+		t.Fatalf("the unit tier (-short) starts no Temporal server; skip this test under -short")
+	}
 	srv, err := temporal.Start(Context(t), cfg)
 	if err != nil {
 		t.Fatalf("start embedded temporal: %v", err)
