@@ -126,6 +126,7 @@ func (c *chatter) say(text string) {
 func (c *chatter) expect(pattern string, within time.Duration) []string {
 	c.t.Helper()
 	re := regexp.MustCompile(pattern)
+	within = hangLimit(within)
 	deadline := time.Now().Add(within)
 	for {
 		c.mu.Lock()
