@@ -8,18 +8,25 @@ import (
 	"testing"
 )
 
-// TestGroundFloorImportsNothingAbove: contracts and policy are the ground floor every other
-// package stands on. They may use the standard library and the JSON Schema library only, so
-// that neither Temporal nor any of this module's upper packages can leak into the terms or
-// the verdict.
-func TestGroundFloorImportsNothingAbove(t *testing.T) {
+const module = "github.com/signoff/signoff/"
+
+// goTool is the go command and the module's root, where `go list` runs.
+func goTool(t *testing.T) (gobin, root string) {
+	t.Helper()
 	gobin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go toolchain on PATH")
 	}
 	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Dir(filepath.Dir(file))
-	const module = "github.com/signoff/signoff/"
+	return gobin, filepath.Dir(filepath.Dir(file))
+}
+
+// TestGroundFloorImportsNothingAbove: contracts and policy are the ground floor every other
+// package stands on. They may use the standard library and the JSON Schema library only, so
+// that neither Temporal nor any of this module's upper packages can leak into the terms or
+// the verdict.
+func TestGroundFloorImportsNothingAbove(t *testing.T) {
+	gobin, root := goTool(t)
 	cmd := exec.Command(gobin, "list", "-deps", "-test", "./contracts/...", "./policy/...")
 	cmd.Dir = root
 	out, err := cmd.Output()
@@ -58,13 +65,7 @@ func TestGroundFloorImportsNothingAbove(t *testing.T) {
 // TestHouseRules: the arrows the layout draws (docs/project-layout.md), checked on what the
 // packages really import, so an arrow that comes back fails here.
 func TestHouseRules(t *testing.T) {
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go toolchain on PATH")
-	}
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Dir(filepath.Dir(file))
-	const module = "github.com/signoff/signoff/"
+	gobin, root := goTool(t)
 	// list prints each package matching pattern with its imports: direct ones, or (deps)
 	// everything it depends on.
 	list := func(pattern string, deps bool) map[string][]string {
