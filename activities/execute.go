@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/signoff/signoff/internal/capability"
 	"go.temporal.io/sdk/activity"
+
+	"github.com/signoff/signoff/internal/capability"
 )
 
 // Execute holds the execute queue's clients. It may hold a read-only clone token and nothing

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/getsentry/sentry-go"
-	"go.temporal.io/sdk/activity"
 
 	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/internal/datadir"
@@ -183,18 +182,11 @@ func NewCommandExecutor(cfg Config, getenv func(string) string) (*executor.Comma
 		Sandbox: sb, Network: network,
 		Remotes: localgit.Remotes{Root: p.Remotes}, Allow: executor.Allowlist(cfg.Allow),
 		PassEnv: strings.FieldsFunc(getenv(EnvExecutorPassEnv), func(r rune) bool { return r == ',' || r == ' ' }),
-		Timeout: timeout, Progress: heartbeat}
+		Timeout: timeout, Progress: capability.Progress}
 	if err := c.Check(); err != nil {
 		return nil, fmt.Errorf("command executor: %w", err)
 	}
 	return c, nil
-}
-
-// heartbeat tells Temporal what the CLI run is doing.
-func heartbeat(ctx context.Context, detail string) {
-	if activity.IsActivity(ctx) {
-		activity.RecordHeartbeat(ctx, detail)
-	}
 }
 
 // NewGate is the verify queue's runtime gate beyond page errors: Sentry when
