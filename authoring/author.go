@@ -60,6 +60,9 @@ type Request struct {
 	Routes []string
 	// Budget, in minor units of the quote's currency, caps the price (0: none).
 	Budget int64
+	// Progress, when set, hears what a long quote is waiting on, as a sentence for the
+	// requester: a base check run again because the host was too busy to measure.
+	Progress func(msg string)
 }
 
 // Result is a drafted contract and everything that went into it. On refusal it holds what
@@ -166,7 +169,7 @@ func (a *Author) Draft(ctx context.Context, req Request) (*Result, error) {
 		res.Offered = true
 		return res, nil
 	}
-	report, disc, err := a.checkBase(ctx, c, draft)
+	report, disc, err := a.checkBase(ctx, c, draft, req.Progress)
 	if report == nil {
 		return res, err
 	}
@@ -293,7 +296,7 @@ type RetryingChecker interface {
 
 // checkBase runs the base check and judges it, running it again after each of BusyRetries
 // while the judgment is BaseBusy. A nil report comes with the error that stopped it.
-func (a *Author) checkBase(ctx context.Context, c contracts.Contract, draft *criteria.Draft) (*BaseReport, BaseJudgment, error) {
+func (a *Author) checkBase(ctx context.Context, c contracts.Contract, draft *criteria.Draft, progress func(string)) (*BaseReport, BaseJudgment, error) {
 	waits := a.BusyRetries
 	if waits == nil {
 		waits = DefaultBusyRetries
@@ -312,6 +315,10 @@ func (a *Author) checkBase(ctx context.Context, c contracts.Contract, draft *cri
 				be.Reason += fmt.Sprintf(" (the check was run %d times)", n+1)
 			}
 			return report, disc, err
+		}
+		if progress != nil {
+			progress(fmt.Sprintf("Still checking the base commit: the host was too busy to measure it in time, so the check runs again in %s (run %d of %d).",
+				waits[n].Round(time.Second), n+2, len(waits)+1))
 		}
 		select {
 		case <-ctx.Done():

@@ -158,10 +158,17 @@ func TestAuthorRefusesVacuousAndInconclusive(t *testing.T) {
 	busy.errText = "timeout: the page did not settle"
 	a := newAuthor(busy)
 	a.BusyRetries = []time.Duration{time.Millisecond, time.Millisecond}
-	_, err = a.Draft(context.Background(), Request{Requester: "ann", Source: financeSource(t), Goal: wlGoal})
+	var heard []string
+	_, err = a.Draft(context.Background(), Request{Requester: "ann", Source: financeSource(t), Goal: wlGoal,
+		Progress: func(msg string) { heard = append(heard, msg) }})
 	if !errors.As(err, &de) || de.Code != BaseBusy || busy.calls != 3 || fmt.Sprint(busy.retries) != "[1 2]" ||
 		!strings.Contains(de.Reason, "ask again in a few minutes") || !strings.Contains(de.Reason, "run 3 times") {
 		t.Fatalf("busy on base: %v after %d checks, retries %v", err, busy.calls, busy.retries)
+	}
+	// The requester hears of each rerun while it waits, not only at the end.
+	if len(heard) != 2 || !strings.Contains(heard[0], "run 2 of 3") || !strings.Contains(heard[1], "run 3 of 3") ||
+		!strings.Contains(heard[0], "too busy") {
+		t.Errorf("progress heard: %q", heard)
 	}
 	// Busy once, then measured: offered, from the second run.
 	flaky := &fakeChecker{errText: "timeout: the page did not settle"}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -517,4 +518,51 @@ func writeBundle(t *testing.T, root string, c contracts.Contract, hash string, a
 		}
 	}
 	return dir
+}
+
+// busyOnce is a base check the host was too busy for the first time (every criterion timed
+// out), then measured: the goal's criteria fail on the base, the guards pass.
+type busyOnce struct {
+	mu    sync.Mutex
+	calls int
+}
+
+func (b *busyOnce) CheckBase(_ context.Context, c contracts.Contract) (*authoring.BaseReport, error) {
+	b.mu.Lock()
+	b.calls++
+	first := b.calls == 1
+	b.mu.Unlock()
+	r := &authoring.BaseReport{CommitSHA: c.Repo.BaseCommitSHA, BuiltSHA: c.Repo.BaseCommitSHA, RuntimeSHA: c.Repo.BaseCommitSHA}
+	for _, cr := range c.Criteria {
+		res := authoring.BaseResult{CriterionID: cr.ID, Outcome: authoring.OutcomePass}
+		switch {
+		case first:
+			res.Outcome, res.Error = authoring.OutcomeError, "timeout: the page did not settle"
+		case cr.ID == "mobile-cards" || cr.ID == "mobile-no-overflow":
+			res.Outcome, res.Failures = authoring.OutcomeFail, []string{"at 390x844: scrollWidth = 927, innerWidth = 390"}
+		}
+		r.Results = append(r.Results, res)
+	}
+	return r, nil
+}
+
+// A base check the busy host could not measure runs again; the requester hears so when the
+// rerun is scheduled, not only at the end, and then gets the quote.
+func TestBaseCheckRerunIsTold(t *testing.T) {
+	e := newEnv(t, true)
+	checker := &busyOnce{}
+	e.cfg.Author.Checker = checker
+	e.cfg.Author.BusyRetries = []time.Duration{time.Millisecond}
+	alice := newPerson(t, sessionA)
+	_, reply := e.task(t, alice, "Make the Watchlist page work well on mobile in signoff-fixtures/finance")
+	told := e.out.waitPushed(t, "Still checking the base commit")
+	if !strings.Contains(told.Text, "run 2 of 2") || told.To != alice.addr {
+		t.Errorf("rerun notice %+v", told)
+	}
+	mustContain(t, reply, "Quoted contract watchlist-")
+	checker.mu.Lock()
+	defer checker.mu.Unlock()
+	if checker.calls != 2 {
+		t.Errorf("base checked %d times, want 2", checker.calls)
+	}
 }

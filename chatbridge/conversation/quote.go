@@ -283,7 +283,14 @@ func (c *Conversation) draft(ctx context.Context, in chatbridge.Inbound, text, k
 	if kc, ok := author.Checker.(KeyedChecker); ok {
 		author.Checker = kc.WithKey(key)
 	}
-	res, err := author.Draft(ctx, authoring.Request{Requester: in.Sender, Source: src, Goal: goal})
+	reruns := 0
+	progress := func(msg string) { // each base-check rerun is told as it starts waiting
+		reruns++
+		if err := c.push(ctx, in.Sender, in.Session, fmt.Sprintf("quote/%s/base-rerun/%d", key, reruns), msg); err != nil {
+			c.log.Warn("base check progress not sent", "err", err)
+		}
+	}
+	res, err := author.Draft(ctx, authoring.Request{Requester: in.Sender, Source: src, Goal: goal, Progress: progress})
 	if err != nil {
 		if authoring.IsRefusal(err) {
 			out := workflows.QuoteReply{Outcome: workflows.QuoteRefused}

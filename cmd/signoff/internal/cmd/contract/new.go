@@ -219,7 +219,8 @@ func RunNew(opts *NewOptions) error {
 		defer ch.Close()
 		author.Checker = ch
 	}
-	res, err := author.Draft(ctx, authoring.Request{Requester: opts.Requester, Source: src, Goal: opts.Goal, Routes: opts.Routes, Budget: budget})
+	res, err := author.Draft(ctx, authoring.Request{Requester: opts.Requester, Source: src, Goal: opts.Goal, Routes: opts.Routes, Budget: budget,
+		Progress: func(msg string) { fmt.Fprintln(opts.IO.ErrOut, msg) }})
 	if err != nil {
 		return reportNew(opts, res, "", err)
 	}
