@@ -298,11 +298,9 @@ func conversationConfig(s *Stack, o Options, log *slog.Logger) conversation.Conf
 			}
 			return nil
 		},
-		Author: &authoring.Author{Admission: &authoring.Admission{Allow: o.Allow, Limit: limit, Window: time.Hour,
-			Store: authoring.FileRates{Path: datadir.Paths(dataDir).Rates}},
-			Checker: checker, Verifier: verify.Ref(), CloneDir: filepath.Join(dataDir, "authoring", "clones")},
-		Trust: func() (workflows.Trust, error) { return workers.ReadTrust(dataDir) },
-		Index: s.Local.Index, ExecutorNote: o.Chat.ExecutorNote, Timeouts: o.Chat.Timeouts, Logger: log, Keys: keyFingerprints(dataDir),
+		Author: workers.NewAuthor(workers.AuthorOptions{DataDir: dataDir, Allow: o.Allow, Limit: limit, Checker: checker}),
+		Trust:  func() (workflows.Trust, error) { return workers.ReadTrust(dataDir) },
+		Index:  s.Local.Index, ExecutorNote: o.Chat.ExecutorNote, Timeouts: o.Chat.Timeouts, Logger: log, Keys: keyFingerprints(dataDir),
 		ConcurrentQuotes: o.Chat.ConcurrentQuotes,
 		ProofURL:         func(id string) string { return s.LoopbackURL + "/proofs/" + url.PathEscape(id) + "/" },
 	}

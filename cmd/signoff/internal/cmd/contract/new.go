@@ -23,7 +23,6 @@ import (
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
 	"github.com/signoff/signoff/internal/datadir"
 	"github.com/signoff/signoff/internal/sandbox"
-	"github.com/signoff/signoff/internal/verify"
 	"github.com/signoff/signoff/workers"
 )
 
@@ -202,14 +201,8 @@ func RunNew(opts *NewOptions) error {
 	if err != nil {
 		return reportNew(opts, nil, "", err)
 	}
-	author := &authoring.Author{
-		Admission: &authoring.Admission{Allow: allow, Limit: limit, Window: time.Hour,
-			Store: authoring.FileRates{Path: datadir.Paths(dataDir).Rates}},
-		Verifier:  verify.Ref(),
-		CloneDir:  filepath.Join(dataDir, "authoring", "clones"),
-		ReadToken: os.Getenv(EnvReadToken),
-		Now:       opts.Now,
-	}
+	author := workers.NewAuthor(workers.AuthorOptions{DataDir: dataDir, Allow: allow, Limit: limit,
+		ReadToken: os.Getenv(EnvReadToken), Now: opts.Now})
 	switch {
 	case mode == CheckNone:
 	case opts.Checker != nil:
