@@ -1,6 +1,10 @@
-// Package workers wires activities to their task queues. It holds no logic of its own: it
-// builds each queue's activity struct from local defaults or configured services and
-// registers it, with the workflows, on a Temporal worker.
+// Package workers wires activities to their task queues: it builds each queue's activity
+// struct from local defaults or configured services (control.go, execute.go, verify.go,
+// executor.go, sentry.go, services.go) and registers it, with the workflows, on a Temporal
+// worker (workers.go). Beside the wiring it holds what joins the queues when they run apart:
+// the store decorators that move proofs, commits and logs through the artifact store
+// (share.go), the classification of activity errors (classify.go), the PR head watcher
+// (headwatch.go) and the test barrier (barrier.go).
 package workers
 
 import (
