@@ -14,8 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"go.temporal.io/sdk/converter"
-
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/internal/payment/localstripe"
@@ -99,17 +97,12 @@ func (l *Loopback) checkoutPage(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, strings.TrimRight(l.CheckoutBase, "/")+"/checkout/"+url.PathEscape(r.PathValue("session")), http.StatusSeeOther)
 }
 
-// StatusQuerier is the part of the Temporal client that reads a contract's status.
-type StatusQuerier interface {
-	QueryWorkflow(ctx context.Context, workflowID, runID, queryType string, args ...interface{}) (converter.EncodedValue, error)
-}
-
 // CompleteTestCheckout pays a contract's checkout on the local Stripe test double, as the
 // payer pressing "Authorize" on its page would: a test card, no browser, no money. The link
 // comes from the workflow's status; it waits (within ctx) until the workflow has created the
 // checkout. A checkout on real Stripe is refused: a person pays that one in a browser. The
 // double's signed webhook then tells the workflow, or the workflow's poll finds the payment.
-func CompleteTestCheckout(ctx context.Context, q StatusQuerier, contractID string) (localstripe.PaidSession, error) {
+func CompleteTestCheckout(ctx context.Context, q contractclient.Querier, contractID string) (localstripe.PaidSession, error) {
 	var st workflows.Status
 	for {
 		var err error

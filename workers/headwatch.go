@@ -9,6 +9,7 @@ import (
 	"github.com/signoff/signoff/internal/index"
 	"github.com/signoff/signoff/internal/localgit"
 	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractclient"
 )
 
 // DefaultHeadWatchEvery is how often HeadWatch re-reads the watched branches.
@@ -21,7 +22,7 @@ const DefaultHeadWatchEvery = 2 * time.Second
 // webhook it replaces, so workflow code and recorded histories stay as they are; and the
 // workflow re-reads the head itself before revoking, so the signal is only a nudge.
 type HeadWatch struct {
-	Signal Signaler
+	Signal contractclient.Signaler
 	Index  *index.Index
 	PRs    *localgit.Deliverer
 	Every  time.Duration

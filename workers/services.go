@@ -247,15 +247,10 @@ func (s *Services) Close() {
 	s.closers = nil
 }
 
-// Signaler is the part of the Temporal client that webhooks and watchers use.
-type Signaler interface {
-	SignalWorkflow(ctx context.Context, workflowID, runID, signalName string, arg any) error
-}
-
 // Webhooks are the public listener's handlers, by path: Stripe's (payment_authorized) and
 // GitHub's (pr_head_changed). Each verifies its signature before reading the body, and the
 // workflow confirms with the provider before it acts on either.
-func (s *Services) Webhooks(sig Signaler) (map[string]http.Handler, error) {
+func (s *Services) Webhooks(sig contractclient.Signaler) (map[string]http.Handler, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -324,7 +319,7 @@ func (o *onceSet) add(k string) {
 // signalContract signals a contract's workflow. A contract Signoff no longer runs (finished
 // and past retention, or another installation's) is acknowledged, so the sender stops
 // redelivering; any other failure asks for redelivery.
-func signalContract(ctx context.Context, sig Signaler, log *slog.Logger, contractID, name string, arg any) error {
+func signalContract(ctx context.Context, sig contractclient.Signaler, log *slog.Logger, contractID, name string, arg any) error {
 	if !contracts.ValidContractID(contractID) {
 		log.Warn("webhook names no Signoff contract; ignored", "signal", name)
 		return nil
@@ -346,7 +341,7 @@ func signalContract(ctx context.Context, sig Signaler, log *slog.Logger, contrac
 
 // WatchHeads starts the local deliverable's head watcher (see HeadWatch) unless GitHub is
 // the deliverable; stop ends it.
-func (s *Services) WatchHeads(sig Signaler, l *Local) (stop func()) {
+func (s *Services) WatchHeads(sig contractclient.Signaler, l *Local) (stop func()) {
 	if s.GitHub != nil {
 		return func() {}
 	}

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"go.temporal.io/api/serviceerror"
-
 	"github.com/signoff/signoff/chatbridge"
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/fixtures/runs"
@@ -39,9 +37,8 @@ func (c *Conversation) startContract(ctx context.Context, in chatbridge.Inbound,
 	id := q.Contract.ContractID
 	_, err = c.contracts.Start(ctx, workflows.ContractInput{Quote: q, Channel: channel(in.Session), Trust: trust, Timeouts: c.cfg.Timeouts,
 		QuoteExpiresAt: terms.ExpiresAt, BaseCheck: terms.BaseCheck})
-	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	switch {
-	case errors.As(err, &started):
+	case contractclient.AlreadyStarted(err):
 		st, qerr := c.queryStatus(ctx, id)
 		if qerr != nil {
 			// Typically a workflow started just before a restart, whose first task has not

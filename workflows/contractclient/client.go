@@ -30,12 +30,14 @@ type Temporal interface {
 	Querier
 }
 
-// Signaler is the part of the Temporal client that only signals (webhooks hold no more).
+// Signaler is the part of the Temporal client that only signals: the webhooks and the PR head
+// watcher hold no more.
 type Signaler interface {
 	SignalWorkflow(ctx context.Context, workflowID, runID, signalName string, arg interface{}) error
 }
 
-// Querier is the part of the Temporal client that only reads status.
+// Querier is the part of the Temporal client that only reads status (the local test
+// checkout, web.CompleteTestCheckout, holds no more).
 type Querier interface {
 	QueryWorkflow(ctx context.Context, workflowID, runID, queryType string, args ...interface{}) (converter.EncodedValue, error)
 }
@@ -60,6 +62,13 @@ func StartOptions(contractID string) client.StartWorkflowOptions {
 		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
 	}
+}
+
+// AlreadyStarted reports whether err is Start's refusal of a contract id that has a workflow
+// already, in any state.
+func AlreadyStarted(err error) bool {
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	return errors.As(err, &started)
 }
 
 // Start starts the contract's workflow in state quoted. A contract id that has a workflow

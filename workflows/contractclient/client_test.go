@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -154,5 +155,15 @@ func TestWatchStopsAtFinal(t *testing.T) {
 	st, err = contractclient.New(f).Watch(context.Background(), "c", time.Millisecond, func(st workflows.Status) bool { return st.State == contracts.StateApproved })
 	if err != nil || st.State != contracts.StateApproved || f.queries != 2 {
 		t.Fatalf("watch until approved: %v %s after %d queries", err, st.State, f.queries)
+	}
+}
+
+func TestAlreadyStarted(t *testing.T) {
+	started := serviceerror.NewWorkflowExecutionAlreadyStarted("started", "", "run")
+	if !contractclient.AlreadyStarted(fmt.Errorf("start: %w", started)) {
+		t.Error("a wrapped already-started refusal is not recognised")
+	}
+	if contractclient.AlreadyStarted(errors.New("connection refused")) || contractclient.AlreadyStarted(nil) {
+		t.Error("another error taken for an already-started refusal")
 	}
 }

@@ -113,8 +113,7 @@ func RunStart(ctx context.Context, o *StartOptions) error {
 		}
 	}
 	_, err = contractclient.New(cl).Start(ctx, in)
-	var started *serviceerror.WorkflowExecutionAlreadyStarted
-	if errors.As(err, &started) {
+	if contractclient.AlreadyStarted(err) {
 		return iostreams.BadInput(alreadyStarted(ctx, cl, c.ContractID))
 	}
 	if err != nil {
