@@ -191,7 +191,9 @@ func copyProof(p *Page, dst string) (int, error) {
 	cp := func(rel string) error {
 		src, err := proofstore.Contained(p.Dir, filepath.FromSlash(rel))
 		if err != nil {
-			return err
+			// A name leading out of the folder (a symlink, say) is not copied; the page's
+			// verification names it and the site is written, flagged, not abandoned.
+			return nil
 		}
 		st, err := os.Lstat(src)
 		if err != nil || !st.Mode().IsRegular() {

@@ -2,6 +2,8 @@ package proofpage
 
 import (
 	"bytes"
+	"errors"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -152,5 +154,48 @@ func TestResolve(t *testing.T) {
 	}
 	if _, _, err := Resolve(t.TempDir()); err == nil {
 		t.Error("an empty folder resolved")
+	}
+}
+
+// A proof folder whose artifact was swapped for a symlink leading out of it is still rendered:
+// the link is not followed or copied, and the page says the proof does not verify.
+func TestStaticSiteFlagsASymlinkedArtifact(t *testing.T) {
+	r := buildRuns(t, nil)
+	w1 := r.w1.Contract.ContractID
+	var shot string
+	_ = filepath.WalkDir(filepath.Join(r.root, w1), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && shot == "" && strings.HasSuffix(p, ".png") {
+			shot = p
+		}
+		return nil
+	})
+	if shot == "" {
+		t.Fatal("no screenshot in the proof")
+	}
+	outside := filepath.Join(t.TempDir(), "secret.png")
+	if err := os.WriteFile(outside, []byte("not the proof's"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(shot); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, shot); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "site")
+	res, err := RenderSite(r.root, []string{w1}, out, keys())
+	if err != nil {
+		t.Fatalf("render aborted on a symlinked artifact: %v", err)
+	}
+	if res.Verified == nil || *res.Verified {
+		t.Fatalf("a proof with an artifact leading outside it rendered as verified: %+v", res)
+	}
+	rel, _ := filepath.Rel(r.root, shot)
+	if _, err := os.Lstat(filepath.Join(out, rel)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the symlinked artifact reached the site: %v", err)
+	}
+	page, err := os.ReadFile(filepath.Join(out, w1, "index.html"))
+	if err != nil || !strings.Contains(string(page), "outside the proof directory") {
+		t.Errorf("the page does not name the problem (%v)", err)
 	}
 }
