@@ -32,8 +32,13 @@ var forbiddenPrefixes = []string{".gitmodules", ".github/workflows/"}
 var ntfsShortGit = regexp.MustCompile(`^git~[0-9]+$`)
 
 // fsName is a path element as case-insensitive file systems compare it: lower case, without
-// the trailing dots and spaces NTFS drops and the code points HFS+ ignores.
+// the trailing dots and spaces NTFS drops, the code points HFS+ ignores, and an NTFS stream
+// suffix (".git::$INDEX_ALLOCATION" opens the .git folder itself; a colon is in no Windows
+// file name otherwise).
 func fsName(el string) string {
+	if i := strings.IndexByte(el, ':'); i > 0 {
+		el = el[:i]
+	}
 	el = strings.Map(func(r rune) rune {
 		switch {
 		case r >= 0x200c && r <= 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x206a && r <= 0x206f, r == 0xfeff:
