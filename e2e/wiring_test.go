@@ -84,7 +84,7 @@ func (w *wiring) Env(c contracts.Contract) runs.Env {
 // -short mode the test is skipped instead.
 func requireStripeMock(t *testing.T) {
 	t.Helper()
-	if _, err := localstripe.FindStripeMock(); err != nil {
+	if _, err := localstripe.FindStripeMock(""); err != nil {
 		if testing.Short() {
 			t.Skipf("skipping in -short mode: %v", err)
 		}

@@ -21,9 +21,9 @@ import (
 // worker writes DIR/<point>.reached holding its pid; ":" in a point is "_" in file names.
 const EnvBarrier = "SIGNOFF_TEST_BARRIER"
 
-// BarrierFromEnv returns the interceptors EnvBarrier asks for: none when it is unset.
-func BarrierFromEnv(getenv func(string) string) ([]interceptor.WorkerInterceptor, error) {
-	v := getenv(EnvBarrier)
+// NewBarrier returns the interceptors a DIR:POINT spec (settings' TestBarrier, from
+// EnvBarrier) asks for: none when it is empty.
+func NewBarrier(v string) ([]interceptor.WorkerInterceptor, error) {
 	if v == "" {
 		return nil, nil
 	}

@@ -5,19 +5,12 @@ import (
 	"testing"
 )
 
-func TestBarrierFromEnv(t *testing.T) {
-	env := func(v string) func(string) string {
-		return func(k string) string {
-			if k == EnvBarrier {
-				return v
-			}
-			return ""
-		}
-	}
-	if ics, err := BarrierFromEnv(env("")); err != nil || ics != nil {
+func TestNewBarrier(t *testing.T) {
+	env := func(v string) string { return v }
+	if ics, err := NewBarrier(env("")); err != nil || ics != nil {
 		t.Fatalf("unset: %v %v", ics, err)
 	}
-	ics, err := BarrierFromEnv(env("/tmp/b:CapturePayment:applied"))
+	ics, err := NewBarrier(env("/tmp/b:CapturePayment:applied"))
 	if err != nil || len(ics) != 1 {
 		t.Fatalf("set: %v %v", ics, err)
 	}
@@ -25,7 +18,7 @@ func TestBarrierFromEnv(t *testing.T) {
 		t.Fatalf("parsed %+v", b)
 	}
 	for _, bad := range []string{"/tmp/b", "/tmp/b:RunExecutor", ":RunExecutor:start"} {
-		if _, err := BarrierFromEnv(env(bad)); err == nil || !strings.Contains(err.Error(), EnvBarrier) {
+		if _, err := NewBarrier(env(bad)); err == nil || !strings.Contains(err.Error(), EnvBarrier) {
 			t.Errorf("%q: %v", bad, err)
 		}
 	}

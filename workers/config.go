@@ -13,6 +13,7 @@ import (
 	"github.com/signoff/signoff/internal/localgit"
 	"github.com/signoff/signoff/internal/proofsync"
 	"github.com/signoff/signoff/internal/sandbox"
+	"github.com/signoff/signoff/internal/settings"
 )
 
 // Config is what the workers need to know about this machine.
@@ -36,16 +37,20 @@ type Config struct {
 	// dir on one machine, an S3-compatible bucket across hosts. Nil shares nothing: every
 	// queue must then run on this data dir.
 	Artifacts artifacts.Store
+	// Settings is the process's configuration (internal/settings): the services, browser,
+	// executor and tool paths. The zero value is every local default.
+	Settings settings.Settings
 }
 
 // DefaultAllow is the owner/name patterns contracts may touch when nothing is configured
 // (no --allow, no SIGNOFF_REPO_ALLOWLIST): the prepared fixtures and local repositories
-// without a recognisable remote. Every command and the chat use this one default.
-var DefaultAllow = []string{"signoff-fixtures/*", "local/*"}
+// without a recognisable remote. It is the settings' default, which every command and the
+// chat use; a replay, which reproduces the prepared runs, always uses it.
+var DefaultAllow = settings.Defaults().Authoring.RepoAllowlist
 
 // DefaultRateLimit is the per-requester hourly quote limit when SIGNOFF_RATE_LIMIT is unset,
-// for `contract new` and chat alike.
-const DefaultRateLimit = 20
+// for `contract new` and chat alike: the settings' default.
+var DefaultRateLimit = settings.Defaults().Authoring.RateLimit
 
 // proofShare is the proof folder's link to the artifact store, nil without one.
 func (c Config) proofShare() *proofsync.Sync {

@@ -67,7 +67,8 @@ func NewExecute(cfg Config, o ExecuteOptions) (*activities.Execute, error) {
 			return nil, err
 		}
 		l, err := preview.New(preview.Config{JobsRoot: root, SharedDeps: o.SharedDeps, RunAs: runAs, SecretPaths: []string{keys},
-			Sandbox: sb, InstallNetwork: o.InstallNetwork, Listen: o.Listen, Advertise: o.Advertise, FirstPort: o.FirstPort})
+			Sandbox: sb, InstallNetwork: o.InstallNetwork, Listen: o.Listen, Advertise: o.Advertise, FirstPort: o.FirstPort,
+			PackageManagersDir: cfg.Settings.PackageManagersDir})
 		if err != nil {
 			return nil, fmt.Errorf("preview: %w", err)
 		}

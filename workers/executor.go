@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -15,6 +13,7 @@ import (
 	"github.com/signoff/signoff/internal/localgit"
 	"github.com/signoff/signoff/internal/preview"
 	"github.com/signoff/signoff/internal/sandbox"
+	"github.com/signoff/signoff/internal/settings"
 	"github.com/signoff/signoff/internal/unprivileged"
 )
 
@@ -47,30 +46,23 @@ const (
 	EnvExecutorRunAs = "SIGNOFF_EXECUTOR_RUN_AS"
 )
 
-// DefaultExecutorTimeout is a command executor run's limit when EnvExecutorTimeout is unset.
-const DefaultExecutorTimeout = 25 * time.Minute
+// DefaultExecutorTimeout is a command executor run's limit when EnvExecutorTimeout is unset:
+// the settings' default.
+var DefaultExecutorTimeout = settings.Defaults().Executor.Timeout
 
 // maxExecutorTimeout keeps the CLI's own limit inside the RunExecutor activity's 30 min
 // start-to-close timeout (workflows/contract_attempts.go), so the executor, not Temporal, ends a run
 // that is too long, and its log is kept.
 const maxExecutorTimeout = 29 * time.Minute
 
-func envOrNone(getenv func(string) string) func(string) string {
-	if getenv == nil {
-		return func(string) string { return "" }
-	}
-	return getenv
-}
-
 // NewExecutor picks the execute queue's executor: kind "prepared" or "command", or "" for
-// the command executor when SIGNOFF_EXECUTOR_COMMAND is set and the prepared one otherwise.
-// A command executor first sweeps what a crashed worker left (CLI process groups, job
-// directories).
-func NewExecutor(cfg Config, kind string, getenv func(string) string) (capability.Executor, error) {
-	getenv = envOrNone(getenv)
+// the command executor when cfg.Settings names a coding CLI (SIGNOFF_EXECUTOR_COMMAND) and
+// the prepared one otherwise. A command executor first sweeps what a crashed worker left (CLI
+// process groups, job directories).
+func NewExecutor(cfg Config, kind string) (capability.Executor, error) {
 	if kind == "" {
 		kind = ExecutorPrepared
-		if getenv(EnvExecutorCommand) != "" {
+		if cfg.Settings.Executor.Command != "" {
 			kind = ExecutorCommand
 		}
 	}
@@ -78,7 +70,7 @@ func NewExecutor(cfg Config, kind string, getenv func(string) string) (capabilit
 	case ExecutorPrepared:
 		return NewPreparedExecutor(cfg), nil
 	case ExecutorCommand:
-		c, err := NewCommandExecutor(cfg, getenv)
+		c, err := NewCommandExecutor(cfg)
 		if err != nil {
 			return nil, err
 		}
@@ -114,10 +106,11 @@ func DescribeExecutor(ex capability.Executor) string {
 	return fmt.Sprintf("Executor:         %T", ex)
 }
 
-// NewCommandExecutor builds the coding-CLI executor from SIGNOFF_EXECUTOR_* variables.
-func NewCommandExecutor(cfg Config, getenv func(string) string) (*executor.Command, error) {
-	getenv = envOrNone(getenv)
-	tmpl := getenv(EnvExecutorCommand)
+// NewCommandExecutor builds the coding-CLI executor from cfg.Settings.Executor (the
+// SIGNOFF_EXECUTOR_* variables); zero fields take their defaults.
+func NewCommandExecutor(cfg Config) (*executor.Command, error) {
+	s := cfg.Settings.Executor
+	tmpl := s.Command
 	if tmpl == "" {
 		return nil, fmt.Errorf("the command executor needs %s (e.g. %q)", EnvExecutorCommand, "claude -p {prompt}")
 	}
@@ -125,20 +118,15 @@ func NewCommandExecutor(cfg Config, getenv func(string) string) (*executor.Comma
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", EnvExecutorCommand, err)
 	}
-	timeout := DefaultExecutorTimeout
-	if v := getenv(EnvExecutorTimeout); v != "" {
-		if timeout, err = time.ParseDuration(v); err != nil || timeout <= 0 || timeout > maxExecutorTimeout {
-			return nil, fmt.Errorf("%s=%q: want a duration up to %s", EnvExecutorTimeout, v, maxExecutorTimeout)
-		}
+	timeout := s.Timeout
+	if timeout == 0 {
+		timeout = DefaultExecutorTimeout
 	}
-	stdin := false
-	if v := getenv(EnvExecutorStdin); v != "" {
-		if stdin, err = strconv.ParseBool(v); err != nil {
-			return nil, fmt.Errorf("%s=%q: want 1 or 0", EnvExecutorStdin, v)
-		}
+	if timeout < 0 || timeout > maxExecutorTimeout {
+		return nil, fmt.Errorf("%s=%s: want a duration up to %s", EnvExecutorTimeout, timeout, maxExecutorTimeout)
 	}
 	p := cfg.Layout()
-	runAs := preview.RunAsUser(getenv(EnvExecutorRunAs))
+	runAs := preview.RunAsUser(s.RunAs)
 	cred := &syscall.Credential{Uid: uint32(os.Getuid()), Gid: uint32(os.Getgid())}
 	switch {
 	case runAs != "":
@@ -156,7 +144,7 @@ func NewCommandExecutor(cfg Config, getenv func(string) string) (*executor.Comma
 		return nil, err
 	}
 	network := sandbox.NetEgress
-	switch v := getenv(EnvExecutorNetwork); v {
+	switch v := s.Network; v {
 	case "", "egress":
 	case "none":
 		network = sandbox.NetNone
@@ -167,10 +155,10 @@ func NewCommandExecutor(cfg Config, getenv func(string) string) (*executor.Comma
 	if err != nil {
 		return nil, err
 	}
-	c := &executor.Command{Argv: argv, Stdin: stdin, JobsDir: jobs, LogDir: p.ExecutorLogs, RunAs: cred, SecretPaths: []string{p.Keys},
+	c := &executor.Command{Argv: argv, Stdin: s.Stdin, JobsDir: jobs, LogDir: p.ExecutorLogs, RunAs: cred, SecretPaths: []string{p.Keys},
 		Sandbox: sb, Network: network,
 		Remotes: localgit.Remotes{Root: p.Remotes}, Allow: executor.Allowlist(cfg.Allow),
-		PassEnv: strings.FieldsFunc(getenv(EnvExecutorPassEnv), func(r rune) bool { return r == ',' || r == ' ' }),
+		PassEnv: s.PassEnv,
 		Timeout: timeout, Progress: capability.Progress}
 	if err := c.Check(); err != nil {
 		return nil, fmt.Errorf("command executor: %w", err)

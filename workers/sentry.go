@@ -3,12 +3,14 @@ package workers
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime/debug"
 
 	"github.com/getsentry/sentry-go"
 
 	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/internal/sentrygate"
+	"github.com/signoff/signoff/internal/settings"
 )
 
 // Environment variables of Sentry.
@@ -20,16 +22,17 @@ const (
 	EnvSentryDSN = "SENTRY_DSN"
 )
 
-// NewGate is the verify queue's runtime gate beyond page errors: Sentry when
-// SENTRY_AUTH_TOKEN is set (with SENTRY_ORG and SENTRY_PROJECT), else nil. A nil result is a
-// nil interface, never a nil *sentrygate.Gate inside one.
-func NewGate(getenv func(string) string) (capability.Gate, error) {
-	g, err := sentrygate.FromEnv(envOrNone(getenv))
-	if err != nil {
-		return nil, err
-	}
-	if g == nil {
+// NewGate is the verify queue's runtime gate beyond page errors: Sentry when its auth token
+// is set (SENTRY_AUTH_TOKEN, with SENTRY_ORG and SENTRY_PROJECT), else nil. A token without
+// org and project is an error, not a silent pass. A nil result is a nil interface, never a
+// nil *sentrygate.Gate inside one.
+func NewGate(s settings.Sentry) (capability.Gate, error) {
+	if s.AuthToken == "" {
 		return nil, nil
+	}
+	g, err := sentrygate.New(sentrygate.Config{Token: s.AuthToken, Org: s.Org, Project: s.Project, BaseURL: s.URL})
+	if err != nil {
+		return nil, fmt.Errorf("%s is set but the Sentry gate cannot start: %w", EnvSentryAuthToken, err)
 	}
 	return g, nil
 }
@@ -42,13 +45,12 @@ type SelfReport struct {
 }
 
 // StartSelfReporting initialises Sentry for this process when SENTRY_DSN is set.
-func StartSelfReporting(getenv func(string) string) (*SelfReport, error) {
-	dsn := envOrNone(getenv)(EnvSentryDSN)
-	flush, err := sentrygate.InitSelfReporting(dsn, Release())
+func StartSelfReporting(s settings.Sentry) (*SelfReport, error) {
+	flush, err := sentrygate.InitSelfReporting(s.DSN, Release(), s.Environment)
 	if err != nil {
 		return &SelfReport{flush: func() {}}, err
 	}
-	return &SelfReport{flush: flush, on: dsn != ""}, nil
+	return &SelfReport{flush: flush, on: s.DSN != ""}, nil
 }
 
 // Report sends err (nil is ignored).

@@ -20,6 +20,7 @@ import (
 	"github.com/signoff/signoff/internal/localgit"
 	"github.com/signoff/signoff/internal/payment"
 	"github.com/signoff/signoff/internal/payment/localstripe"
+	"github.com/signoff/signoff/internal/settings"
 	"github.com/signoff/signoff/workflows"
 	"github.com/signoff/signoff/workflows/contractclient"
 )
@@ -56,8 +57,6 @@ const (
 
 // ServiceOptions say how to open the control queue's services.
 type ServiceOptions struct {
-	// Getenv reads the variables above; nil reads nothing (every local default).
-	Getenv func(string) string
 	// StripeWebhookURL is where the local Stripe test double posts its signed events (a
 	// loopback URL ending in StripeWebhookPath); "" sends none and the workflow polls.
 	StripeWebhookURL string
@@ -95,10 +94,7 @@ const defaultReturnURL = "http://127.0.0.1:8480/"
 // starts the local Stripe test double (state under the data dir, stripe-mock from .bin/),
 // and fails with the setup command when stripe-mock is missing. Close stops what it started.
 func OpenServices(ctx context.Context, cfg Config, o ServiceOptions) (_ *Services, err error) {
-	getenv := o.Getenv
-	if getenv == nil {
-		getenv = func(string) string { return "" }
-	}
+	st, gh := cfg.Settings.Stripe, cfg.Settings.GitHub
 	s := &Services{log: o.Log}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -116,8 +112,8 @@ func OpenServices(ctx context.Context, cfg Config, o ServiceOptions) (_ *Service
 		ret = defaultReturnURL
 	}
 	pc := payment.Config{}
-	if key := getenv(EnvStripeSecretKey); key != "" {
-		if err := s.openStripe(getenv, key, &pc); err != nil {
+	if st.SecretKey != "" {
+		if err := s.openStripe(st, &pc); err != nil {
 			return nil, err
 		}
 	} else if err := s.openLocalStripe(ctx, cfg, o.StripeWebhookURL, &pc); err != nil {
@@ -134,15 +130,15 @@ func OpenServices(ctx context.Context, cfg Config, o ServiceOptions) (_ *Service
 	if s.LocalStripe != nil {
 		s.Payments.Provider, s.Payments.Local = payment.ProviderLocal, true
 	}
-	if token := getenv(EnvGitHubToken); token != "" {
+	if gh.Token != "" {
 		layout := cfg.Layout()
-		s.GitHub, err = github.New(github.Config{Token: token, APIURL: getenv(EnvGitHubAPIURL), GitURL: getenv(EnvGitHubGitURL),
-			BaseBranch: getenv(EnvGitHubBaseBranch), Remotes: localgit.Remotes{Root: layout.Remotes}, Store: layout.GitHubPRs,
+		s.GitHub, err = github.New(github.Config{Token: gh.Token, APIURL: gh.APIURL, GitURL: gh.GitURL,
+			BaseBranch: gh.BaseBranch, Remotes: localgit.Remotes{Root: layout.Remotes}, Store: layout.GitHubPRs,
 			Allow: executor.Allowlist(cfg.Allow)})
 		if err != nil {
 			return nil, fmt.Errorf("%s is set but the GitHub deliverer cannot start: %w", EnvGitHubToken, err)
 		}
-		s.GitHubWebhookSecret = getenv(EnvGitHubWebhookSecret)
+		s.GitHubWebhookSecret = gh.WebhookSecret
 		if s.GitHubWebhookSecret == "" {
 			s.log.Warn(EnvGitHubWebhookSecret + " is not set: no GitHub webhook endpoint; the PR head is re-read before eligibility is declared")
 		}
@@ -151,7 +147,8 @@ func OpenServices(ctx context.Context, cfg Config, o ServiceOptions) (_ *Service
 	return s, nil
 }
 
-func (s *Services) openStripe(getenv func(string) string, key string, pc *payment.Config) error {
+func (s *Services) openStripe(st settings.Stripe, pc *payment.Config) error {
+	key := st.SecretKey
 	mode := ""
 	switch {
 	case strings.HasPrefix(key, "sk_test_"), strings.HasPrefix(key, "rk_test_"):
@@ -162,14 +159,14 @@ func (s *Services) openStripe(getenv func(string) string, key string, pc *paymen
 		return fmt.Errorf("%s does not look like a Stripe secret key (sk_test_..., sk_live_..., rk_...)", EnvStripeSecretKey)
 	}
 	pc.APIKey = key
-	if base := getenv(EnvStripeAPIBase); base != "" {
+	if base := st.APIBase; base != "" {
 		if err := tokenSafeURL(base); err != nil {
 			return fmt.Errorf("%s: %w", EnvStripeAPIBase, err)
 		}
 		pc.BaseURL = base
 		mode += " (API at " + base + ")"
 	}
-	s.StripeWebhookSecret = getenv(EnvStripeWebhookSecret)
+	s.StripeWebhookSecret = st.WebhookSecret
 	if s.StripeWebhookSecret == "" {
 		s.log.Warn(EnvStripeWebhookSecret + " is not set: no Stripe webhook endpoint; the workflow polls Stripe")
 	}
@@ -179,7 +176,8 @@ func (s *Services) openStripe(getenv func(string) string, key string, pc *paymen
 }
 
 func (s *Services) openLocalStripe(ctx context.Context, cfg Config, webhookURL string, pc *payment.Config) error {
-	srv, err := localstripe.Start(ctx, localstripe.Config{DataDir: cfg.Layout().Stripe, WebhookURL: webhookURL, Logger: s.log})
+	srv, err := localstripe.Start(ctx, localstripe.Config{DataDir: cfg.Layout().Stripe, WebhookURL: webhookURL, Logger: s.log,
+		StripeMockPath: cfg.Settings.StripeMock})
 	if err != nil {
 		return fmt.Errorf("payment (no %s, so the local Stripe test double): %w", EnvStripeSecretKey, err)
 	}

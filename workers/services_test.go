@@ -29,6 +29,7 @@ import (
 	"github.com/signoff/signoff/internal/payment/localstripe"
 	"github.com/signoff/signoff/internal/sandbox"
 	"github.com/signoff/signoff/internal/sentrygate"
+	"github.com/signoff/signoff/internal/settings"
 	"github.com/signoff/signoff/workers"
 	"github.com/signoff/signoff/workflows"
 )
@@ -118,9 +119,13 @@ func TestExecuteQueueNeverSeesSecrets(t *testing.T) {
 	t.Setenv(workers.EnvExecutorPassEnv, "MODEL_API_KEY")
 	t.Setenv(workers.EnvExecutorCommand, `/bin/sh -c "env > env-dump.txt" sh {prompt_file}`)
 
-	cfg := workers.Config{DataDir: t.TempDir(), Allow: []string{"acme/*"}}
+	s, err := settings.Load(os.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := workers.Config{DataDir: t.TempDir(), Allow: []string{"acme/*"}, Settings: s}
 	base := newRemote(t, cfg)
-	ex, err := workers.NewExecutor(cfg, "", os.Getenv)
+	ex, err := workers.NewExecutor(cfg, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,25 +165,32 @@ func TestExecuteQueueNeverSeesSecrets(t *testing.T) {
 }
 
 func TestNewExecutorChoosesAndRefuses(t *testing.T) {
-	cfg := workers.Config{DataDir: t.TempDir(), Allow: []string{"acme/*"}}
-	env := func(kv ...string) func(string) string {
+	base := workers.Config{DataDir: t.TempDir(), Allow: []string{"acme/*"}}
+	// with is base configured by kv, as the settings read them from the environment.
+	with := func(kv ...string) workers.Config {
 		m := map[string]string{}
 		for i := 0; i+1 < len(kv); i += 2 {
 			m[kv[i]] = kv[i+1]
 		}
-		return func(k string) string { return m[k] }
+		s, err := settings.Load(func(k string) string { return m[k] })
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := base
+		c.Settings = s
+		return c
 	}
-	if ex, err := workers.NewExecutor(cfg, "", nil); err != nil {
+	if ex, err := workers.NewExecutor(base, ""); err != nil {
 		t.Fatal(err)
 	} else if _, ok := ex.(*executor.Prepared); !ok {
 		t.Fatalf("default executor is %T", ex)
 	}
-	if ex, err := workers.NewExecutor(cfg, workers.ExecutorPrepared, env(workers.EnvExecutorCommand, "claude -p {prompt}")); err != nil {
+	if ex, err := workers.NewExecutor(with(workers.EnvExecutorCommand, "claude -p {prompt}"), workers.ExecutorPrepared); err != nil {
 		t.Fatal(err)
 	} else if _, ok := ex.(*executor.Prepared); !ok {
 		t.Fatalf("--executor prepared gave %T", ex)
 	}
-	c, err := workers.NewCommandExecutor(cfg, env(workers.EnvExecutorCommand, "claude -p {prompt}",
+	c, err := workers.NewCommandExecutor(with(workers.EnvExecutorCommand, "claude -p {prompt}",
 		workers.EnvExecutorTimeout, "10m", workers.EnvExecutorPassEnv, "ANTHROPIC_API_KEY, HTTPS_PROXY"))
 	if err != nil {
 		t.Fatal(err)
@@ -187,43 +199,40 @@ func TestNewExecutorChoosesAndRefuses(t *testing.T) {
 		c.Sandbox == nil || c.Network != sandbox.NetEgress {
 		t.Fatalf("command executor %+v", c)
 	}
-	if c, err := workers.NewCommandExecutor(cfg, env(workers.EnvExecutorCommand, "claude -p {prompt}", workers.EnvExecutorNetwork, "none")); err != nil || c.Network != sandbox.NetNone {
+	if c, err := workers.NewCommandExecutor(with(workers.EnvExecutorCommand, "claude -p {prompt}", workers.EnvExecutorNetwork, "none")); err != nil || c.Network != sandbox.NetNone {
 		t.Fatalf("%s=none: %v %+v", workers.EnvExecutorNetwork, err, c)
 	}
-	for name, getenv := range map[string]func(string) string{
-		"command without template": env(),
-		"template without prompt":  env(workers.EnvExecutorCommand, "codex exec"),
-		"timeout past activity":    env(workers.EnvExecutorCommand, "codex {prompt}", workers.EnvExecutorTimeout, "45m"),
-		"bad timeout":              env(workers.EnvExecutorCommand, "codex {prompt}", workers.EnvExecutorTimeout, "soon"),
-		"secret pass-through":      env(workers.EnvExecutorCommand, "codex {prompt}", workers.EnvExecutorPassEnv, "STRIPE_SECRET_KEY"),
-		"unknown network":          env(workers.EnvExecutorCommand, "codex {prompt}", workers.EnvExecutorNetwork, "host"),
+	// Values the settings refuse (a bad timeout, an unknown network) never reach here; what
+	// only the executor can judge is refused by it.
+	for name, cfg := range map[string]workers.Config{
+		"command without template": with(),
+		"template without prompt":  with(workers.EnvExecutorCommand, "codex exec"),
+		"timeout past activity":    with(workers.EnvExecutorCommand, "codex {prompt}", workers.EnvExecutorTimeout, "45m"),
+		"secret pass-through":      with(workers.EnvExecutorCommand, "codex {prompt}", workers.EnvExecutorPassEnv, "STRIPE_SECRET_KEY"),
 	} {
-		if _, err := workers.NewExecutor(cfg, workers.ExecutorCommand, getenv); err == nil {
+		if _, err := workers.NewExecutor(cfg, workers.ExecutorCommand); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}
-	if _, err := workers.NewExecutor(cfg, "magic", nil); err == nil {
+	if _, err := workers.NewExecutor(base, "magic"); err == nil {
 		t.Error("unknown executor kind accepted")
 	}
 }
 
 func TestNewGateIsNilOrSentry(t *testing.T) {
-	g, err := workers.NewGate(nil)
+	g, err := workers.NewGate(settings.Sentry{})
 	if err != nil || g != nil {
 		t.Fatalf("no token: gate %#v, %v (want a nil interface: page errors only)", g, err)
 	}
-	g, err = workers.NewGate(func(string) string { return "" })
-	if err != nil || g != nil {
-		t.Fatalf("empty env: gate %#v, %v", g, err)
-	}
-	if _, err := workers.NewGate(func(k string) string { return map[string]string{"SENTRY_AUTH_TOKEN": "t"}[k] }); err == nil {
+	if _, err := workers.NewGate(settings.Sentry{AuthToken: "t"}); err == nil {
 		t.Fatal("a token without org and project must be an error, not a silent pass")
 	}
-	g, err = workers.NewGate(func(k string) string {
-		return map[string]string{"SENTRY_AUTH_TOKEN": "t", "SENTRY_ORG": "acme", "SENTRY_PROJECT": "web"}[k]
-	})
+	g, err = workers.NewGate(settings.Sentry{AuthToken: "t", Org: "acme", Project: "web"})
 	if _, ok := g.(*sentrygate.Gate); err != nil || !ok {
 		t.Fatalf("configured gate %T, %v", g, err)
+	}
+	if _, err := workers.NewGate(settings.Sentry{AuthToken: "t", Org: "acme", Project: "web", URL: "http://sentry.example.com"}); err == nil {
+		t.Fatal("a token would travel over plain http")
 	}
 }
 
@@ -417,7 +426,7 @@ func TestWebhooksSignalTheWorkflow(t *testing.T) {
 // stripeMock finds stripe-mock or skips (-short) / fails with the setup command.
 func stripeMock(t *testing.T) string {
 	t.Helper()
-	p, err := localstripe.FindStripeMock()
+	p, err := localstripe.FindStripeMock("")
 	if err != nil {
 		if testing.Short() {
 			t.Skipf("skipping in -short mode: %v", err)
@@ -454,7 +463,9 @@ func TestOpenServicesFromTheEnvironment(t *testing.T) {
 		workers.EnvStripeSecretKey: local.LocalStripe.APIKey(), workers.EnvStripeAPIBase: local.LocalStripe.URL(),
 		workers.EnvStripeWebhookSecret: "whsec_configured", workers.EnvGitHubToken: "ghp_test", workers.EnvGitHubWebhookSecret: "gh-secret",
 	}
-	real, err := workers.OpenServices(ctx, cfg, workers.ServiceOptions{Getenv: func(k string) string { return env[k] }})
+	configured := cfg
+	configured.Settings = loadSettings(t, env)
+	real, err := workers.OpenServices(ctx, configured, workers.ServiceOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -490,16 +501,27 @@ func TestOpenServicesFromTheEnvironment(t *testing.T) {
 		if name == "github off-list" {
 			c.Allow = nil
 		}
-		if s, err := workers.OpenServices(ctx, c, workers.ServiceOptions{Getenv: func(k string) string { return bad[k] }}); err == nil {
+		c.Settings = loadSettings(t, bad)
+		if s, err := workers.OpenServices(ctx, c, workers.ServiceOptions{}); err == nil {
 			s.Close()
 			t.Errorf("%s: accepted", name)
 		}
 	}
 }
 
+// loadSettings reads env as the process's settings would read it from the environment.
+func loadSettings(t *testing.T, env map[string]string) settings.Settings {
+	t.Helper()
+	s, err := settings.Load(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 func TestMissingStripeMockNamesTheSetupTask(t *testing.T) {
-	t.Setenv("SIGNOFF_STRIPE_MOCK", filepath.Join(t.TempDir(), "no-stripe-mock"))
-	_, err := workers.OpenServices(context.Background(), workers.Config{DataDir: t.TempDir()}, workers.ServiceOptions{})
+	cfg := workers.Config{DataDir: t.TempDir(), Settings: loadSettings(t, map[string]string{"SIGNOFF_STRIPE_MOCK": filepath.Join(t.TempDir(), "no-stripe-mock")})}
+	_, err := workers.OpenServices(context.Background(), cfg, workers.ServiceOptions{})
 	if err == nil || !strings.Contains(err.Error(), "go tool task stripe:setup") {
 		t.Fatalf("error %v; want one naming `go tool task stripe:setup`", err)
 	}

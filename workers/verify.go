@@ -31,8 +31,8 @@ func NewVerify(cfg Config, gate capability.Gate) (*activities.Verify, func(), er
 	if err != nil {
 		return nil, nil, fmt.Errorf("verifier key: %w", err)
 	}
-	vcfg := verify.DefaultConfig()
-	v := &verify.Verifier{Config: vcfg, Key: key, Source: verify.SourceFromEnv(vcfg, os.Getenv)}
+	vcfg := verify.ConfigFrom(cfg.Settings.Browser)
+	v := &verify.Verifier{Config: vcfg, Key: key, Source: verify.SourceFor(vcfg, cfg.Settings.Browser)}
 	if err := VerifierTrust(keyPath, v); err != nil {
 		return nil, nil, err
 	}

@@ -44,7 +44,7 @@ type Set struct {
 	Control *activities.Control
 	Execute *activities.Execute
 	Verify  *activities.Verify
-	// Interceptors are installed on every worker of the set (tests: BarrierFromEnv).
+	// Interceptors are installed on every worker of the set (tests: NewBarrier).
 	Interceptors []interceptor.WorkerInterceptor
 }
 

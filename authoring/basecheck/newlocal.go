@@ -11,6 +11,7 @@ import (
 	"github.com/signoff/signoff/internal/datadir"
 	"github.com/signoff/signoff/internal/preview"
 	"github.com/signoff/signoff/internal/sandbox"
+	"github.com/signoff/signoff/internal/settings"
 	"github.com/signoff/signoff/internal/verify"
 )
 
@@ -29,6 +30,10 @@ type LocalOptions struct {
 	RunAs string
 	// Unsandboxed runs the app without the sandbox (the operator's choice).
 	Unsandboxed bool
+	// Browser and PackageManagersDir are the process's settings for the verifier's browser
+	// and the pinned package managers; zero values take their defaults.
+	Browser            settings.Browser
+	PackageManagersDir string
 }
 
 // NewLocal builds the local checker for o. It fails first, with a verify.SetupError, when
@@ -37,7 +42,7 @@ func NewLocal(o LocalOptions) (*Local, error) {
 	if o.Source == nil {
 		return nil, errors.New("basecheck: LocalOptions.Source is required")
 	}
-	cfg := verify.DefaultConfig()
+	cfg := verify.ConfigFrom(o.Browser)
 	if err := cfg.CheckSetup(true); err != nil {
 		return nil, err
 	}
@@ -60,7 +65,7 @@ func NewLocal(o LocalOptions) (*Local, error) {
 		return nil, err
 	}
 	launcher, err := preview.New(preview.Config{JobsRoot: root, SharedDeps: shared, RunAs: preview.RunAsUser(o.RunAs),
-		Sandbox: sb, InstallNetwork: sandbox.NetEgress})
+		Sandbox: sb, InstallNetwork: sandbox.NetEgress, PackageManagersDir: o.PackageManagersDir})
 	if err != nil {
 		return nil, err
 	}

@@ -39,7 +39,7 @@ func TestMain(m *testing.M) {
 // command when it is not installed.
 func mockURL(t *testing.T) string {
 	t.Helper()
-	path, err := localstripe.FindStripeMock()
+	path, err := localstripe.FindStripeMock("")
 	if err != nil {
 		if testing.Short() {
 			t.Skipf("skipping in -short mode: %v", err)

@@ -24,9 +24,6 @@ const (
 	BunVersion  = "1.4.5"
 )
 
-// EnvPackageManagersDir overrides where the pinned package managers are found.
-const EnvPackageManagersDir = "SIGNOFF_PM_DIR"
-
 // pmBinaries is where each pinned package manager's binary sits under its install folder.
 func pmBinaries() map[string]string {
 	bunArch, pnpmArch := "x64", "x64"
@@ -41,11 +38,11 @@ func pmBinaries() map[string]string {
 }
 
 // FindPackageManagers returns the pinned package managers installed under dir ("" is
-// $SIGNOFF_PM_DIR, else .cache/pm of the repository holding the working directory), by name.
+// DefaultPackageManagersDir), by name.
 // Missing ones are left out: a commit that needs one is refused naming the setup task.
 func FindPackageManagers(dir string) map[string]string {
 	if dir == "" {
-		dir = PackageManagersDir()
+		dir = DefaultPackageManagersDir()
 	}
 	if dir == "" {
 		return nil
@@ -62,12 +59,9 @@ func FindPackageManagers(dir string) map[string]string {
 	return out
 }
 
-// PackageManagersDir is where the pinned package managers are: $SIGNOFF_PM_DIR, else .cache/pm
-// of the repository holding the working directory; "" when neither is known.
-func PackageManagersDir() string {
-	if dir := os.Getenv(EnvPackageManagersDir); dir != "" {
-		return dir
-	}
+// DefaultPackageManagersDir is where `go tool task pm:setup` installs the pinned package
+// managers: .cache/pm of the repository holding the working directory; "" outside one.
+func DefaultPackageManagersDir() string {
 	root, err := modroot.FromWD()
 	if err != nil {
 		return ""
@@ -127,7 +121,7 @@ func (l *Launcher) resolvePM(ctx context.Context, want, version, lockfile string
 			if _, _, _, known := contracts.StackCommands(name, "", true); !known {
 				return nil, &InputError{Field: "package manager", Reason: fmt.Sprintf("%q is not one Signoff runs (npm, pnpm, yarn, bun)", name)}
 			}
-			return nil, &InputError{Field: "package manager", Reason: fmt.Sprintf("%s is not installed for previews: run `go tool task pm:setup` (or set %s)", name, EnvPackageManagersDir)}
+			return nil, &InputError{Field: "package manager", Reason: fmt.Sprintf("%s is not installed for previews: run `go tool task pm:setup` (or set SIGNOFF_PM_DIR)", name)}
 		}
 		pm.bin = bin
 	}

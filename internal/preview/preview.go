@@ -78,6 +78,9 @@ type Config struct {
 	// nil finds the pinned ones `go tool task pm:setup` installs (FindPackageManagers). A
 	// commit whose contract or lockfile names a missing one is refused naming that task.
 	PackageManagers map[string]string
+	// PackageManagersDir is where FindPackageManagers looks when PackageManagers is nil, and
+	// holds ReleasesDir's default; "": .cache/pm of the repository (settings' SIGNOFF_PM_DIR).
+	PackageManagersDir string
 	// ReleasesDir keeps the package manager releases repositories declare (package.json's
 	// packageManager) other than the pinned ones, fetched from the npm registry by the host's
 	// npm; empty is a releases folder beside the pinned package managers.
@@ -204,12 +207,16 @@ func New(cfg Config) (*Launcher, error) {
 		return nil, err
 	}
 	if cfg.PackageManagers == nil {
-		l.cfg.PackageManagers = FindPackageManagers("")
+		l.cfg.PackageManagers = FindPackageManagers(cfg.PackageManagersDir)
+	}
+	pmDir := cfg.PackageManagersDir
+	if pmDir == "" {
+		pmDir = DefaultPackageManagersDir()
 	}
 	l.npmVersion, l.caFile = npmFacts(l.npm)
-	if dir := cfg.ReleasesDir; dir != "" || PackageManagersDir() != "" {
+	if dir := cfg.ReleasesDir; dir != "" || pmDir != "" {
 		if dir == "" {
-			dir = filepath.Join(PackageManagersDir(), "releases")
+			dir = filepath.Join(pmDir, "releases")
 		}
 		l.releases = &Releases{Dir: dir, NPM: l.npm}
 	}

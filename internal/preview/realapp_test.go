@@ -193,7 +193,7 @@ func TestDeclaredReleases(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates and builds real Next.js apps from the npm registry; skipped in -short")
 	}
-	dir := PackageManagersDir()
+	dir := DefaultPackageManagersDir()
 	if dir == "" {
 		t.Fatal("no package manager folder: run `go tool task pm:setup`")
 	}

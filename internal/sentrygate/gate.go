@@ -113,16 +113,6 @@ func New(cfg Config) (*Gate, error) {
 	return &Gate{cfg: cfg, base: base}, nil
 }
 
-// FromEnv builds the gate from SENTRY_AUTH_TOKEN, SENTRY_ORG, SENTRY_PROJECT and SENTRY_URL.
-// It returns nil, nil when no token is set (the gate is not configured); a token without
-// org and project is an error, not a silent pass.
-func FromEnv(getenv func(string) string) (*Gate, error) {
-	if getenv("SENTRY_AUTH_TOKEN") == "" {
-		return nil, nil
-	}
-	return New(Config{Token: getenv("SENTRY_AUTH_TOKEN"), Org: getenv("SENTRY_ORG"), Project: getenv("SENTRY_PROJECT"), BaseURL: getenv("SENTRY_URL")})
-}
-
 func sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()

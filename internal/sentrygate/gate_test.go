@@ -226,23 +226,3 @@ func TestGateRefusesBadRequests(t *testing.T) {
 		t.Fatal("Sentry was asked about a refused request")
 	}
 }
-
-func TestFromEnv(t *testing.T) {
-	env := map[string]string{}
-	get := func(k string) string { return env[k] }
-	if g, err := sentrygate.FromEnv(get); g != nil || err != nil {
-		t.Fatalf("unconfigured: %v %v", g, err)
-	}
-	env["SENTRY_AUTH_TOKEN"] = "t"
-	if _, err := sentrygate.FromEnv(get); err == nil {
-		t.Fatal("a token without org and project was accepted")
-	}
-	env["SENTRY_ORG"], env["SENTRY_PROJECT"] = "acme", "web"
-	if g, err := sentrygate.FromEnv(get); g == nil || err != nil {
-		t.Fatalf("%v %v", g, err)
-	}
-	env["SENTRY_URL"] = "http://sentry.example.com"
-	if _, err := sentrygate.FromEnv(get); err == nil {
-		t.Fatal("a token would travel over plain http")
-	}
-}

@@ -2,7 +2,6 @@ package sentrygate
 
 import (
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/getsentry/sentry-go"
@@ -12,14 +11,12 @@ import (
 const FlushTimeout = 2 * time.Second
 
 // InitSelfReporting sends Signoff's own errors to Sentry when a DSN is set [SENTRY_DSN],
-// tagged with Signoff's release and the environment in SENTRY_ENVIRONMENT (default
-// "signoff"). Call the returned flush before the process exits. Without a DSN it does
+// tagged with Signoff's release and environment (SENTRY_ENVIRONMENT; "" is "signoff"). Call the returned flush before the process exits. Without a DSN it does
 // nothing and flush is a no-op. The SDK's defaults send no personal data.
-func InitSelfReporting(dsn, release string) (flush func(), err error) {
+func InitSelfReporting(dsn, release, env string) (flush func(), err error) {
 	if dsn == "" {
 		return func() {}, nil
 	}
-	env := os.Getenv("SENTRY_ENVIRONMENT")
 	if env == "" {
 		env = "signoff"
 	}

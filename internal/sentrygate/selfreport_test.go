@@ -25,9 +25,8 @@ func TestSelfReportingSendsSignoffsErrors(t *testing.T) {
 		w.WriteHeader(http.StatusOK)
 	}))
 	defer srv.Close()
-	t.Setenv("SENTRY_ENVIRONMENT", "test-env")
 	dsn := "http://publickey@" + strings.TrimPrefix(srv.URL, "http://") + "/42"
-	flush, err := sentrygate.InitSelfReporting(dsn, "signoff@1.2.3")
+	flush, err := sentrygate.InitSelfReporting(dsn, "signoff@1.2.3", "test-env")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,12 +46,12 @@ func TestSelfReportingSendsSignoffsErrors(t *testing.T) {
 }
 
 func TestSelfReportingWithoutDSNIsANoOp(t *testing.T) {
-	flush, err := sentrygate.InitSelfReporting("", "signoff@1.2.3")
+	flush, err := sentrygate.InitSelfReporting("", "signoff@1.2.3", "")
 	if err != nil || flush == nil {
 		t.Fatal(err)
 	}
 	flush()
-	if _, err := sentrygate.InitSelfReporting("not a dsn", "x"); err == nil {
+	if _, err := sentrygate.InitSelfReporting("not a dsn", "x", ""); err == nil {
 		t.Fatal("a malformed DSN was accepted")
 	}
 }

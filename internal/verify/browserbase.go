@@ -15,13 +15,6 @@ import (
 	"github.com/mxschmitt/playwright-go"
 )
 
-// Browserbase settings from the environment.
-const (
-	EnvBrowserbaseKey     = "BROWSERBASE_API_KEY"
-	EnvBrowserbaseProject = "BROWSERBASE_PROJECT_ID"
-	EnvBrowserbaseURL     = "BROWSERBASE_API_URL" // optional; tests point it at a local server
-)
-
 // DefaultBrowserbaseURL is Browserbase's public API.
 const DefaultBrowserbaseURL = "https://api.browserbase.com"
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/signoff/signoff/internal/modroot"
+	"github.com/signoff/signoff/internal/settings"
 )
 
 // DriverVersion is the Playwright driver (npm playwright-core) that
@@ -58,13 +59,22 @@ type Config struct {
 	problem string
 }
 
-// DefaultConfig resolves the paths from the environment, else relative to the repository root
-// (the nearest parent directory of the working directory holding go.mod).
+// ConfigFrom is the verifier's configuration from the process's settings; empty paths take
+// the defaults of withDefaults.
+func ConfigFrom(b settings.Browser) Config {
+	return Config{DriverDir: b.DriverDir, Chromium: b.Chromium, BrowserUser: b.User,
+		AllowNoBrowserSandbox: b.AllowNoSandbox, RealTimeFactor: b.RealTimeFactor}.withDefaults()
+}
+
+// DefaultConfig is ConfigFrom this process's environment, for tests and tools that have no
+// settings of their own; a variable that does not parse is reported by CheckSetup.
 func DefaultConfig() Config {
-	c := Config{DriverDir: os.Getenv(EnvDriverDir), Chromium: os.Getenv(EnvChromium), BrowserUser: os.Getenv(EnvBrowserUser),
-		AllowNoBrowserSandbox: os.Getenv(EnvAllowNoBrowserSandbox) == "1"}
-	c.RealTimeFactor, c.problem = parseRealTimeFactor(os.Getenv(EnvRealTimeFactor))
-	return c.withDefaults()
+	s, err := settings.Load(os.Getenv)
+	c := ConfigFrom(s.Browser)
+	if err != nil {
+		c.problem = err.Error()
+	}
+	return c
 }
 
 func (c Config) withDefaults() Config {

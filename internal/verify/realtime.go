@@ -50,16 +50,3 @@ func hostLoadStretch(path string, cpus int) float64 {
 	}
 	return min(max(load/float64(cpus), 1), maxLoadStretch)
 }
-
-// parseRealTimeFactor reads EnvRealTimeFactor: empty is the default, anything else must be a
-// number from 1 to 20.
-func parseRealTimeFactor(s string) (float64, string) {
-	if s == "" {
-		return 0, ""
-	}
-	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-	if err != nil || f < 1 || f > 20 {
-		return 0, EnvRealTimeFactor + "=" + strconv.Quote(s) + " is not a number from 1 to 20"
-	}
-	return f, ""
-}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/settings"
 )
 
 // remoteChromium starts a Chromium with a DevTools endpoint on 127.0.0.1 and a fresh profile,
@@ -152,10 +153,10 @@ func TestBrowserbaseSource(t *testing.T) {
 	defer api.Close()
 	srv := site(t, testSHA, map[string]string{"/": page(``, `<main>hello</main>`)}, nil)
 
-	env := map[string]string{EnvBrowserbaseKey: "bb_live_test", EnvBrowserbaseProject: "proj_1", EnvBrowserbaseURL: api.URL}
-	src, ok := SourceFromEnv(Config{}, func(k string) string { return env[k] }).(*Browserbase)
+	b := settings.Browser{BrowserbaseAPIKey: "bb_live_test", BrowserbaseProjectID: "proj_1", BrowserbaseURL: api.URL}
+	src, ok := SourceFor(Config{}, b).(*Browserbase)
 	if !ok {
-		t.Fatal("SourceFromEnv did not pick Browserbase with its key and project set")
+		t.Fatal("SourceFor did not pick Browserbase with its key and project set")
 	}
 	src.TimeoutSeconds = 300
 	v := testVerifier(t)
@@ -209,19 +210,25 @@ func TestBrowserbaseClient(t *testing.T) {
 	}
 }
 
-func TestSourceFromEnv(t *testing.T) {
+func TestSourceFor(t *testing.T) {
 	env := map[string]string{}
-	get := func(k string) string { return env[k] }
-	if _, ok := SourceFromEnv(Config{}, get).(Local); !ok {
+	get := func() settings.Browser {
+		s, err := settings.Load(func(k string) string { return env[k] })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Browser
+	}
+	if _, ok := SourceFor(Config{}, get()).(Local); !ok {
 		t.Error("no settings: want Local")
 	}
-	env[EnvBrowserbaseKey] = "k" // a key without a project is not enough
-	env[EnvCDPURL] = "http://127.0.0.1:9222"
-	if s, ok := SourceFromEnv(Config{}, get).(CDP); !ok || s.Endpoint != "http://127.0.0.1:9222" {
-		t.Errorf("cdp: %#v", SourceFromEnv(Config{}, get))
+	env["BROWSERBASE_API_KEY"] = "k" // a key without a project is not enough
+	env["SIGNOFF_CDP_URL"] = "http://127.0.0.1:9222"
+	if s, ok := SourceFor(Config{}, get()).(CDP); !ok || s.Endpoint != "http://127.0.0.1:9222" {
+		t.Errorf("cdp: %#v", SourceFor(Config{}, get()))
 	}
-	env[EnvBrowserbaseProject] = "p"
-	if _, ok := SourceFromEnv(Config{}, get).(*Browserbase); !ok {
+	env["BROWSERBASE_PROJECT_ID"] = "p"
+	if _, ok := SourceFor(Config{}, get()).(*Browserbase); !ok {
 		t.Error("key and project: want Browserbase")
 	}
 }

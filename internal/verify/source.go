@@ -11,6 +11,7 @@ import (
 	"github.com/mxschmitt/playwright-go"
 
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/internal/settings"
 )
 
 // Browser modes recorded in evidence.
@@ -203,18 +204,14 @@ func (s *Shared) Close() error {
 	return err
 }
 
-// SourceFromEnv picks the browser the environment asks for: Browserbase when
-// BROWSERBASE_API_KEY and BROWSERBASE_PROJECT_ID are set, a CDP endpoint when SIGNOFF_CDP_URL
-// is set, else local Chromium.
-func SourceFromEnv(cfg Config, getenv func(string) string) BrowserSource {
-	if getenv == nil {
-		getenv = os.Getenv
+// SourceFor picks the browser the settings ask for: Browserbase when its API key and project
+// are set, a CDP endpoint when SIGNOFF_CDP_URL is set, else local Chromium as cfg says.
+func SourceFor(cfg Config, b settings.Browser) BrowserSource {
+	if b.BrowserbaseAPIKey != "" && b.BrowserbaseProjectID != "" {
+		return &Browserbase{APIKey: b.BrowserbaseAPIKey, ProjectID: b.BrowserbaseProjectID, BaseURL: b.BrowserbaseURL}
 	}
-	if key, project := getenv(EnvBrowserbaseKey), getenv(EnvBrowserbaseProject); key != "" && project != "" {
-		return &Browserbase{APIKey: key, ProjectID: project, BaseURL: getenv(EnvBrowserbaseURL)}
-	}
-	if ep := getenv(EnvCDPURL); ep != "" {
-		return CDP{Endpoint: ep}
+	if b.CDPURL != "" {
+		return CDP{Endpoint: b.CDPURL}
 	}
 	return cfg.local()
 }
@@ -224,9 +221,6 @@ func (c Config) local() Local {
 	c = c.withDefaults()
 	return Local{Chromium: c.Chromium, User: c.BrowserUser, AllowNoSandbox: c.AllowNoBrowserSandbox}
 }
-
-// EnvCDPURL names a remote browser's DevTools endpoint.
-const EnvCDPURL = "SIGNOFF_CDP_URL"
 
 // redactErr replaces a secret-bearing string in an error message.
 func redactErr(err error, secret string) error {

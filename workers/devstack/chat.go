@@ -30,7 +30,6 @@ import (
 	"github.com/signoff/signoff/internal/datadir"
 	"github.com/signoff/signoff/internal/payment/localstripe"
 	"github.com/signoff/signoff/internal/signing"
-	"github.com/signoff/signoff/internal/verify"
 	"github.com/signoff/signoff/web"
 	"github.com/signoff/signoff/workers"
 	"github.com/signoff/signoff/workflows"
@@ -70,8 +69,6 @@ type ChatOptions struct {
 	Faults *runs.FaultPlan
 	// Timeouts go into every contract started from chat.
 	Timeouts workflows.Timeouts
-	// RateLimit caps task quotes per requester per hour (default workers.DefaultRateLimit).
-	RateLimit int
 	// ConcurrentQuotes bounds the task quotes prepared at once (default
 	// conversation.DefaultConcurrentQuotes).
 	ConcurrentQuotes int
@@ -275,10 +272,7 @@ func mountChat(_ context.Context, s *Stack, o Options) error {
 // conversationConfig wires the conversation to this stack: its Temporal client, the prepared
 // runs and their repository, the payment's local checkout, the index and proof pages.
 func conversationConfig(s *Stack, o Options, log *slog.Logger) conversation.Config {
-	limit := o.Chat.RateLimit
-	if limit <= 0 {
-		limit = workers.DefaultRateLimit
-	}
+	limit := o.Settings.Authoring.RateLimit // 0: off
 	dataDir := s.Config.DataDir
 	remotes := s.Local.Deliverer.Remotes
 	var checker authoring.BaseChecker
@@ -389,16 +383,13 @@ func agentReadme(o Options, address string, log *slog.Logger) string {
 }
 
 func readmeConfig(name, address string, o Options) agentverse.ReadmeConfig {
-	getenv := o.Getenv
-	if getenv == nil {
-		getenv = func(string) string { return "" }
-	}
-	state := func(env, on, off string) string {
-		if getenv(env) != "" {
+	state := func(set bool, on, off string) string {
+		if set {
 			return on + " (configured)"
 		}
 		return off
 	}
+	cfg := o.Settings
 	return agentverse.ReadmeConfig{
 		Name: name, Address: address,
 		Tagline: "Refuses to call a software task done until an independent browser run verifies the approved contract on the delivered commit.",
@@ -410,17 +401,17 @@ func readmeConfig(name, address string, o Options) agentverse.ReadmeConfig {
 		Usage: starterPrompts,
 		Resources: []agentverse.ExternalResource{
 			{Name: "Agentverse", EnvVar: "AGENTVERSE_API_KEY", Purpose: "listing and mailbox for ASI:One (configured)", Required: true},
-			{Name: "Stripe", EnvVar: workers.EnvStripeSecretKey, Purpose: state(workers.EnvStripeSecretKey,
+			{Name: "Stripe", EnvVar: workers.EnvStripeSecretKey, Purpose: state(cfg.Stripe.SecretKey != "",
 				"manual-capture payment authorizations", "payments: local Stripe test double, no money moves")},
-			{Name: "GitHub", EnvVar: workers.EnvGitHubToken, Purpose: state(workers.EnvGitHubToken,
+			{Name: "GitHub", EnvVar: workers.EnvGitHubToken, Purpose: state(cfg.GitHub.Token != "",
 				"draft pull requests and commit statuses", "deliverable: local bare git remote")},
-			{Name: "Browserbase", EnvVar: verify.EnvBrowserbaseKey, Purpose: state(verify.EnvBrowserbaseKey,
+			{Name: "Browserbase", EnvVar: "BROWSERBASE_API_KEY", Purpose: state(cfg.Browser.BrowserbaseAPIKey != "",
 				"remote browser for verification", "verification: local Chromium")},
-			{Name: "Sentry", EnvVar: "SENTRY_AUTH_TOKEN", Purpose: state("SENTRY_AUTH_TOKEN",
+			{Name: "Sentry", EnvVar: "SENTRY_AUTH_TOKEN", Purpose: state(cfg.Sentry.AuthToken != "",
 				"runtime error gate", "runtime gate: page errors only")},
-			{Name: "Coding CLI", EnvVar: workers.EnvExecutorCommand, Purpose: state(workers.EnvExecutorCommand,
+			{Name: "Coding CLI", EnvVar: workers.EnvExecutorCommand, Purpose: state(cfg.Executor.Command != "",
 				"executor (Codex CLI, Claude Code, ...)", "executor: prepared runs only")},
-			{Name: "Temporal", EnvVar: "TEMPORAL_API_KEY", Purpose: state("TEMPORAL_API_KEY",
+			{Name: "Temporal", EnvVar: "TEMPORAL_API_KEY", Purpose: state(cfg.TemporalAPIKey != "",
 				"durable workflows on a Temporal cluster", "durable workflows: embedded Temporal server")},
 		},
 	}

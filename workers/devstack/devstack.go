@@ -26,6 +26,7 @@ import (
 	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/internal/datadir"
 	"github.com/signoff/signoff/internal/hostcheck"
+	"github.com/signoff/signoff/internal/settings"
 	"github.com/signoff/signoff/internal/signing"
 	"github.com/signoff/signoff/internal/verify"
 	"github.com/signoff/signoff/temporal"
@@ -69,11 +70,12 @@ type Options struct {
 	BuildVerify  func(cfg workers.Config) (*activities.Verify, func(), error)
 	Notifier     capability.Notifier
 	Log          io.Writer
-	// Interceptors go on every worker of the stack (tests: workers.BarrierFromEnv).
+	// Interceptors go on every worker of the stack (tests: workers.NewBarrier).
 	Interceptors []interceptor.WorkerInterceptor
-	// Getenv switches real services on (Stripe, GitHub, Sentry, Agentverse...); nil reads
-	// nothing, so every service keeps its local default.
-	Getenv func(string) string
+	// Settings is the process's configuration: it switches real services on (Stripe,
+	// GitHub, Browserbase, a coding CLI...) and places the tools. The zero value keeps every
+	// service on its local default.
+	Settings settings.Settings
 	// Chat configures the chat bridge on the public listener.
 	Chat ChatOptions
 }
@@ -148,7 +150,8 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		}
 	}
 
-	s.Config = workers.Config{DataDir: o.DataDir, ProofDir: o.ProofDir, RunsDir: o.RunsDir, Allow: o.Allow, LoopbackURL: s.LoopbackURL}
+	s.Config = workers.Config{DataDir: o.DataDir, ProofDir: o.ProofDir, RunsDir: o.RunsDir, Allow: o.Allow, LoopbackURL: s.LoopbackURL,
+		Settings: o.Settings}
 	storeURL := o.Artifacts
 	if storeURL == "" {
 		storeURL = datadir.DefaultArtifactsURL(o.DataDir)
@@ -241,7 +244,7 @@ func proofHandler(cfg workers.Config, l *workers.Local) (http.Handler, error) {
 		opts.VerifierKey, opts.ControlKey = vk, ck
 	}
 	pc := proofpage.Config{Root: layout.Proofs, Prefix: "/proofs/", IndexURL: "/", Options: opts,
-		TraceViewerDir: proofpage.TraceViewerDir(verify.DefaultConfig().DriverDir)}
+		TraceViewerDir: proofpage.TraceViewerDir(verify.ConfigFrom(cfg.Settings.Browser).DriverDir)}
 	h, err := proofpage.NewHandler(pc)
 	if err != nil {
 		pc.TraceViewerDir = "" // trace links then go to the raw files

@@ -12,7 +12,7 @@ import (
 
 // openServices opens the control queue's services (payment, deliverable) before its worker
 // starts: Stripe or the local Stripe test double, GitHub or the local bare remote, from
-// o.Getenv. A process without the control queue opens none.
+// o.Settings. A process without the control queue opens none.
 func openServices(ctx context.Context, s *Stack, o Options, log *slog.Logger) error {
 	if !o.Control {
 		return nil
@@ -23,7 +23,7 @@ func openServices(ctx context.Context, s *Stack, o Options, log *slog.Logger) er
 			hookURL += workers.StripeWebhookPath
 		}
 	}
-	svc, err := workers.OpenServices(ctx, s.Config, workers.ServiceOptions{Getenv: o.Getenv, StripeWebhookURL: hookURL, Log: log})
+	svc, err := workers.OpenServices(ctx, s.Config, workers.ServiceOptions{StripeWebhookURL: hookURL, Log: log})
 	if err != nil {
 		return err
 	}

@@ -41,7 +41,7 @@ type Config struct {
 	Addr string
 	// StripeMockURL uses an already running stripe-mock instead of starting one.
 	StripeMockURL string
-	// StripeMockPath is the stripe-mock binary; empty: FindStripeMock.
+	// StripeMockPath is the stripe-mock binary (checked); empty: found by FindStripeMock.
 	StripeMockPath string
 	// APIKey is the only key the double accepts (must look like sk_test_...). Empty: the
 	// persisted one, else a new random key.
@@ -114,11 +114,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 
 	s.mockURL = cfg.StripeMockURL
 	if s.mockURL == "" {
-		path := cfg.StripeMockPath
-		if path == "" {
-			if path, err = FindStripeMock(); err != nil {
-				return nil, err
-			}
+		path, err := FindStripeMock(cfg.StripeMockPath)
+		if err != nil {
+			return nil, err
 		}
 		if s.mock, err = StartStripeMock(ctx, path, s.log); err != nil {
 			return nil, err

@@ -39,7 +39,7 @@ func TestMain(m *testing.M) {
 // stripeMockPath finds stripe-mock or skips (-short) / fails with the setup command.
 func stripeMockPath(t *testing.T) string {
 	t.Helper()
-	p, err := FindStripeMock()
+	p, err := FindStripeMock("")
 	if err != nil {
 		if testing.Short() {
 			t.Skipf("skipping in -short mode: %v", err)

@@ -32,11 +32,11 @@ type StripeMock struct {
 	err  error // exit status, valid once done is closed
 }
 
-// FindStripeMock locates the stripe-mock binary: $SIGNOFF_STRIPE_MOCK, then .bin/stripe-mock
+// FindStripeMock locates the stripe-mock binary: path when set (settings' SIGNOFF_STRIPE_MOCK), then .bin/stripe-mock
 // beside the running executable (signoff is built into .bin/), then .bin/stripe-mock in the
 // nearest parent directory holding go.mod, then $PATH.
-func FindStripeMock() (string, error) {
-	if p := os.Getenv("SIGNOFF_STRIPE_MOCK"); p != "" {
+func FindStripeMock(path string) (string, error) {
+	if p := path; p != "" {
 		if isExecutable(p) {
 			return p, nil
 		}

@@ -5,24 +5,12 @@ package cmdutil
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/client"
 
 	"github.com/signoff/signoff/temporal"
 )
-
-// EnvDataDir overrides the default data dir.
-const EnvDataDir = "SIGNOFF_DATA_DIR"
-
-// DefaultDataDir is .signoff in the working directory unless SIGNOFF_DATA_DIR says otherwise.
-func DefaultDataDir() string {
-	if d := os.Getenv(EnvDataDir); d != "" {
-		return d
-	}
-	return ".signoff"
-}
 
 // Conn says how to reach Temporal: an external cluster when Address is set, otherwise the
 // embedded dev server on this machine.
@@ -33,6 +21,8 @@ type Conn struct {
 	ClientCert string
 	ClientKey  string
 	ServerName string
+	// APIKey is the settings' TEMPORAL_API_KEY, never a flag (flags show in process lists).
+	APIKey string
 }
 
 // AddFlags registers the connection flags on cmd. defaultAddress is what client commands dial
@@ -47,10 +37,9 @@ func (c *Conn) AddFlags(cmd *cobra.Command, defaultAddress string) {
 	f.StringVar(&c.ServerName, "tls-server-name", "", "server name to verify")
 }
 
-// DialConfig builds the temporal package's dial config; the API key comes from
-// TEMPORAL_API_KEY, never from a flag (flags show in process lists).
+// DialConfig builds the temporal package's dial config.
 func (c Conn) DialConfig() temporal.DialConfig {
-	return temporal.DialConfig{Address: c.Address, Namespace: c.Namespace, APIKey: os.Getenv("TEMPORAL_API_KEY"),
+	return temporal.DialConfig{Address: c.Address, Namespace: c.Namespace, APIKey: c.APIKey,
 		TLS: temporal.TLSConfig{CACertFile: c.CACert, ClientCertFile: c.ClientCert, ClientKeyFile: c.ClientKey, ServerName: c.ServerName}}
 }
 

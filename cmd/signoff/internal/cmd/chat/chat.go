@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"os/signal"
 	"path/filepath"
 	"regexp"
@@ -30,9 +29,6 @@ import (
 	"github.com/signoff/signoff/internal/signing"
 	"github.com/signoff/signoff/workers/devstack"
 )
-
-// EnvSeed holds the chat client's seed (preferred over --seed, which process lists show).
-const EnvSeed = "SIGNOFF_CHAT_SEED"
 
 // SeedFile is where the client's generated seed is kept under the data dir's keys folder, so
 // the same person (the same agent address: the requester who may approve) comes back.
@@ -82,6 +78,13 @@ func NewCmdChat(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.DataDir = f.DataDir
+			s, err := f.Settings()
+			if err != nil {
+				return err
+			}
+			if o.Seed == "" {
+				o.Seed = s.Chat.ClientSeed
+			}
 			if runF != nil {
 				return runF(o)
 			}
@@ -94,7 +97,7 @@ func NewCmdChat(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 	fs.StringVar(&o.DevURL, "dev-url", "http://127.0.0.1:8480", "signoff dev's loopback URL (names the bridge and its almanac)")
 	fs.StringVar(&o.AlmanacURL, "almanac", "", "an Almanac API root to resolve the bridge and register this client (with --bridge)")
 	fs.StringVar(&o.Bridge, "bridge", "", "the bridge's agent address (with --almanac)")
-	fs.StringVar(&o.Seed, "seed", "", "this client's seed (prefer $"+EnvSeed+"; default a seed kept in <data-dir>/keys/"+SeedFile+")")
+	fs.StringVar(&o.Seed, "seed", "", "this client's seed (prefer $SIGNOFF_CHAT_SEED; default a seed kept in <data-dir>/keys/"+SeedFile+")")
 	fs.StringVar(&o.Session, "session", "", "continue this conversation (a UUID; default a new one)")
 	fs.StringArrayVar(&o.Send, "send", nil, "send this message (repeatable) instead of reading stdin")
 	fs.StringVar(&o.Until, "until", "", "exit once a received message matches this regular expression")
@@ -331,12 +334,10 @@ func devInfo(ctx context.Context, o *Options) (devstack.Info, error) {
 	return info, nil
 }
 
-// clientIdentity is --seed, else $SIGNOFF_CHAT_SEED, else a seed generated once and kept.
+// clientIdentity is o.Seed (--seed, else $SIGNOFF_CHAT_SEED), else a seed generated once and
+// kept.
 func clientIdentity(o *Options) (*identity.Identity, error) {
 	seed := o.Seed
-	if seed == "" {
-		seed = os.Getenv(EnvSeed)
-	}
 	if seed == "" {
 		var err error
 		if seed, err = signing.LoadOrCreateSeed(filepath.Join(datadir.Paths(o.DataDir).Keys, SeedFile), 1); err != nil {

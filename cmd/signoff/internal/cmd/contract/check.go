@@ -18,6 +18,7 @@ import (
 	"github.com/signoff/signoff/internal/datadir"
 	"github.com/signoff/signoff/internal/localgit"
 	"github.com/signoff/signoff/internal/sandbox"
+	"github.com/signoff/signoff/internal/settings"
 )
 
 // CheckOptions are the inputs of `contract check`.
@@ -37,6 +38,8 @@ type CheckOptions struct {
 	JSON        bool
 	// Artifacts is the store the server's workers share, when they run on other hosts.
 	Artifacts string
+	// Settings is the process's configuration (from the factory): a local check's browser.
+	Settings settings.Settings
 }
 
 // NewCmdCheck builds `contract check FILE --base`: the base check before approval.
@@ -52,6 +55,11 @@ func NewCmdCheck(f *cmdutil.Factory, runF func(*CheckOptions) error) *cobra.Comm
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.DataDir = f.DataDir
 			o.File = args[0]
+			var err error
+			if o.Settings, err = f.Settings(); err != nil {
+				return err
+			}
+			o.Conn.APIKey = o.Settings.TemporalAPIKey
 			if runF != nil {
 				return runF(o)
 			}
@@ -127,7 +135,8 @@ func checkBase(ctx context.Context, o *CheckOptions, c *contracts.Contract) (aut
 			return none, nil, nil, err
 		}
 		ch.Source = src
-		ch.Local = localChecker(basecheck.LocalOptions{DataDir: dataDir, Source: src, SharedDeps: o.SharedDeps, RunAs: o.RunAs, Unsandboxed: o.Unsandboxed}, "")
+		ch.Local = localChecker(basecheck.LocalOptions{DataDir: dataDir, Source: src, SharedDeps: o.SharedDeps, RunAs: o.RunAs, Unsandboxed: o.Unsandboxed,
+			Browser: o.Settings.Browser, PackageManagersDir: o.Settings.PackageManagersDir}, "")
 	}
 	defer ch.Close()
 	rep, err := ch.CheckBase(ctx, *c)

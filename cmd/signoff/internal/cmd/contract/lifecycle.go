@@ -6,7 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
+	"os/user"
 	"strings"
 	"time"
 
@@ -56,9 +56,11 @@ func NewCmdStart(f *cmdutil.Factory, runF func(*StartOptions) error) *cobra.Comm
 	return cmd
 }
 
+// defaultRequester is the user this process runs as (its account, not $USER: a requester
+// is who may approve).
 func defaultRequester() string {
-	if u := os.Getenv("USER"); u != "" {
-		return u
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
 	}
 	return "cli"
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
 	"github.com/signoff/signoff/internal/datadir"
 	"github.com/signoff/signoff/internal/sandbox"
+	"github.com/signoff/signoff/internal/settings"
 	"github.com/signoff/signoff/workers"
 )
 
@@ -55,6 +56,10 @@ type NewOptions struct {
 	Conn cmdutil.Conn
 	// Artifacts is the store the server's workers share, when they run on other hosts.
 	Artifacts string
+	// Settings is the process's configuration (from the factory): the operator's rate limit
+	// and allowlist (not flags of the requester), the read token for private repositories,
+	// and the browser of a local check.
+	Settings settings.Settings
 
 	// Checker replaces the base check (tests); nil chooses one by Check.
 	Checker authoring.BaseChecker
@@ -77,19 +82,6 @@ const (
 	CheckNone = "none"
 )
 
-// EnvRateLimit caps `contract new` requests per requester per hour (default workers.DefaultRateLimit;
-// 0 turns the limit off). It is an environment setting of the operator, not a flag of the
-// requester.
-const EnvRateLimit = "SIGNOFF_RATE_LIMIT"
-
-// EnvReadToken holds a read-only token for surveying private https repositories (a GitHub
-// fine-grained token with Contents: read). It is sent to the repository's host only, and
-// only by the survey's clone.
-const EnvReadToken = "SIGNOFF_REPO_READ_TOKEN"
-
-// EnvAllowlist holds comma-separated owner/name patterns for `contract new`.
-const EnvAllowlist = "SIGNOFF_REPO_ALLOWLIST"
-
 // NewCmdNew builds `contract new --repo PATH_OR_URL --goal "..."`; runF replaces the run in tests.
 func NewCmdNew(f *cmdutil.Factory, runF func(*NewOptions) error) *cobra.Command {
 	opts := &NewOptions{IO: f.IO}
@@ -104,6 +96,11 @@ func NewCmdNew(f *cmdutil.Factory, runF func(*NewOptions) error) *cobra.Command 
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.DataDir = f.DataDir
 			opts.Ctx = cmd.Context()
+			var err error
+			if opts.Settings, err = f.Settings(); err != nil {
+				return err
+			}
+			opts.Conn.APIKey = opts.Settings.TemporalAPIKey
 			if runF != nil {
 				return runF(opts)
 			}
@@ -122,7 +119,7 @@ func NewCmdNew(f *cmdutil.Factory, runF func(*NewOptions) error) *cobra.Command 
 	fs.StringVar(&opts.Base, "base", "HEAD", "commit the contract is pinned to")
 	fs.StringVar(&opts.Name, "name", "", "owner/name of the repository, when it has no origin remote to read it from")
 	fs.StringVar(&opts.Requester, "requester", defaultRequester(), "who asks (rate limits and approval are per requester)")
-	fs.StringSliceVar(&opts.Allow, "allow", nil, "owner/name patterns that may be quoted (default $"+EnvAllowlist+", else "+strings.Join(workers.DefaultAllow, ",")+")")
+	fs.StringSliceVar(&opts.Allow, "allow", nil, "owner/name patterns that may be quoted (default $SIGNOFF_REPO_ALLOWLIST, else "+strings.Join(workers.DefaultAllow, ",")+")")
 	fs.StringVar(&opts.Budget, "budget", "", "most you will pay, e.g. 49.00 (the scope must fit; the bar never drops)")
 	fs.StringVar(&opts.SharedDeps, "shared-deps", filepath.Join(".cache", "finance-deps"), "installed node_modules to hardlink from")
 	fs.StringVar(&opts.RunAs, "run-as", "", "user the app runs as in a local check (default signoff-preview when root; - for this user)")
@@ -170,11 +167,10 @@ func RunNew(opts *NewOptions) error {
 	}
 	allow := opts.Allow
 	if len(allow) == 0 {
-		if env := os.Getenv(EnvAllowlist); env != "" {
-			allow = strings.Split(env, ",")
-		} else {
-			allow = slices.Clone(workers.DefaultAllow)
-		}
+		allow = slices.Clone(opts.Settings.Authoring.RepoAllowlist)
+	}
+	if len(allow) == 0 {
+		allow = slices.Clone(workers.DefaultAllow)
 	}
 	if err := authoring.CheckPatterns(allow); err != nil {
 		return iostreams.BadInput(err)
@@ -193,16 +189,13 @@ func RunNew(opts *NewOptions) error {
 	if mode != CheckAuto && mode != CheckQueues && mode != CheckLocal && mode != CheckNone {
 		return iostreams.BadInput(fmt.Errorf("--check %q: want auto, queues, local or none", opts.Check))
 	}
-	limit, err := rateLimit()
-	if err != nil {
-		return iostreams.BadInput(err)
-	}
+	limit := opts.Settings.Authoring.RateLimit // 0: off
 	src, err := survey.ResolveSource(ctx, opts.Repo, opts.Base, opts.Name)
 	if err != nil {
 		return reportNew(opts, nil, "", err)
 	}
 	author := workers.NewAuthor(workers.AuthorOptions{DataDir: dataDir, Allow: allow, Limit: limit,
-		ReadToken: os.Getenv(EnvReadToken), Now: opts.Now})
+		ReadToken: opts.Settings.Authoring.RepoReadToken, Now: opts.Now})
 	switch {
 	case mode == CheckNone:
 	case opts.Checker != nil:
@@ -228,19 +221,6 @@ func RunNew(opts *NewOptions) error {
 		return err
 	}
 	return reportNew(opts, res, file, nil)
-}
-
-// rateLimit reads EnvRateLimit.
-func rateLimit() (int, error) {
-	v := strings.TrimSpace(os.Getenv(EnvRateLimit))
-	if v == "" {
-		return workers.DefaultRateLimit, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("$%s=%q: want a number of requests per hour (0 turns the limit off)", EnvRateLimit, v)
-	}
-	return n, nil
 }
 
 // writeContract writes the contract file atomically. An existing file with other content is

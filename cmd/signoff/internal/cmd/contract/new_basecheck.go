@@ -16,7 +16,8 @@ import (
 func newChoice(opts *NewOptions, mode, dataDir string, src *survey.Source) *basecheck.Choice {
 	return &basecheck.Choice{Mode: basecheck.Mode(mode), Address: opts.Conn.Address, Dial: opts.Conn.Dial,
 		DataDir: dataDir, Source: src, Progress: opts.IO.ErrOut, Artifacts: opts.Artifacts,
-		Local: localChecker(basecheck.LocalOptions{DataDir: dataDir, Source: src, SharedDeps: opts.SharedDeps, RunAs: opts.RunAs, Unsandboxed: opts.Unsandboxed}, "or pass --no-check")}
+		Local: localChecker(basecheck.LocalOptions{DataDir: dataDir, Source: src, SharedDeps: opts.SharedDeps, RunAs: opts.RunAs, Unsandboxed: opts.Unsandboxed,
+			Browser: opts.Settings.Browser, PackageManagersDir: opts.Settings.PackageManagersDir}, "or pass --no-check")}
 }
 
 // artifactsUsage documents --artifacts for contract new and check.

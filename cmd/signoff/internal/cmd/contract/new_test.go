@@ -30,6 +30,7 @@ import (
 	"github.com/signoff/signoff/fixtures/finance"
 	"github.com/signoff/signoff/fixtures/fixturerepo"
 	"github.com/signoff/signoff/internal/datadir"
+	"github.com/signoff/signoff/internal/settings"
 	"github.com/signoff/signoff/internal/signing"
 	"github.com/signoff/signoff/internal/verify"
 )
@@ -67,9 +68,12 @@ func monorepo(t *testing.T) string {
 	return repo
 }
 
+// newOpts are a `contract new` run's options with this process's settings, as the command
+// would read them (the unit tier's browser that points nowhere included).
 func newOpts(io *iostreams.IO, repo, out string) *contract.NewOptions {
+	s, _ := settings.Load(os.Getenv)
 	return &contract.NewOptions{IO: io, Repo: repo, Goal: newGoal, Out: out, NoCheck: true, Base: "HEAD",
-		Requester: "ann", DataDir: filepath.Join(filepath.Dir(out), "data"),
+		Requester: "ann", DataDir: filepath.Join(filepath.Dir(out), "data"), Settings: s,
 		Now: func() time.Time { return time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC) }}
 }
 
@@ -452,12 +456,16 @@ func writeJSON(t *testing.T, path string, v any) {
 func TestNewRateLimitSpansProcesses(t *testing.T) {
 	repo := monorepo(t)
 	dir := t.TempDir()
-	t.Setenv(contract.EnvRateLimit, "2")
+	t.Setenv("SIGNOFF_RATE_LIMIT", "2")
 	run := func(requester string) (int, string) {
 		io, _, stderr := iostreams.Test()
 		o := newOpts(io, repo, filepath.Join(t.TempDir(), "c.json"))
 		o.DataDir, o.Requester, o.Now = filepath.Join(dir, "data"), requester, nil
-		err := contract.RunNew(o)
+		var err error
+		if o.Settings, err = cmdutil.New(io).Settings(); err != nil {
+			return iostreams.ExitCode(err), err.Error()
+		}
+		err = contract.RunNew(o)
 		msg := stderr.String()
 		if err != nil {
 			msg += err.Error()
@@ -475,9 +483,14 @@ func TestNewRateLimitSpansProcesses(t *testing.T) {
 	if code, msg := run("bob"); code != 0 {
 		t.Fatalf("another requester: exit %d %s", code, msg)
 	}
-	t.Setenv(contract.EnvRateLimit, "lots")
-	if code, msg := run("carol"); code != 2 || !strings.Contains(msg, contract.EnvRateLimit) {
-		t.Fatalf("bad limit: exit %d %s", code, msg)
+	// A limit that does not parse stops the command itself, before any survey.
+	t.Setenv("SIGNOFF_RATE_LIMIT", "lots")
+	io, _, _ := iostreams.Test()
+	cmd := contract.NewCmdNew(cmdutil.New(io), nil)
+	cmd.SetArgs([]string{"--repo", repo, "--goal", newGoal, "--no-check", "--out", filepath.Join(t.TempDir(), "c.json")})
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	if err := cmd.Execute(); iostreams.ExitCode(err) != 2 || !strings.Contains(err.Error(), "SIGNOFF_RATE_LIMIT") {
+		t.Fatalf("bad limit: exit %d %v", iostreams.ExitCode(err), err)
 	}
 }
 

@@ -1,10 +1,9 @@
 package dev
 
 import (
-	"os"
-
 	"github.com/signoff/signoff/chatbridge/conversation"
 	"github.com/signoff/signoff/fixtures/runs"
+	"github.com/signoff/signoff/internal/settings"
 
 	"github.com/spf13/pflag"
 
@@ -13,18 +12,9 @@ import (
 	"github.com/signoff/signoff/workers/devstack"
 )
 
-// Environment variables of the chat bridge. The seed and the key are read from the
-// environment only, never from flags (flags show in process lists).
-const (
-	EnvAgentSeed      = "SIGNOFF_AGENT_SEED"
-	EnvAgentverseKey  = "AGENTVERSE_API_KEY"
-	EnvAgentverseTeam = "AGENTVERSE_TEAM"
-)
-
 // ChatFlags configure the chat bridge of `signoff dev`.
 type ChatFlags struct {
 	Off           bool
-	SeedEnv       string
 	Name          string
 	AlmanacAPI    string
 	AgentverseURL string
@@ -35,30 +25,26 @@ type ChatFlags struct {
 
 func (c *ChatFlags) addFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&c.Off, "no-chat", false, "do not serve the chat bridge")
-	fs.StringVar(&c.SeedEnv, "agent-seed-env", EnvAgentSeed, "environment variable holding the agent seed (unset: a seed generated once in <data-dir>/keys/"+devstack.AgentSeedFile+")")
 	fs.StringVar(&c.Name, "agent-name", "Signoff", "the agent's name on Agentverse")
 	fs.StringVar(&c.AlmanacAPI, "almanac-api", "", "also resolve chat peers through this Almanac API (e.g. https://agentverse.ai/v1/almanac)")
-	fs.StringVar(&c.AgentverseURL, "agentverse-url", "", "Agentverse base URL (default https://agentverse.ai; used when $"+EnvAgentverseKey+" is set)")
+	fs.StringVar(&c.AgentverseURL, "agentverse-url", "", "Agentverse base URL (default https://agentverse.ai; used when $AGENTVERSE_API_KEY is set)")
 	fs.BoolVar(&c.BaseCheck, "chat-base-check", true, "run a chat task's criteria on the base commit through the queues before quoting it (a build and a browser run); false quotes in seconds, unchecked, and says so")
 	fs.IntVar(&c.Quotes, "chat-concurrent-quotes", conversation.DefaultConcurrentQuotes, "chat task quotes prepared at once; later requesters wait in line and are told their place")
 	fs.StringVar(&c.Endpoint, "agent-endpoint", "", "public URL of this process's /submit for Agentverse (default: the Agentverse mailbox)")
 }
 
-// options builds the stack's chat options. A prepared executor changes code only for the
-// prepared runs, and task quotes say so.
-func (c *ChatFlags) options(executor string, faults *runs.FaultPlan) devstack.ChatOptions {
+// options builds the stack's chat options. The seed and the Agentverse key come from the
+// settings only, never from flags (flags show in process lists). A prepared executor changes
+// code only for the prepared runs, and task quotes say so.
+func (c *ChatFlags) options(s settings.Settings, executor string, faults *runs.FaultPlan) devstack.ChatOptions {
 	note := ""
-	if executor == workers.ExecutorPrepared || (executor == "" && os.Getenv(workers.EnvExecutorCommand) == "") {
+	if executor == workers.ExecutorPrepared || (executor == "" && s.Executor.Command == "") {
 		note = "this Signoff runs the prepared executor, which changes code only for the prepared runs (run W1...). " +
 			"Approving this contract ends in verification_error with the authorization cancelled, unless " +
 			workers.EnvExecutorCommand + " names a coding CLI."
 	}
-	seedEnv := c.SeedEnv
-	if seedEnv == "" {
-		seedEnv = EnvAgentSeed
-	}
-	return devstack.ChatOptions{Disabled: c.Off, Seed: os.Getenv(seedEnv), Name: c.Name, AlmanacAPI: c.AlmanacAPI,
-		AgentverseAPIKey: os.Getenv(EnvAgentverseKey), AgentverseTeam: os.Getenv(EnvAgentverseTeam), AgentverseURL: c.AgentverseURL, Endpoint: c.Endpoint,
+	return devstack.ChatOptions{Disabled: c.Off, Seed: s.Chat.AgentSeed, Name: c.Name, AlmanacAPI: c.AlmanacAPI,
+		AgentverseAPIKey: s.Chat.AgentverseAPIKey, AgentverseTeam: s.Chat.AgentverseTeam, AgentverseURL: c.AgentverseURL, Endpoint: c.Endpoint,
 		ExecutorNote: note, Faults: faults, BaseCheck: c.BaseCheck, ConcurrentQuotes: c.Quotes}
 }
 

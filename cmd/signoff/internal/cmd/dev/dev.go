@@ -5,7 +5,6 @@ package dev
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/signal"
 	"path/filepath"
 	"slices"
@@ -19,6 +18,7 @@ import (
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
 	"github.com/signoff/signoff/fixtures/runs"
 	"github.com/signoff/signoff/internal/sandbox"
+	"github.com/signoff/signoff/internal/settings"
 	"github.com/signoff/signoff/temporal"
 	"github.com/signoff/signoff/workers"
 	"github.com/signoff/signoff/workers/devstack"
@@ -36,6 +36,8 @@ type Options struct {
 	Loopback     string
 	Public       string
 	PublicHosts  []string
+	// Settings is the process's configuration (from the factory).
+	Settings settings.Settings
 	ExecuteFlags
 	// Chat configures the chat bridge.
 	Chat ChatFlags
@@ -56,6 +58,11 @@ func NewCmdDev(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.DataDir = f.DataDir
+			var err error
+			if o.Settings, err = f.Settings(); err != nil {
+				return err
+			}
+			o.Conn.APIKey = o.Settings.TemporalAPIKey
 			if runF != nil {
 				return runF(o)
 			}
@@ -73,7 +80,7 @@ func NewCmdDev(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 	fs.StringVar(&o.Loopback, "loopback", "127.0.0.1:8480", "loopback listener (index, checkout, proof pages)")
 	fs.StringVar(&o.Public, "public", "127.0.0.1:8481", "public listener (webhooks, chat /submit)")
 	fs.StringSliceVar(&o.PublicHosts, "public-host", nil, "a name the public listener is reached by through a tunnel or proxy (host or host:port; repeatable); other Host headers are refused")
-	o.ExecuteFlags.addFlags(fs)
+	o.ExecuteFlags.addFlags(fs, f)
 	o.Chat.addFlags(fs)
 	return cmd
 }
@@ -98,12 +105,14 @@ type ExecuteFlags struct {
 	PreviewFirstPort                int
 }
 
-func (e *ExecuteFlags) addFlags(fs *pflag.FlagSet) {
+// addFlags registers the flags; --allow defaults to the settings' allowlist.
+func (e *ExecuteFlags) addFlags(fs *pflag.FlagSet, f *cmdutil.Factory) {
+	s, _ := f.Settings() // a bad value is reported when the command runs
 	fs.StringVar(&e.RunsDir, "runs-dir", filepath.Join("fixtures", "runs"), "prepared runs for the prepared executor")
 	fs.StringVar(&e.Preview, "preview", workers.PreviewNext, "preview kind: next or static")
 	fs.StringVar(&e.SharedDeps, "shared-deps", filepath.Join(".cache", "finance-deps"), "installed node_modules to hardlink from")
 	fs.StringVar(&e.RunAs, "run-as", "", "user the app runs as (default signoff-preview when root; - for this user)")
-	fs.StringSliceVar(&e.Allow, "allow", slices.Clone(workers.DefaultAllow), "owner/name patterns contracts may touch (local/* are repositories on this machine without a remote, registered by 'contract new')")
+	fs.StringSliceVar(&e.Allow, "allow", slices.Clone(s.Authoring.RepoAllowlist), "owner/name patterns contracts may touch (local/* are repositories on this machine without a remote, registered by 'contract new')")
 	fs.StringVar(&e.Executor, "executor", "", executorUsage)
 	fs.BoolVar(&e.Unsandboxed, sandbox.FlagUnsandboxed, false, "run repository code and the coding CLI WITHOUT the sandbox (where namespaces are unavailable); every proof says so")
 	fs.StringVar(&e.InstallNetwork, "install-network", "egress", "what install steps may reach: egress (the package registry, never this host's loopback) or none")
@@ -123,7 +132,7 @@ func (e *ExecuteFlags) newExecute(cfg workers.Config, faults *runs.FaultPlan) (*
 	}
 	// One sandbox for the executor and the previews, made if either runs repository code.
 	cfg.Sandbox = &sandbox.Lazy{Unsandboxed: e.Unsandboxed}
-	ex, err := workers.NewExecutor(cfg, e.Executor, os.Getenv)
+	ex, err := workers.NewExecutor(cfg, e.Executor)
 	if err != nil {
 		return nil, err
 	}
@@ -148,16 +157,16 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	runsDir, _ := filepath.Abs(o.RunsDir)
 	faults := &runs.FaultPlan{}
-	report, err := workers.StartSelfReporting(os.Getenv)
+	report, err := workers.StartSelfReporting(o.Settings.Sentry)
 	if err != nil {
 		return iostreams.Failed(err)
 	}
 	defer report.Close()
-	gate, err := workers.NewGate(os.Getenv)
+	gate, err := workers.NewGate(o.Settings.Sentry)
 	if err != nil {
 		return iostreams.Failed(err)
 	}
-	barrier, err := workers.BarrierFromEnv(os.Getenv)
+	barrier, err := workers.NewBarrier(o.Settings.TestBarrier)
 	if err != nil {
 		return iostreams.BadInput(err)
 	}
@@ -173,8 +182,8 @@ func Run(ctx context.Context, o *Options) error {
 		},
 		BuildVerify: func(cfg workers.Config) (*activities.Verify, func(), error) { return workers.NewVerify(cfg, gate) },
 		Log:         o.IO.ErrOut,
-		Getenv:      os.Getenv,
-		Chat:        o.Chat.options(o.Executor, faults),
+		Settings:    o.Settings,
+		Chat:        o.Chat.options(o.Settings, o.Executor, faults),
 	})
 	if err != nil {
 		report.Report(err)

@@ -21,6 +21,7 @@ import (
 	"github.com/signoff/signoff/internal/datadir"
 	"github.com/signoff/signoff/internal/localgit"
 	"github.com/signoff/signoff/internal/preview"
+	"github.com/signoff/signoff/internal/settings"
 	"github.com/signoff/signoff/workers"
 	"github.com/signoff/signoff/workers/devstack"
 )
@@ -36,6 +37,8 @@ type WorkerOptions struct {
 	// Advertise is HOST or HOST:PORT: the host execute's preview URLs name for the verify
 	// queue, and the first port of their range. Listen is the address they listen on.
 	Advertise, Listen string
+	// Settings is the process's configuration (from the factory).
+	Settings settings.Settings
 	ExecuteFlags
 }
 
@@ -53,6 +56,11 @@ func NewCmdWorker(f *cmdutil.Factory, runF func(*WorkerOptions) error) *cobra.Co
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.DataDir = f.DataDir
+			var err error
+			if o.Settings, err = f.Settings(); err != nil {
+				return err
+			}
+			o.Conn.APIKey = o.Settings.TemporalAPIKey
 			if runF != nil {
 				return runF(o)
 			}
@@ -67,7 +75,7 @@ func NewCmdWorker(f *cmdutil.Factory, runF func(*WorkerOptions) error) *cobra.Co
 	fs.StringVar(&o.Artifacts, "artifacts", "", "artifact store shared by every worker: file:///abs/path or s3://bucket?endpoint=...&region=...&use_path_style=true, credentials from AWS_* variables (default: file://<data-dir>/artifacts, one machine only)")
 	fs.StringVar(&o.Advertise, "advertise", "", "execute: HOST[:PORT] the verify queue reaches previews at; PORT starts a range of "+strconv.Itoa(preview.PortSpan)+" (default: loopback, any port)")
 	fs.StringVar(&o.Listen, "listen", "", "execute: IP address previews listen on (default: --advertise's host when it is an IP, else 0.0.0.0 with --advertise, 127.0.0.1 without)")
-	o.ExecuteFlags.addFlags(fs)
+	o.ExecuteFlags.addFlags(fs, f)
 	return cmd
 }
 
@@ -89,18 +97,18 @@ func RunWorker(ctx context.Context, o *WorkerOptions) error {
 		return iostreams.BadInput(err)
 	}
 	runsDir, _ := filepath.Abs(o.RunsDir)
-	report, err := workers.StartSelfReporting(os.Getenv)
+	report, err := workers.StartSelfReporting(o.Settings.Sentry)
 	if err != nil {
 		return iostreams.Failed(err)
 	}
 	defer report.Close()
-	interceptors, err := workers.BarrierFromEnv(os.Getenv)
+	interceptors, err := workers.NewBarrier(o.Settings.TestBarrier)
 	if err != nil {
 		return iostreams.BadInput(err)
 	}
 	// Each queue carries its own authority: only this queue's clients are built.
 	so := devstack.Options{DataDir: dataDir, Dial: o.Conn.DialConfig(), RunsDir: runsDir, Allow: o.Allow, Headless: true,
-		Getenv: os.Getenv, Interceptors: interceptors, Artifacts: o.Artifacts}
+		Settings: o.Settings, Interceptors: interceptors, Artifacts: o.Artifacts}
 	var execute *activities.Execute
 	switch o.Queue {
 	case "control":
@@ -126,7 +134,7 @@ func RunWorker(ctx context.Context, o *WorkerOptions) error {
 	case "verify":
 		so.Verify = true
 		so.BuildVerify = func(cfg workers.Config) (*activities.Verify, func(), error) {
-			gate, err := workers.NewGate(os.Getenv)
+			gate, err := workers.NewGate(o.Settings.Sentry)
 			if err != nil {
 				return nil, nil, err
 			}

@@ -17,6 +17,7 @@ import (
 	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
 	"github.com/signoff/signoff/internal/hostcheck"
+	"github.com/signoff/signoff/internal/settings"
 	"github.com/signoff/signoff/internal/verify"
 	"github.com/signoff/signoff/web/proofpage"
 )
@@ -27,7 +28,9 @@ type ServeOptions struct {
 	Dir       string
 	Addr      string
 	DriverDir string
-	JSON      bool
+	// Browser is the settings' browser: where the verifier's driver, and its trace viewer, are.
+	Browser settings.Browser
+	JSON    bool
 	Keys
 	// Ready, when set, receives the proof list URL once the listener is up (tests).
 	Ready func(url string)
@@ -58,6 +61,11 @@ func NewCmdServe(f *cmdutil.Factory, runF func(context.Context, *ServeOptions) e
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.DataDir = f.DataDir
 			o.Dir = args[0]
+			s, err := f.Settings()
+			if err != nil {
+				return err
+			}
+			o.Browser = s.Browser
 			if runF != nil {
 				return runF(cmd.Context(), o)
 			}
@@ -92,7 +100,7 @@ func RunServe(ctx context.Context, o *ServeOptions) error {
 	}
 	driver := o.DriverDir
 	if driver == "" {
-		driver = verify.DefaultConfig().DriverDir
+		driver = verify.ConfigFrom(o.Browser).DriverDir
 	}
 	viewer := proofpage.TraceViewerDir(driver)
 	if _, err := os.Stat(filepath.Join(viewer, "index.html")); err != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
+	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/internal/datadir"
 	"github.com/signoff/signoff/internal/proofstore/prooftest"
@@ -32,8 +33,9 @@ func forge(t *testing.T, root string) *prooftest.Proof {
 // whatever the environment says.
 func defaultDataDir(t *testing.T) {
 	t.Helper()
-	t.Setenv(cmdutil.EnvDataDir, "")
-	if d := cmdutil.DefaultDataDir(); d != ".signoff" {
+	t.Setenv("SIGNOFF_DATA_DIR", "")
+	ios, _, _ := iostreams.Test()
+	if d := cmdutil.New(ios).DataDir; d != ".signoff" {
 		t.Fatalf("default data dir %q", d)
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/signoff/signoff/fixtures/runs"
 	"github.com/signoff/signoff/internal/datadir"
 	"github.com/signoff/signoff/internal/proofstore"
+	"github.com/signoff/signoff/internal/settings"
 	"github.com/signoff/signoff/temporal"
 	"github.com/signoff/signoff/web"
 	"github.com/signoff/signoff/workers"
@@ -43,6 +44,9 @@ type Options struct {
 	SharedDeps string
 	RunAs      string
 	JSON       bool
+	// Settings is the process's configuration (from the factory); only its paths and browser
+	// apply (replaySettings).
+	Settings settings.Settings
 	// Queues are the queues this process works; the others' workers run elsewhere
 	// (`signoff worker`), against the same Temporal and artifact store.
 	Queues []string
@@ -74,6 +78,11 @@ func NewCmdReplay(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command 
 			} else {
 				o.DataDir = filepath.Join(f.DataDir, "replays", time.Now().UTC().Format("20060102-150405"))
 			}
+			var err error
+			if o.Settings, err = f.Settings(); err != nil {
+				return err
+			}
+			o.Conn.APIKey = o.Settings.TemporalAPIKey
 			if runF != nil {
 				return runF(o)
 			}
@@ -105,7 +114,11 @@ func Run(ctx context.Context, o *Options) error {
 		loaded = append(loaded, r)
 	}
 	if o.DataDir == "" {
-		o.DataDir = filepath.Join(cmdutil.DefaultDataDir(), "replays", time.Now().UTC().Format("20060102-150405"))
+		base := o.Settings.DataDir
+		if base == "" {
+			base = settings.Defaults().DataDir
+		}
+		o.DataDir = filepath.Join(base, "replays", time.Now().UTC().Format("20060102-150405"))
 	}
 	dataDir, err := filepath.Abs(o.DataDir)
 	if err != nil {
@@ -138,8 +151,7 @@ func Run(ctx context.Context, o *Options) error {
 		},
 		BuildVerify: func(cfg workers.Config) (*activities.Verify, func(), error) { return workers.NewVerify(cfg, nil) },
 		Log:         nil,
-		// No Getenv: a replay reproduces a prepared run on local services only (the local
-		// Stripe test double, the bare remote), whatever keys the shell holds.
+		Settings:    replaySettings(o.Settings),
 	})
 	if err != nil {
 		return iostreams.Failed(err)
@@ -315,4 +327,13 @@ func printSummary(io *iostreams.IO, r *runs.Run, st workflows.Status, mismatches
 	for _, m := range mismatches {
 		fmt.Fprintf(io.ErrOut, "     - %s\n", m)
 	}
+}
+
+// replaySettings keeps what places the tools and the browser and drops every service: a
+// replay reproduces a prepared run on local services only (the local Stripe test double, the
+// bare remote, the prepared executor), whatever keys the shell holds.
+func replaySettings(s settings.Settings) settings.Settings {
+	local := settings.Defaults()
+	local.DataDir, local.Browser, local.PackageManagersDir, local.StripeMock = s.DataDir, s.Browser, s.PackageManagersDir, s.StripeMock
+	return local
 }

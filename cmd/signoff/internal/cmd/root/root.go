@@ -30,7 +30,7 @@ func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 	}
 	cmd.SetOut(f.IO.Out)
 	cmd.SetErr(f.IO.ErrOut)
-	cmd.PersistentFlags().StringVar(&f.DataDir, "data-dir", f.DataDir, "Signoff data dir: keys, index, proofs, previews, clones (default $"+cmdutil.EnvDataDir+" or .signoff)")
+	cmd.PersistentFlags().StringVar(&f.DataDir, "data-dir", f.DataDir, "Signoff data dir: keys, index, proofs, previews, clones (default $SIGNOFF_DATA_DIR or .signoff)")
 	cmd.AddCommand(chat.NewCmdChat(f, nil))
 	cmd.AddCommand(contract.NewCmdContract(f), policy.NewCmdPolicy(f), dev.NewCmdDev(f, nil), dev.NewCmdWorker(f, nil),
 		payment.NewCmdPayment(f), replay.NewCmdReplay(f, nil), proof.NewCmdProof(f), keys.NewCmdKeys(f, nil), server.NewCmdServer(f, nil))
