@@ -2,8 +2,10 @@ package workers
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -23,7 +25,8 @@ import (
 // The queues share nothing but Temporal and the artifact store (Config.Artifacts): each keeps
 // its own data dir, and what one queue makes that another needs travels through the store.
 //
-//   - verify publishes each verification's folder (evidence, screenshots, traces);
+//   - verify publishes each verification's folder (evidence, screenshots, traces), or adopts
+//     the one a worker killed after publishing left there (sharedVerifier);
 //   - control materialises it before it binds and signs the bundle, then publishes the bundle
 //     and, at the end, the settlement;
 //   - execute publishes each attempt's commit as a git bundle, and its executor log; control
@@ -268,4 +271,151 @@ func (s sharedDeliverer) Publish(ctx context.Context, req capability.PublishRequ
 		return contracts.PRRef{}, fmt.Errorf("publish: %w", missingCommit(err, req.Repo, req.CommitSHA))
 	}
 	return s.Deliverer.Publish(ctx, req)
+}
+
+// sharedVerifier publishes each verification's folder (not a base check's lazy variant, which
+// stays on this host) to the artifact store, where the control worker, on this host or
+// another, and `signoff proof get` read it.
+type sharedVerifier struct {
+	capability.Verifier
+	// proofs is the verify worker's proof folder, where the store's copy is materialised.
+	proofs proofstore.Store
+	share  verificationShare
+	// key is the verifier's public key: only evidence it signed is adopted.
+	key ed25519.PublicKey
+	log *slog.Logger
+}
+
+// verificationShare moves a verification's folder to and from the artifact store
+// (proofsync.Sync). Rel and part name the folder and the verifier's part of it.
+type verificationShare interface {
+	Publish(ctx context.Context, contractID, rel, part string, files []string) (artifacts.Digest, error)
+	Fetch(ctx context.Context, contractID, rel, part string) (bool, error)
+}
+
+// Verify adopts the verification a worker killed after publishing left in the store (or this
+// activity's previous try), without measuring again; otherwise it measures and publishes.
+func (s sharedVerifier) Verify(ctx context.Context, req capability.VerifyRequest) (capability.VerifyResult, error) {
+	if req.Variant == nil {
+		dir, err := s.proofs.Dir(req.ContractID, req.Attempt, max(req.Try, 1))
+		if err != nil {
+			return capability.VerifyResult{}, capability.Refused(err)
+		}
+		adopted, err := s.adopt(ctx, req, dir)
+		if err != nil {
+			return capability.VerifyResult{}, err
+		}
+		if adopted != nil {
+			return capability.VerifyResult{Evidence: adopted.ev, EvidenceDigest: adopted.digest, ProofDir: dir,
+				ArtifactProblems: proofstore.CheckArtifacts(dir, adopted.ev.Artifacts)}, nil
+		}
+	}
+	res, err := s.Verifier.Verify(ctx, req)
+	if err != nil || req.Variant != nil {
+		return res, err
+	}
+	adopted, err := s.publish(ctx, req, res.ProofDir, res.Evidence)
+	if err != nil {
+		return capability.VerifyResult{}, err
+	}
+	if adopted != nil {
+		res.Evidence, res.EvidenceDigest = adopted.ev, adopted.digest
+		res.ArtifactProblems = proofstore.CheckArtifacts(res.ProofDir, adopted.ev.Artifacts)
+	}
+	return res, nil
+}
+
+// adoptable checks evidence found in the store under this request's name: signed with this
+// verifier's key, for this contract hash, attempt and expected commit.
+func (s sharedVerifier) adoptable(req capability.VerifyRequest, ev *contracts.Evidence) error {
+	if err := ev.VerifySignature(s.key); err != nil {
+		return err
+	}
+	if ev.ContractHash != req.ContractHash || ev.Attempt != req.Attempt || ev.ExpectedSHA != req.ExpectedSHA {
+		return fmt.Errorf("it is of contract %s attempt %d at %s, not %s attempt %d at %s", ev.ContractHash, ev.Attempt,
+			ev.ExpectedSHA, req.ContractHash, req.Attempt, req.ExpectedSHA)
+	}
+	return nil
+}
+
+// published is a verification another verify worker published first.
+type published struct {
+	ev     *contracts.Evidence
+	digest string
+}
+
+// publish puts the folder's evidence and the artifacts it lists in the artifact store, as
+// one part, evidence last. A verification of this attempt and try that is there already
+// was made by a worker that died before the workflow heard of it (or by this activity's
+// previous try): it stands, and is adopted, so one verification has one proof whichever
+// worker finishes it.
+func (s sharedVerifier) publish(ctx context.Context, req capability.VerifyRequest, dir string, ev *contracts.Evidence) (*published, error) {
+	rel, part, err := proofsync.VerifierPart(req.ContractHash, req.Attempt, req.Try)
+	if err != nil {
+		return nil, capability.Refused(err)
+	}
+	files := make([]string, 0, len(ev.Artifacts)+1)
+	seen := map[string]bool{}
+	for _, art := range ev.Artifacts {
+		// A missing or unsafe artifact is already a problem the policy turns into
+		// verification_error; the rest of the folder is still worth keeping.
+		name := filepath.ToSlash(filepath.Clean(art.Name))
+		if seen[name] {
+			continue
+		}
+		if p, err := proofstore.Contained(dir, art.Name); err == nil {
+			if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() {
+				files = append(files, name)
+				seen[name] = true
+			}
+		}
+	}
+	files = append(files, proofstore.EvidenceFile)
+	_, err = s.share.Publish(ctx, req.ContractID, rel, part, files)
+	var conflict *artifacts.ConflictError
+	switch {
+	case err == nil:
+		return nil, nil
+	case !errors.As(err, &conflict):
+		return nil, fmt.Errorf("publish the evidence: %w", err)
+	}
+	adopted, err := s.adopt(ctx, req, dir)
+	if err == nil && adopted == nil {
+		err = fmt.Errorf("the store refused %s as taken, then did not have it", conflict.Name)
+	}
+	return adopted, err
+}
+
+// adopt materialises the verification published under this request's name into dir and
+// returns it; nil, and no error, when nothing is published there.
+func (s sharedVerifier) adopt(ctx context.Context, req capability.VerifyRequest, dir string) (*published, error) {
+	rel, part, err := proofsync.VerifierPart(req.ContractHash, req.Attempt, req.Try)
+	if err != nil {
+		return nil, capability.Refused(err)
+	}
+	found, err := s.share.Fetch(ctx, req.ContractID, rel, part)
+	if err != nil {
+		return nil, fmt.Errorf("adopt the evidence published first: %w", err)
+	}
+	if !found {
+		return nil, nil
+	}
+	data, err := proofstore.ReadDocument(dir, proofstore.EvidenceFile)
+	if err != nil {
+		return nil, fmt.Errorf("adopt the evidence published first: %w", err)
+	}
+	adopted, err := contracts.DecodeEvidence(data)
+	if err != nil {
+		return nil, capability.Refused(fmt.Errorf("the evidence published first for this verification is not evidence: %w", err))
+	}
+	// Whoever can write the store could have published first. Only a verification this
+	// verifier signed, of this very request, stands for it; anything else is refused, never
+	// adopted, and its name (which cannot be repointed) makes this a verification error.
+	if err := s.adoptable(req, adopted); err != nil {
+		return nil, capability.Refused(fmt.Errorf("the evidence published first for this verification is not this verifier's: %w", err))
+	}
+	if l := s.log; l != nil {
+		l.Info("verification already published; adopting it", "contract", req.ContractID, "attempt", req.Attempt, "try", req.Try)
+	}
+	return &published{ev: adopted, digest: contracts.DigestBytes(data)}, nil
 }

@@ -1,6 +1,7 @@
 package workers
 
 import (
+	"crypto/ed25519"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -41,9 +42,10 @@ func NewVerify(cfg Config, gate capability.Gate) (*activities.Verify, func(), er
 		v.Driver = d
 		stop = func() { _ = d.Stop() }
 	} // else: Verify reports the setup error per call, as verification_error
-	act := &verify.Activity{Verifier: v, Proofs: proofstore.Store{Root: p.Proofs}}
+	proofs := proofstore.Store{Root: p.Proofs}
+	var verifier capability.Verifier = &verify.Activity{Verifier: v, Proofs: proofs}
 	if share := cfg.proofShare(); share != nil {
-		act.Share = share
+		verifier = sharedVerifier{Verifier: verifier, proofs: proofs, share: share, key: key.Public().(ed25519.PublicKey), log: v.Logger}
 	}
-	return &activities.Verify{Verifier: act, Gate: gate}, stop, nil
+	return &activities.Verify{Verifier: verifier, Gate: gate}, stop, nil
 }
