@@ -132,7 +132,9 @@ func (m *memoryShare) Fetch(_ context.Context, contractID, rel, _ string) (bool,
 	return true, os.WriteFile(filepath.Join(m.root(contractID, rel), proofstore.EvidenceFile), m.published, 0o644)
 }
 
-func (m *memoryShare) root(contractID, rel string) string { return filepath.Join(m.dir, contractID, rel) }
+func (m *memoryShare) root(contractID, rel string) string {
+	return filepath.Join(m.dir, contractID, rel)
+}
 
 // A verification already in the store (its worker was killed after publishing) is adopted
 // without measuring again; one that is not is measured once and published.
