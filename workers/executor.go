@@ -144,12 +144,10 @@ func NewCommandExecutor(cfg Config) (*executor.Command, error) {
 		return nil, err
 	}
 	network := sandbox.NetEgress
-	switch v := s.Network; v {
-	case "", "egress":
-	case "none":
-		network = sandbox.NetNone
-	default:
-		return nil, fmt.Errorf("%s=%q: want egress or none", EnvExecutorNetwork, v)
+	if s.Network != "" {
+		if network, err = sandbox.ParseNetwork(s.Network); err != nil {
+			return nil, fmt.Errorf("%s=%w", EnvExecutorNetwork, err)
+		}
 	}
 	sb, err := cfg.sandbox()
 	if err != nil {

@@ -44,6 +44,17 @@ func (n Network) String() string {
 	return fmt.Sprintf("Network(%d)", int(n))
 }
 
+// ParseNetwork reads a network by the name String gives it ("egress" or "none"): the one
+// parser of --install-network and SIGNOFF_EXECUTOR_NETWORK.
+func ParseNetwork(s string) (Network, error) {
+	for _, n := range []Network{NetEgress, NetNone} {
+		if s == n.String() {
+			return n, nil
+		}
+	}
+	return NetNone, fmt.Errorf("%q: want egress or none", s)
+}
+
 // Defaults for a zero Limits field.
 const (
 	DefaultMemory int64 = 4 << 30

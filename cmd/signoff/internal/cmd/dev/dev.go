@@ -121,14 +121,9 @@ func (e *ExecuteFlags) addFlags(fs *pflag.FlagSet, f *cmdutil.Factory) {
 // newExecute builds the execute queue's activities from the flags. With faults, the previews
 // are decorated with the prepared runs' faults (W5), which this process's chat arms.
 func (e *ExecuteFlags) newExecute(cfg workers.Config, faults *runs.FaultPlan) (*activities.Execute, error) {
-	var installNet sandbox.Network
-	switch e.InstallNetwork {
-	case "egress", "":
-		installNet = sandbox.NetEgress
-	case "none":
-		installNet = sandbox.NetNone
-	default:
-		return nil, iostreams.BadInput(fmt.Errorf("--install-network %q: want egress or none", e.InstallNetwork))
+	installNet, err := sandbox.ParseNetwork(e.InstallNetwork)
+	if err != nil {
+		return nil, iostreams.BadInput(fmt.Errorf("--install-network %w", err))
 	}
 	// One sandbox for the executor and the previews, made if either runs repository code.
 	cfg.Sandbox = &sandbox.Lazy{Unsandboxed: e.Unsandboxed}

@@ -24,6 +24,7 @@ import (
 	"github.com/signoff/signoff/fixtures/runs"
 	"github.com/signoff/signoff/internal/datadir"
 	"github.com/signoff/signoff/internal/proofstore"
+	"github.com/signoff/signoff/internal/sandbox"
 	"github.com/signoff/signoff/internal/settings"
 	"github.com/signoff/signoff/temporal"
 	"github.com/signoff/signoff/web"
@@ -43,7 +44,9 @@ type Options struct {
 	Preview    string
 	SharedDeps string
 	RunAs      string
-	JSON       bool
+	// InstallNetwork is what install and build steps may reach ("egress" or "none").
+	InstallNetwork string
+	JSON           bool
 	// Settings is the process's configuration (from the factory); only its paths and browser
 	// apply (replaySettings).
 	Settings settings.Settings
@@ -96,6 +99,7 @@ func NewCmdReplay(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command 
 	fs.StringVar(&o.Preview, "preview", workers.PreviewNext, "preview kind: next (build and start the app) or static")
 	fs.StringVar(&o.SharedDeps, "shared-deps", filepath.Join(".cache", "finance-deps"), "installed node_modules to hardlink from")
 	fs.StringVar(&o.RunAs, "run-as", "", "user the app runs as (default signoff-preview when root; - for this user)")
+	fs.StringVar(&o.InstallNetwork, "install-network", "none", "what install and build steps may reach: none (a replay is hermetic: the prepared runs hardlink the shared install) or egress, as dev and worker default to")
 	fs.BoolVar(&o.JSON, "json", false, "JSON lines for progress and a JSON summary")
 	fs.StringSliceVar(&o.Queues, "queues", []string{"control", "execute", "verify"}, "queues this process works; with --temporal-address the others may run as signoff worker processes on other hosts (control must be here: it holds the local Stripe test double the replay pays through)")
 	fs.IntVar(&o.Parallel, "parallel", 1, "runs at once (runs on one repository still take turns: it is locked per contract)")
@@ -141,13 +145,20 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return iostreams.BadInput(err)
 	}
+	if o.InstallNetwork == "" {
+		o.InstallNetwork = "none"
+	}
+	installNet, err := sandbox.ParseNetwork(o.InstallNetwork)
+	if err != nil {
+		return iostreams.BadInput(fmt.Errorf("--install-network %w", err))
+	}
 	faults := &runs.FaultPlan{}
 	st, err := devstack.Start(ctx, devstack.Options{
 		DataDir: dataDir, Dial: o.Conn.DialConfig(), ProofDir: o.ProofDir, TemporalPort: temporal.AnyPort, Artifacts: o.Artifacts,
 		RunsDir: runsDir, Allow: slices.Clone(workers.DefaultAllow), Control: true, Execute: queues["execute"], Verify: queues["verify"],
 		BuildExecute: func(cfg workers.Config) (*activities.Execute, error) {
 			return workers.NewExecute(cfg, workers.ExecuteOptions{Executor: workers.NewPreparedExecutor(cfg),
-				Preview: o.Preview, SharedDeps: shared, RunAs: o.RunAs, WrapPreviews: faults.Decorator()})
+				Preview: o.Preview, SharedDeps: shared, RunAs: o.RunAs, InstallNetwork: installNet, WrapPreviews: faults.Decorator()})
 		},
 		BuildVerify: func(cfg workers.Config) (*activities.Verify, func(), error) { return workers.NewVerify(cfg, nil) },
 		Log:         nil,
