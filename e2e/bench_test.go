@@ -215,7 +215,7 @@ func BenchmarkW1Phases(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		final, mm, err := r.Replay(ctx, runs.Env{Client: st.Client, Remotes: st.Local.Deliverer.Remotes, DataDir: dataDir, Trust: trust,
+		final, mm, err := r.Replay(ctx, runs.Env{Client: st.Client, Remotes: st.ControlPlane.Deliverer.Remotes, DataDir: dataDir, Trust: trust,
 			Pay: func(ctx context.Context, id string) error {
 				_, err := web.CompleteTestCheckout(ctx, st.Client, id)
 				return err

@@ -334,7 +334,7 @@ func TestWorkerKilledAtEachPhase(t *testing.T) {
 			defer stopVerify()
 
 			cfg := workers.Config{DataDir: dataDir}
-			local := workers.NewLocal(cfg)
+			local := workers.NewControlPlane(cfg)
 			// Both deadlines only catch a hang: a loaded machine may be many times slower.
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()

@@ -101,7 +101,7 @@ echo "made the header change"
 	if err != nil {
 		t.Fatal(err)
 	}
-	final, mismatches, err := r.Replay(ctx, runs.Env{Client: st.Client, Remotes: st.Local.Deliverer.Remotes, DataDir: dataDir, Trust: trust,
+	final, mismatches, err := r.Replay(ctx, runs.Env{Client: st.Client, Remotes: st.ControlPlane.Deliverer.Remotes, DataDir: dataDir, Trust: trust,
 		Pay: func(ctx context.Context, id string) error {
 			_, err := web.CompleteTestCheckout(ctx, st.Client, id)
 			return err

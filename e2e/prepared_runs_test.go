@@ -55,7 +55,7 @@ func TestPreparedRuns(t *testing.T) {
 			t.Fatal(err)
 		}
 		started := time.Now()
-		final, mismatches, err := r.Replay(ctx, runs.Env{Client: st.Client, Remotes: st.Local.Deliverer.Remotes, DataDir: dataDir,
+		final, mismatches, err := r.Replay(ctx, runs.Env{Client: st.Client, Remotes: st.ControlPlane.Deliverer.Remotes, DataDir: dataDir,
 			Trust: trust, Faults: faults,
 			Pay: func(ctx context.Context, id string) error {
 				_, err := web.CompleteTestCheckout(ctx, st.Client, id)

@@ -168,7 +168,7 @@ func startServicesStack(t *testing.T, dial temporal.DialConfig, runsDir string, 
 		Allow: []string{"signoff-fixtures/*"}, Control: true, Execute: true, Verify: true, Log: logs,
 		BuildExecute: func(cfg workers.Config) (*activities.Execute, error) {
 			return &activities.Execute{Executor: workers.NewPreparedExecutor(cfg),
-				Previews: &staticpreview.Previews{Remotes: workers.NewLocal(cfg).Deliverer.Remotes, JobsDir: filepath.Join(dataDir, "jobs", "static")}}, nil
+				Previews: &staticpreview.Previews{Remotes: workers.NewControlPlane(cfg).Deliverer.Remotes, JobsDir: filepath.Join(dataDir, "jobs", "static")}}, nil
 		},
 		BuildVerify: func(workers.Config) (*activities.Verify, func(), error) {
 			return &activities.Verify{Verifier: sv}, func() {}, nil
@@ -196,7 +196,7 @@ func (s *servicesStack) replay(t *testing.T, runsDir, name string, timeouts work
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	st, mismatches, err := r.Replay(ctx, runs.Env{Client: s.Client, Remotes: s.Local.Deliverer.Remotes, DataDir: s.Config.DataDir,
+	st, mismatches, err := r.Replay(ctx, runs.Env{Client: s.Client, Remotes: s.ControlPlane.Deliverer.Remotes, DataDir: s.Config.DataDir,
 		Trust: testTrust(r.Contract), Timeouts: timeouts,
 		Pay: func(ctx context.Context, id string) error {
 			_, err := web.CompleteTestCheckout(ctx, s.Client, id)

@@ -23,7 +23,7 @@ import (
 // local Stripe test double), the prepared executor, a static preview and the test's verifier.
 type wiring struct {
 	Config   workers.Config
-	Local    *workers.Local
+	Local    *workers.ControlPlane
 	Services *workers.Services
 	client   client.Client
 }
@@ -51,7 +51,7 @@ func startWiring(t *testing.T, c client.Client, v capability.Verifier, o wiringO
 		t.Fatal(err)
 	}
 	t.Cleanup(svc.Close)
-	local := workers.NewLocal(cfg)
+	local := workers.NewControlPlane(cfg)
 	svc.Apply(local)
 	control, err := workers.NewControl(cfg, c, local, nil)
 	if err != nil {

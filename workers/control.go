@@ -20,9 +20,10 @@ import (
 	"github.com/signoff/signoff/web/proofpage"
 )
 
-// Local is the control plane kept under the data dir: the bare-remote deliverable, the proof
-// store and the index, plus the services chosen for this process (Services.Apply).
-type Local struct {
+// ControlPlane is what the control queue keeps under the data dir: the bare-remote
+// deliverable, the proof store and the index, plus the services chosen for this process
+// (Services.Apply).
+type ControlPlane struct {
 	Deliverer *localgit.Deliverer
 	Proofs    proofstore.Store
 	Index     *index.Index
@@ -34,11 +35,11 @@ type Local struct {
 	Publisher capability.Deliverer
 }
 
-// NewLocal builds the local control capabilities.
-func NewLocal(cfg Config) *Local {
+// NewControlPlane opens the control plane of the data dir.
+func NewControlPlane(cfg Config) *ControlPlane {
 	p := cfg.Layout()
 	remotes := localgit.Remotes{Root: p.Remotes}
-	return &Local{
+	return &ControlPlane{
 		Deliverer: &localgit.Deliverer{Remotes: remotes, Store: p.PRs},
 		Proofs:    proofstore.Store{Root: p.Proofs},
 		Index:     index.Open(p.Index),
@@ -46,7 +47,7 @@ func NewLocal(cfg Config) *Local {
 }
 
 // NewControl builds the control queue's activities. Only this queue reads the control key.
-func NewControl(cfg Config, c client.Client, l *Local, notifier capability.Notifier) (*activities.Control, error) {
+func NewControl(cfg Config, c client.Client, l *ControlPlane, notifier capability.Notifier) (*activities.Control, error) {
 	keyPath := filepath.Join(datadir.Paths(cfg.DataDir).Keys, datadir.ControlKeyFile)
 	key, err := signing.LoadOrCreate(keyPath)
 	if err != nil {

@@ -211,7 +211,7 @@ func tokenSafeURL(raw string) error {
 }
 
 // Apply makes the services the control plane's: l.Payments, and l.Publisher with GitHub.
-func (s *Services) Apply(l *Local) {
+func (s *Services) Apply(l *ControlPlane) {
 	l.Payments = s.Payments
 	if s.GitHub != nil {
 		l.Publisher = s.GitHub
@@ -339,7 +339,7 @@ func signalContract(ctx context.Context, sig contractclient.Signaler, log *slog.
 
 // WatchHeads starts the local deliverable's head watcher (see HeadWatch) unless GitHub is
 // the deliverable; stop ends it.
-func (s *Services) WatchHeads(sig contractclient.Signaler, l *Local) (stop func()) {
+func (s *Services) WatchHeads(sig contractclient.Signaler, l *ControlPlane) (stop func()) {
 	if s.GitHub != nil {
 		return func() {}
 	}

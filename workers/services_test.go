@@ -263,7 +263,7 @@ func TestHeadWatchSignalsAPushAfterVerification(t *testing.T) {
 	ctx := context.Background()
 	cfg := workers.Config{DataDir: t.TempDir()}
 	base := newRemote(t, cfg)
-	l := workers.NewLocal(cfg)
+	l := workers.NewControlPlane(cfg)
 	remote, _ := l.Deliverer.Remotes.Path("acme", "web")
 	branch := executor.Branch("c-head")
 	if _, err := localgit.Git(ctx, remote, "branch", branch, base); err != nil {
@@ -451,7 +451,7 @@ func TestOpenServicesFromTheEnvironment(t *testing.T) {
 		!strings.Contains(local.PaymentLabel, "no money moves") || local.GitHub != nil {
 		t.Fatalf("local default: %+v", local)
 	}
-	l := workers.NewLocal(cfg)
+	l := workers.NewControlPlane(cfg)
 	local.Apply(l)
 	if l.Payments != local.Payments || l.Publisher != nil {
 		t.Fatalf("applied: %+v", l)
@@ -479,7 +479,7 @@ func TestOpenServicesFromTheEnvironment(t *testing.T) {
 	if err != nil || ps.Local || ps.CheckoutSessionID == "" {
 		t.Fatalf("authorize with the configured key: %+v, %v", ps, err)
 	}
-	l = workers.NewLocal(cfg)
+	l = workers.NewControlPlane(cfg)
 	real.Apply(l)
 	ctl, err := workers.NewControl(cfg, nil, l, nil)
 	if err != nil {

@@ -274,7 +274,7 @@ func mountChat(_ context.Context, s *Stack, o Options) error {
 func conversationConfig(s *Stack, o Options, log *slog.Logger) conversation.Config {
 	limit := o.Settings.Authoring.RateLimit // 0: off
 	dataDir := s.Config.DataDir
-	remotes := s.Local.Deliverer.Remotes
+	remotes := s.ControlPlane.Deliverer.Remotes
 	var checker authoring.BaseChecker
 	if o.Chat.BaseCheck {
 		// On this stack's own queues, with its client. The task's repository is a prepared
@@ -294,7 +294,7 @@ func conversationConfig(s *Stack, o Options, log *slog.Logger) conversation.Conf
 		},
 		Author: workers.NewAuthor(workers.AuthorOptions{DataDir: dataDir, Allow: o.Allow, Limit: limit, Checker: checker}),
 		Trust:  func() (workflows.Trust, error) { return workers.ReadTrust(dataDir) },
-		Index:  s.Local.Index, ExecutorNote: o.Chat.ExecutorNote, Timeouts: o.Chat.Timeouts, Logger: log, Keys: keyFingerprints(dataDir),
+		Index:  s.ControlPlane.Index, ExecutorNote: o.Chat.ExecutorNote, Timeouts: o.Chat.Timeouts, Logger: log, Keys: keyFingerprints(dataDir),
 		ConcurrentQuotes: o.Chat.ConcurrentQuotes,
 		ProofURL:         func(id string) string { return s.LoopbackURL + "/proofs/" + url.PathEscape(id) + "/" },
 	}

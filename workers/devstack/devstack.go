@@ -82,15 +82,15 @@ type Options struct {
 
 // Stack is a running process.
 type Stack struct {
-	Server      *temporal.Server // nil with an external cluster
-	Client      client.Client
-	Namespace   string
-	Local       *workers.Local
-	Config      workers.Config
-	LoopbackURL string
-	PublicURL   string
-	Loopback    *web.Loopback
-	PublicMux   *http.ServeMux
+	Server       *temporal.Server // nil with an external cluster
+	Client       client.Client
+	Namespace    string
+	ControlPlane *workers.ControlPlane
+	Config       workers.Config
+	LoopbackURL  string
+	PublicURL    string
+	Loopback     *web.Loopback
+	PublicMux    *http.ServeMux
 	// Services are the control queue's payment and deliverable (services.go); nil without
 	// the control queue.
 	Services *workers.Services
@@ -160,13 +160,13 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		return nil, fmt.Errorf("artifact store: %w", err)
 	}
 	s.closers = append(s.closers, func() { _ = s.Config.Artifacts.Close() })
-	s.Local = workers.NewLocal(s.Config)
+	s.ControlPlane = workers.NewControlPlane(s.Config)
 	if err := openServices(ctx, s, o, logger); err != nil {
 		return nil, err
 	}
 	set := workers.Set{Interceptors: o.Interceptors}
 	if o.Control {
-		if set.Control, err = workers.NewControl(s.Config, c, s.Local, notifierFor(s, o)); err != nil {
+		if set.Control, err = workers.NewControl(s.Config, c, s.ControlPlane, notifierFor(s, o)); err != nil {
 			return nil, err
 		}
 	}
@@ -189,7 +189,7 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	s.closers = append(s.closers, stopWorkers)
 	if o.Headless {
 		if s.Services != nil {
-			s.closers = append(s.closers, s.Services.WatchHeads(s.Client, s.Local))
+			s.closers = append(s.closers, s.Services.WatchHeads(s.Client, s.ControlPlane))
 		}
 		return s, nil
 	}
@@ -198,8 +198,8 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	if s.Server != nil {
 		uiURL = s.Server.UIURL()
 	}
-	s.Loopback = &web.Loopback{Index: s.Local.Index, UIURL: uiURL, Namespace: s.Namespace, Extra: map[string]http.Handler{}}
-	if h, err := proofHandler(s.Config, s.Local); err == nil {
+	s.Loopback = &web.Loopback{Index: s.ControlPlane.Index, UIURL: uiURL, Namespace: s.Namespace, Extra: map[string]http.Handler{}}
+	if h, err := proofHandler(s.Config, s.ControlPlane); err == nil {
 		s.Loopback.Extra["/proofs/"] = h
 	} else {
 		logger.Warn("proof pages unavailable", "error", err)
@@ -235,7 +235,7 @@ func (s *Stack) listen(o Options) (loopLn, pubLn net.Listener, err error) {
 
 // proofHandler serves proof pages from the proof store, verified with this data dir's keys
 // when both exist, with the driver's trace viewer when it is installed.
-func proofHandler(cfg workers.Config, l *workers.Local) (http.Handler, error) {
+func proofHandler(cfg workers.Config, l *workers.ControlPlane) (http.Handler, error) {
 	layout := cfg.Layout()
 	opts := proofpage.Options{Index: l.Index}
 	vk, verr := signing.LoadPublic(filepath.Join(layout.Keys, datadir.VerifierKeyFile))

@@ -29,7 +29,7 @@ func openServices(ctx context.Context, s *Stack, o Options, log *slog.Logger) er
 	}
 	s.Services = svc
 	s.closers = append(s.closers, svc.Close)
-	svc.Apply(s.Local)
+	svc.Apply(s.ControlPlane)
 	return nil
 }
 
@@ -49,7 +49,7 @@ func mountServices(s *Stack, o Options) error {
 	if s.Services.LocalStripe != nil {
 		s.Loopback.CheckoutBase = s.Services.LocalStripe.URL()
 	}
-	s.closers = append(s.closers, s.Services.WatchHeads(s.Client, s.Local))
+	s.closers = append(s.closers, s.Services.WatchHeads(s.Client, s.ControlPlane))
 	return nil
 }
 

@@ -188,7 +188,7 @@ func Run(ctx context.Context, o *Options) error {
 	// The prepared runs' repository (the finance fixture) gets its bare remote once.
 	for _, name := range runs.List(runsDir) {
 		if r, err := runs.Load(runsDir, name); err == nil {
-			if err := runs.Materialize(ctx, st.Local.Deliverer.Remotes, dataDir, r.Contract); err != nil {
+			if err := runs.Materialize(ctx, st.ControlPlane.Deliverer.Remotes, dataDir, r.Contract); err != nil {
 				fmt.Fprintf(o.IO.ErrOut, "prepared run %s: %v\n", name, err)
 			}
 		}

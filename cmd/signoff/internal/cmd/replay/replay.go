@@ -174,7 +174,7 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	replayOne := func(r *runs.Run, out io.Writer, tty bool) (workflows.Status, []string, error) {
 		p := &progress.Printer{Out: out, TTY: tty, JSON: o.JSON}
-		return r.Replay(ctx, runs.Env{Client: st.Client, Remotes: st.Local.Deliverer.Remotes, DataDir: dataDir,
+		return r.Replay(ctx, runs.Env{Client: st.Client, Remotes: st.ControlPlane.Deliverer.Remotes, DataDir: dataDir,
 			Trust: trust, Faults: faults, OnStatus: p.Update,
 			Pay: func(ctx context.Context, id string) error {
 				_, err := web.CompleteTestCheckout(ctx, st.Client, id)
