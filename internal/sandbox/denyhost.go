@@ -9,36 +9,54 @@ import (
 )
 
 // slirpHost is slirp4netns's alias for the host; --disable-host-loopback already refuses
-// it, and the deny rules name it again.
-const slirpHost = "10.0.2.2"
+// it, and the deny rules name it again. slirpDNS is its DNS forwarder, the one address in a
+// refused range the sandbox may reach (resolvConf names it), and only on port 53.
+const (
+	slirpHost = "10.0.2.2"
+	slirpDNS  = "10.0.2.3"
+)
 
-// denyHostRules is an nftables ruleset for the sandbox's network namespace that rejects
-// traffic to the host's own addresses and to link-local ones (cloud metadata services):
-// slirp4netns only stops 10.0.2.2 reaching the host's loopback, so a service bound to
-// 0.0.0.0 would still answer on the host's external address.
+// nonPublic are the ranges egress never reaches, whatever the host routes: this network,
+// loopback, RFC 1918, CGNAT, link-local (cloud metadata at 169.254.169.254), multicast and
+// reserved for IPv4; unspecified, loopback, IPv4-mapped, ULA, link-local and multicast for
+// IPv6. On a cloud host the private ranges are its VPC. The documentation and benchmarking
+// ranges are not here: some networks route them like public addresses.
+var nonPublic = struct{ v4, v6 []string }{
+	v4: []string{"0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12",
+		"192.0.0.0/24", "192.168.0.0/16", "224.0.0.0/4", "240.0.0.0/4"},
+	v6: []string{"::/128", "::1/128", "::ffff:0:0/96", "fc00::/7", "fe80::/10", "ff00::/8"},
+}
+
+// denyHostRules is an nftables ruleset for the sandbox's network namespace: egress means
+// public unicast addresses only. It rejects the non-public ranges and the host's own
+// addresses (slirp4netns only stops 10.0.2.2 reaching the host's loopback, so a service
+// bound to 0.0.0.0 would still answer on the host's external address). One rule per range:
+// a host address inside a range would be a conflicting interval in one set.
 func denyHostRules(addrs []net.IP) string {
-	var v4, v6 []string
-	v4 = append(v4, slirpHost, "169.254.0.0/16")
-	v6 = append(v6, "fe80::/10")
+	var b strings.Builder
+	b.WriteString("table inet signoff_sandbox {\n\tchain output {\n\t\ttype filter hook output priority 0; policy accept;\n")
+	b.WriteString("\t\toifname \"lo\" accept\n")
+	fmt.Fprintf(&b, "\t\tip daddr %s udp dport 53 accept\n\t\tip daddr %s tcp dport 53 accept\n", slirpDNS, slirpDNS)
+	rule := func(family, dst string) { fmt.Fprintf(&b, "\t\t%s daddr %s reject\n", family, dst) }
+	rule("ip", slirpHost)
+	for _, r := range nonPublic.v4 {
+		rule("ip", r)
+	}
+	for _, r := range nonPublic.v6 {
+		rule("ip6", r)
+	}
 	for _, ip := range addrs {
 		switch {
 		case ip.IsLoopback():
-			// The namespace's own loopback, not the host's.
+			// The namespace's own loopback, not the host's (and in the ranges anyway).
 		case ip.To4() != nil:
-			v4 = append(v4, ip.String())
+			rule("ip", ip.String())
 		default:
-			v6 = append(v6, ip.String())
+			rule("ip6", ip.String())
 		}
 	}
-	return fmt.Sprintf(`table inet signoff_sandbox {
-	chain output {
-		type filter hook output priority 0; policy accept;
-		oifname "lo" accept
-		ip daddr { %s } reject
-		ip6 daddr { %s } reject
-	}
-}
-`, strings.Join(v4, ", "), strings.Join(v6, ", "))
+	b.WriteString("\t}\n}\n")
+	return b.String()
 }
 
 // hostAddrs are this host's interface addresses, read in the host's namespace.

@@ -104,9 +104,11 @@ func TestDetachedDaemonDiesWithSandbox(t *testing.T) {
 }
 
 // The host's 127.0.0.1 listeners (Temporal, the Web UI, other previews) are out of
-// reach in both modes, and so are 10.0.2.2, slirp's alias for the host, and the host's own
-// external address (a service bound to 0.0.0.0) in NetEgress. Egress still routes off the
-// box: a listener on a test host, in a network namespace this test makes, answers.
+// reach in both modes, and so are 10.0.2.2, slirp's alias for the host, the host's own
+// external address (a service bound to 0.0.0.0) and private addresses (a VPC, metadata) in
+// NetEgress. Egress still routes off the box: a listener on a test host's public-range
+// address, in a network namespace this test makes, answers; one on the same host's private
+// address does not.
 func TestHostLoopbackUnreachable(t *testing.T) {
 	ln, accepted := hostListener(t, "127.0.0.1:0")
 	p := port(ln)
@@ -117,7 +119,8 @@ func TestHostLoopbackUnreachable(t *testing.T) {
 		targets = append(targets, ext+":"+port(l))
 		extAccepted = n
 	}
-	remote := testHost(t)
+	remote, private := testHost(t)
+	targets = append(targets, private)
 	for _, mode := range []Network{NetNone, NetEgress} {
 		t.Run(mode.String(), func(t *testing.T) {
 			s := probeSpec(t, "dial", append(targets, remote)...)
@@ -150,9 +153,10 @@ func TestHostLoopbackUnreachable(t *testing.T) {
 	}
 }
 
-// testHost makes a network namespace joined to this host by a veth pair (198.18.0.0/30,
-// the benchmarking range) and a listener inside it; it returns the listener's address.
-func testHost(t *testing.T) string {
+// testHost makes a network namespace joined to this host by a veth pair, with two addresses
+// on each side: 198.18.0.0/30 (the benchmarking range, routed like a public one) and
+// 10.218.0.0/30 (RFC 1918, as a VPC's). It returns the address of a listener on each.
+func testHost(t *testing.T) (public, private string) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("making a test host needs root")
@@ -170,8 +174,10 @@ func testHost(t *testing.T) string {
 	ipCmd("link", "add", host, "type", "veth", "peer", "name", peer, "netns", name)
 	t.Cleanup(func() { _ = exec.Command("ip", "link", "delete", host).Run() })
 	ipCmd("addr", "add", "198.18.0.1/30", "dev", host)
+	ipCmd("addr", "add", "10.218.0.1/30", "dev", host)
 	ipCmd("link", "set", host, "up")
 	ipCmd("-n", name, "addr", "add", "198.18.0.2/30", "dev", peer)
+	ipCmd("-n", name, "addr", "add", "10.218.0.2/30", "dev", peer)
 	ipCmd("-n", name, "link", "set", peer, "up")
 	ipCmd("-n", name, "link", "set", "lo", "up")
 
@@ -180,7 +186,7 @@ func testHost(t *testing.T) string {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	lnCh := make(chan net.Listener, 1)
+	lnCh := make(chan []net.Listener, 1)
 	errCh := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread() // never unlocked if restoring fails: the thread is discarded
@@ -194,35 +200,49 @@ func testHost(t *testing.T) string {
 			errCh <- err
 			return
 		}
-		ln, lerr := net.Listen("tcp", "198.18.0.2:0")
+		var lns []net.Listener
+		var lerr error
+		for _, addr := range []string{"198.18.0.2:0", "10.218.0.2:0"} {
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				lerr = err
+				break
+			}
+			lns = append(lns, ln)
+		}
 		if err := unix.Setns(orig, unix.CLONE_NEWNET); err != nil {
 			errCh <- err
 			return
 		}
 		runtime.UnlockOSThread()
 		if lerr != nil {
+			for _, ln := range lns {
+				ln.Close()
+			}
 			errCh <- lerr
 			return
 		}
-		lnCh <- ln
+		lnCh <- lns
 	}()
 	select {
 	case err := <-errCh:
 		t.Fatalf("listener in the test host: %v", err)
-	case ln := <-lnCh:
-		t.Cleanup(func() { ln.Close() })
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
+	case lns := <-lnCh:
+		for _, ln := range lns {
+			t.Cleanup(func() { ln.Close() })
+			go func() {
+				for {
+					c, err := ln.Accept()
+					if err != nil {
+						return
+					}
+					c.Close()
 				}
-				c.Close()
-			}
-		}()
-		return ln.Addr().String()
+			}()
+		}
+		return lns[0].Addr().String(), lns[1].Addr().String()
 	}
-	return ""
+	return "", ""
 }
 
 // Files outside the binds do not exist inside; nothing outside Writable (and /tmp,

@@ -29,8 +29,9 @@ type Network int
 const (
 	// NetNone leaves only the namespace's own loopback: no route anywhere.
 	NetNone Network = iota
-	// NetEgress attaches slirp4netns with --disable-host-loopback: outbound to the
-	// internet (the package registry), never to the host's 127.0.0.1 listeners.
+	// NetEgress attaches slirp4netns with --disable-host-loopback: outbound to public
+	// addresses (the package registry), never to the host's own addresses or private,
+	// link-local, CGNAT or multicast ranges (denyHostRules).
 	NetEgress
 )
 
