@@ -4,6 +4,7 @@ package executor
 
 import (
 	"context"
+	"io"
 	"os/exec"
 	"strings"
 	"testing"
@@ -69,6 +70,71 @@ func TestCheckTreeReadsNamesAsFileSystemsDo(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			problems, err := checkTree(context.Background(), repo, empty, tree(tc.entry))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := strings.Join(problems, "; ")
+			switch {
+			case tc.refused == "" && got != "":
+				t.Errorf("refused: %s", got)
+			case tc.refused != "" && !strings.Contains(got, tc.refused):
+				t.Errorf("problems %q, want one saying %q", got, tc.refused)
+			}
+		})
+	}
+}
+
+// zeros reads as an endless run of zero bytes.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
+// TestCheckExpansionRefusesBombs: a 300 MB file of zeros is a few hundred KB of objects, and
+// is refused before anything checks it out; so is a change that stays under the one-file
+// limit but grows the checkout past its bound in many files. A large file the base already
+// had, and an ordinary change, pass.
+func TestCheckExpansionRefusesBombs(t *testing.T) {
+	repo := t.TempDir()
+	git := func(stdin io.Reader, args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = repo
+		cmd.Stdin = stdin
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("git %v: %v", args, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git(nil, "init", "--bare", "--quiet", ".")
+	blob := func(n int64) string { return git(io.LimitReader(zeros{}, n), "hash-object", "-w", "--stdin") }
+	tree := func(files map[string]string) string {
+		var b strings.Builder
+		for name, obj := range files {
+			b.WriteString("100644 blob " + obj + "\t" + name + "\n")
+		}
+		return git(strings.NewReader(b.String()), "mktree")
+	}
+	small := blob(10)
+	bomb := blob(300 << 20)
+	chunk := blob(60 << 20)
+	base := tree(map[string]string{"README.md": small})
+	bigBase := tree(map[string]string{"README.md": small, "video.bin": bomb})
+
+	for _, tc := range []struct {
+		name, parent, tree, refused string
+	}{
+		{"300 MB of zeros", base, tree(map[string]string{"README.md": small, "big.bin": bomb}), "over the 67108864-byte limit for one file"},
+		{"many large files", base, tree(map[string]string{"README.md": small, "a.bin": chunk, "b.bin": chunk, "c.bin": chunk, "d.bin": chunk, "e.bin": chunk}),
+			"checkout 314572800 bytes larger"},
+		{"a large file the base had", bigBase, tree(map[string]string{"README.md": blob(20), "video.bin": bomb}), ""},
+		{"an ordinary change", base, tree(map[string]string{"README.md": small, "app.ts": blob(4096)}), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			problems, err := checkExpansion(context.Background(), repo, tc.parent, tc.tree)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -20,6 +20,15 @@ import (
 // MaxBundleBytes bounds the git bundle an attempt may hand out of the sandbox.
 const MaxBundleBytes = 256 << 20
 
+// Bounds on what an attempt's change becomes when its tree is checked out (by the preview,
+// by the PR's readers): a bundle of a few hundred KB carries a file of hundreds of MB of
+// zeros. They are on the change, not the repository: a large base stays quotable.
+const (
+	MaxChangedFileBytes = 64 << 20  // one added or changed file
+	MaxChangeGrowth     = 256 << 20 // how much larger the checkout may become
+	MaxAddedFiles       = 20000     // files the change may add
+)
+
 // attemptRef is the ref the sandbox's packaging step bundles.
 const attemptRef = "refs/signoff/attempt"
 
@@ -106,7 +115,11 @@ func importAttempt(ctx context.Context, scratch, remote, bundle, parent string) 
 	if err != nil {
 		return imported{}, nil, err
 	}
-	return imported{Tree: tree}, problems, nil
+	big, err := checkExpansion(ctx, scratch, parent, tree)
+	if err != nil {
+		return imported{}, nil, err
+	}
+	return imported{Tree: tree}, append(problems, big...), nil
 }
 
 // copyRegular copies src to dst if src is a regular file no larger than max, refusing to
@@ -201,6 +214,78 @@ func checkTree(ctx context.Context, repo, parent, tree string) ([]string, error)
 		}
 	}
 	return problems, nil
+}
+
+// treeEntry is one blob of a tree as ls-tree lists it.
+type treeEntry struct {
+	obj  string
+	size int64
+}
+
+// treeBlobs lists every blob of tree (a commit or tree id) by path, with its size.
+func treeBlobs(ctx context.Context, repo, tree string) (map[string]treeEntry, int64, error) {
+	out, err := localgit.Git(ctx, repo, "ls-tree", "-r", "-l", "-z", tree)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list the tree %s: %w", tree, err)
+	}
+	blobs := map[string]treeEntry{}
+	var total int64
+	for _, rec := range strings.Split(out, "\x00") {
+		meta, path, ok := strings.Cut(rec, "\t")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(meta) // mode type object size
+		if len(f) != 4 || f[1] != "blob" {
+			continue // a submodule (refused by checkTree) has no size
+		}
+		var size int64
+		if _, err := fmt.Sscan(f[3], &size); err != nil {
+			return nil, 0, fmt.Errorf("unexpected git ls-tree line %q", meta)
+		}
+		blobs[path] = treeEntry{obj: f[2], size: size}
+		total += size
+	}
+	return blobs, total, nil
+}
+
+// checkExpansion refuses a change whose checkout would be too large: a file over
+// MaxChangedFileBytes, growth over MaxChangeGrowth, or more than MaxAddedFiles new files.
+// It reads object headers only; nothing is expanded.
+func checkExpansion(ctx context.Context, repo, parent, tree string) ([]string, error) {
+	before, beforeTotal, err := treeBlobs(ctx, repo, parent)
+	if err != nil {
+		return nil, err
+	}
+	after, afterTotal, err := treeBlobs(ctx, repo, tree)
+	if err != nil {
+		return nil, err
+	}
+	var big []string
+	added := 0
+	for path, e := range after {
+		b, ok := before[path]
+		if ok && b.obj == e.obj {
+			continue
+		}
+		if !ok {
+			added++
+		}
+		if e.size > MaxChangedFileBytes {
+			big = append(big, fmt.Sprintf("%s: %d bytes once checked out, over the %d-byte limit for one file", path, e.size, MaxChangedFileBytes))
+		}
+	}
+	slices.Sort(big)
+	if len(big) > 5 {
+		big = append(big[:5], fmt.Sprintf("and %d more files over the %d-byte limit", len(big)-5, MaxChangedFileBytes))
+	}
+	if growth := afterTotal - beforeTotal; growth > MaxChangeGrowth {
+		big = append(big, fmt.Sprintf("the change makes the checkout %d bytes larger, over the %d-byte limit", growth, MaxChangeGrowth))
+	}
+	if added > MaxAddedFiles {
+		big = append(big, fmt.Sprintf("the change adds %d files, over the limit of %d", added, MaxAddedFiles))
+	}
+	return big, nil
 }
 
 // linkEscapes reports whether a symlink at name (slash-separated, relative to the tree's
