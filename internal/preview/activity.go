@@ -2,8 +2,9 @@ package preview
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
-	"strings"
 	"sync"
 
 	"github.com/signoff/signoff/contracts"
@@ -13,9 +14,9 @@ import (
 )
 
 // Previews adapts the Launcher to the execute queue's activities: the commit comes from the
-// repository's bare remote, each repository reuses one slot (incremental rebuilds; the repo
-// lock means one contract at a time uses it), and a failed install/build/lint/test is a
-// build result, not an error.
+// repository's bare remote, each contract reuses a slot of its own across its attempts
+// (incremental rebuilds), and a failed install/build/lint/test is a build result, not an
+// error.
 type Previews struct {
 	Launcher *Launcher
 	Remotes  localgit.Remotes
@@ -30,14 +31,12 @@ func (p *Previews) Start(ctx context.Context, req capability.PreviewRequest) (ca
 	if err != nil {
 		return capability.PreviewResult{}, capability.Refused(err)
 	}
-	// Contracts on one repository take turns (the repo lock), so they share its slot. Base
-	// checks (attempt 0) take no lock: they use a slot of their own, and a one-off folder when
-	// another base check of the same repository holds it.
-	slot := req.Repo.Owner + "-" + req.Repo.Name
-	if req.Attempt == 0 {
-		slot += "-base"
-	}
-	opts := Options{Slot: slotName(slot), AppDir: req.Stack.AppDir, PackageManager: req.Stack.PackageManager, PackageManagerVersion: req.Stack.PackageManagerVersion,
+	// Build state is per contract: what one contract's code wrote in node_modules or .next
+	// (a planted file, Next.js's signing keys) is never read by another's. A contract's
+	// attempts share its slot; its base check (attempt 0: the base and its lazy variants,
+	// which take no lock) has another, and a one-off folder when a retried check still
+	// holds it.
+	opts := Options{Slot: slotFor(req), AppDir: req.Stack.AppDir, PackageManager: req.Stack.PackageManager, PackageManagerVersion: req.Stack.PackageManagerVersion,
 		Release: sentrygate.Release(req.ContractID, req.Attempt), Environment: sentrygate.Environment(req.ContractID)}
 	job, err := p.Launcher.Prepare(ctx, repo, req.CommitSHA, opts)
 	if errors.Is(err, ErrSlotBusy) && req.Attempt == 0 {
@@ -95,17 +94,14 @@ func buildResult(job *Job) contracts.BuildResult {
 	return out
 }
 
-// slotName maps a repository to a slot name the Launcher accepts ([a-z0-9-], up to 32).
-func slotName(repo string) string {
-	b := []byte(strings.ToLower(repo))
-	for i, c := range b {
-		if (c < 'a' || c > 'z') && (c < '0' || c > '9') {
-			b[i] = '-'
-		}
+// slotFor is the slot of a request, a name the Launcher accepts ([a-z0-9-], up to 32): one per
+// contract for its attempts ("c-") and one for its base check ("b-"), named by a digest of
+// the contract id so that no id can pick another's.
+func slotFor(req capability.PreviewRequest) string {
+	sum := sha256.Sum256([]byte(req.ContractID))
+	kind := "c-"
+	if req.Attempt == 0 {
+		kind = "b-"
 	}
-	s := strings.Trim(string(b), "-")
-	if len(s) > 32 {
-		s = s[len(s)-32:]
-	}
-	return strings.TrimLeft(s, "-")
+	return kind + hex.EncodeToString(sum[:12])
 }

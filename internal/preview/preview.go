@@ -118,7 +118,14 @@ type Config struct {
 	// FirstPort, when set, keeps the proxies on ports FirstPort to FirstPort+PortSpan-1
 	// (so a firewall can open that range); 0 takes any free port.
 	FirstPort int
+	// MaxSlots is how many slots stay on disk; a new one removes the least recently used
+	// that no preview holds. Zero: DefaultMaxSlots.
+	MaxSlots int
 }
+
+// DefaultMaxSlots bounds the slots kept: slots are per contract, so they would otherwise
+// grow with every contract the host has built.
+const DefaultMaxSlots = 8
 
 // Options select how one preview is prepared.
 type Options struct {

@@ -52,6 +52,9 @@ func (l *Launcher) claim(slot string) (*workspace, error) {
 			return nil, fmt.Errorf("%w: %s holds %s", ErrSlotBusy, holder, slot)
 		}
 		l.slots[slot] = ws.id
+		if _, err := os.Lstat(ws.root); errors.Is(err, fs.ErrNotExist) {
+			l.pruneSlots()
+		}
 		l.mu.Unlock()
 	}
 	ws.git = filepath.Join(ws.root, "git")
@@ -114,6 +117,39 @@ func (l *Launcher) layout(ws *workspace) error {
 		}
 	}
 	return nil
+}
+
+// pruneSlots removes the least recently used slots no preview holds until fewer than
+// MaxSlots remain, to make room for a new one. l.mu is held: no slot being removed can be
+// claimed meanwhile.
+func (l *Launcher) pruneSlots() {
+	limit := l.cfg.MaxSlots
+	if limit <= 0 {
+		limit = DefaultMaxSlots
+	}
+	dir := filepath.Join(l.cfg.JobsRoot, slotsDir)
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) < limit {
+		return
+	}
+	type slotAge struct {
+		name string
+		used time.Time
+	}
+	var idle []slotAge
+	for _, e := range entries {
+		if !e.IsDir() || l.slots[e.Name()] != "" || !slotPattern.MatchString(e.Name()) {
+			continue
+		}
+		if fi, err := os.Lstat(filepath.Join(dir, e.Name())); err == nil {
+			idle = append(idle, slotAge{e.Name(), fi.ModTime()})
+		}
+	}
+	slices.SortFunc(idle, func(a, b slotAge) int { return a.used.Compare(b.used) })
+	for n := len(entries); n >= limit && len(idle) > 0; n-- {
+		_ = os.RemoveAll(filepath.Join(dir, idle[0].name))
+		idle = idle[1:]
+	}
 }
 
 // release frees a slot, or deletes a fresh job's directory (logs stay).

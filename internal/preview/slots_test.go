@@ -1,0 +1,70 @@
+package preview
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/signoff/signoff/internal/capability"
+)
+
+// Build state is per contract: two contracts on one repository never share a slot, a
+// contract's attempts do, and its base check has one apart from them.
+func TestSlotsArePerContract(t *testing.T) {
+	a1 := slotFor(capability.PreviewRequest{ContractID: "contract-a", Attempt: 1})
+	a2 := slotFor(capability.PreviewRequest{ContractID: "contract-a", Attempt: 2})
+	a0 := slotFor(capability.PreviewRequest{ContractID: "contract-a", Attempt: 0})
+	b1 := slotFor(capability.PreviewRequest{ContractID: "contract-b", Attempt: 1})
+	b0 := slotFor(capability.PreviewRequest{ContractID: "contract-b", Attempt: 0})
+	if a1 != a2 {
+		t.Errorf("a contract's attempts use %s and %s", a1, a2)
+	}
+	for _, other := range []string{a0, b1, b0} {
+		if other == a1 {
+			t.Errorf("slot %s is shared", other)
+		}
+	}
+	if a0 == b0 {
+		t.Errorf("two contracts' base checks share %s", a0)
+	}
+	for _, s := range []string{a1, a0, b1, b0} {
+		if !slotPattern.MatchString(s) {
+			t.Errorf("%q is not a slot name the launcher takes", s)
+		}
+	}
+}
+
+// A new slot makes room by removing the least recently used idle slots; a held one stays
+// whatever its age.
+func TestNewSlotPrunesIdleOnes(t *testing.T) {
+	root := t.TempDir()
+	l := &Launcher{cfg: Config{JobsRoot: root, MaxSlots: 3}, slots: map[string]string{}}
+	dir := filepath.Join(root, slotsDir)
+	old := time.Now().Add(-time.Hour)
+	for i, name := range []string{"c-held", "c-oldest", "c-older", "c-recent"} {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Join(p, "src", ".next"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		at := old.Add(time.Duration(i) * time.Minute)
+		if err := os.Chtimes(p, at, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.slots["c-held"] = "slot-c-held-000000000000"
+	l.mu.Lock()
+	l.pruneSlots()
+	l.mu.Unlock()
+	left, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range left {
+		names = append(names, e.Name())
+	}
+	if len(names) != 2 || names[0] != "c-held" || names[1] != "c-recent" {
+		t.Fatalf("slots left %v, want the held one and the most recent (room for the new one)", names)
+	}
+}
