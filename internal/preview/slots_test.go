@@ -1,12 +1,15 @@
 package preview
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/internal/capability"
+	"github.com/signoff/signoff/internal/localgit"
 )
 
 // Build state is per contract: two contracts on one repository never share a slot, a
@@ -66,5 +69,59 @@ func TestNewSlotPrunesIdleOnes(t *testing.T) {
 	}
 	if len(names) != 2 || names[0] != "c-held" || names[1] != "c-recent" {
 		t.Fatalf("slots left %v, want the held one and the most recent (room for the new one)", names)
+	}
+}
+
+// What one contract's build writes into its build state (.next) is not there for another
+// contract's build on the same repository, while the same contract's next attempt finds it:
+// the planted file proves the slot is reused where it should be, so its absence means
+// something.
+func TestContractsDoNotShareBuildState(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds in the sandbox; skipped in -short")
+	}
+	root := testRoot(t)
+	repo, _ := tinyRepo(t, root)
+	plant := commit(t, repo, map[string]string{"build.js": `const fs = require("fs");
+fs.mkdirSync(".next", { recursive: true });
+fs.writeFileSync(".next/planted.txt", "planted by contract A");
+fs.mkdirSync("dist", { recursive: true });
+fs.writeFileSync("dist/built.txt", "planting");
+`}, "plant")
+	read := commit(t, repo, map[string]string{"build.js": `const fs = require("fs");
+let seen = "clean";
+try { seen = fs.readFileSync(".next/planted.txt", "utf8"); } catch (e) {}
+fs.mkdirSync("dist", { recursive: true });
+fs.writeFileSync("dist/built.txt", seen);
+`}, "read")
+	remotes := localgit.Remotes{Root: filepath.Join(root, "remotes")}
+	for _, sha := range []string{plant, read} {
+		if _, err := remotes.Register(context.Background(), "acme", "web", repo, sha); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := &Previews{Launcher: newTinyLauncher(t, root, nil), Remotes: remotes}
+	built := func(contract string, attempt int, sha string) string {
+		t.Helper()
+		res, err := p.Start(context.Background(), capability.PreviewRequest{ContractID: contract, Attempt: attempt,
+			Repo: contracts.Repo{Owner: "acme", Name: "web"}, CommitSHA: sha})
+		if err != nil || res.URL == "" {
+			t.Fatalf("preview of %s attempt %d: %v %+v", contract, attempt, err, res.Build)
+		}
+		defer p.Stop(context.Background(), res.PreviewID)
+		var who struct {
+			Built string `json:"built"`
+		}
+		getJSON(t, res.URL+"/whoami", &who)
+		return who.Built
+	}
+	if got := built("contract-a", 1, plant); got != "planting" {
+		t.Fatalf("contract A built %q", got)
+	}
+	if got := built("contract-b", 1, read); got != "clean" {
+		t.Errorf("contract B's build read %q from contract A's", got)
+	}
+	if got := built("contract-a", 2, read); got != "planted by contract A" {
+		t.Errorf("contract A's repair did not reuse its own build state: %q", got)
 	}
 }
