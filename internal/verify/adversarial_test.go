@@ -240,6 +240,13 @@ func wantVerdicts(t *testing.T, v *Verifier, im impl, base string, allowed []str
 		cc := *c
 		cc.AllowedOrigins = allowed
 		d, ev := verdictUnder(t, v, &cc, base)
+		if want == contracts.Satisfied && onlyTimedOut(d) {
+			// The contract workflow re-verifies a verification_error once before it pauses for
+			// an operator (workflows.DefaultReverifyLimit); a correct implementation whose
+			// verification only ran out of time on a loaded host gets that second try here too.
+			t.Logf("%s under %s: %s (timed out on a busy host; verifying again, as the workflow does)", im.name, cc.ContractID, d.Summary())
+			d, ev = verdictUnder(t, v, &cc, base)
+		}
 		if want == contracts.NotSatisfied && onlyTimedOut(d) {
 			// A loaded host ran out the real budget before the page could be read: the
 			// implementation is not paid either way, and the evidence says it was time.
