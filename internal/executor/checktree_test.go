@@ -70,17 +70,23 @@ func TestCheckTreeReadsNamesAsFileSystemsDo(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			problems, err := checkTree(context.Background(), repo, empty, tree(tc.entry))
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := strings.Join(problems, "; ")
-			switch {
-			case tc.refused == "" && got != "":
-				t.Errorf("refused: %s", got)
-			case tc.refused != "" && !strings.Contains(got, tc.refused):
-				t.Errorf("problems %q, want one saying %q", got, tc.refused)
-			}
+			wantRefused(t, problems, err, tc.refused)
 		})
+	}
+}
+
+// wantRefused checks a check's problems: none when refused is "", else one saying refused.
+func wantRefused(t *testing.T, problems []string, err error, refused string) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(problems, "; ")
+	switch {
+	case refused == "" && got != "":
+		t.Errorf("refused: %s", got)
+	case refused != "" && !strings.Contains(got, refused):
+		t.Errorf("problems %q, want one saying %q", got, refused)
 	}
 }
 
@@ -135,16 +141,7 @@ func TestCheckExpansionRefusesBombs(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			problems, err := checkExpansion(context.Background(), repo, tc.parent, tc.tree)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := strings.Join(problems, "; ")
-			switch {
-			case tc.refused == "" && got != "":
-				t.Errorf("refused: %s", got)
-			case tc.refused != "" && !strings.Contains(got, tc.refused):
-				t.Errorf("problems %q, want one saying %q", got, tc.refused)
-			}
+			wantRefused(t, problems, err, tc.refused)
 		})
 	}
 }
