@@ -92,6 +92,7 @@ func TestHouseRules(t *testing.T) {
 		}
 		return m
 	}
+	workflowCode := func(imp string) bool { return imp == module+"workflows" || imp == module+"activities" }
 	rules := []struct {
 		name    string
 		pattern string
@@ -104,8 +105,11 @@ func TestHouseRules(t *testing.T) {
 				return strings.HasPrefix(imp, "go.temporal.io/") || imp == module+"workflows" || imp == module+"activities" ||
 					imp == module+"workers" || strings.HasPrefix(imp, module+"workers/")
 			}},
-		{"chat code does not reach for the activities", "./chatbridge/...", false,
-			func(imp string) bool { return imp == module+"activities" }},
+		{"chat speaks to a contract through its API and client, not the workflows' code", "./chatbridge/...", true, workflowCode},
+		{"the web pages speak to a contract through its API and client, not the workflows' code", "./web/...", true, workflowCode},
+		{"the prepared runs speak to a contract through its API and client, not the workflows' code", "./fixtures/...", true, workflowCode},
+		{"the workflows' API stands apart from the SDK and the activities", "./workflows/contractapi", true,
+			func(imp string) bool { return strings.HasPrefix(imp, "go.temporal.io/") || workflowCode(imp) }},
 		{"authoring does not depend on the wiring", "./authoring/...", true,
 			func(imp string) bool { return imp == module+"workers" || strings.HasPrefix(imp, module+"workers/") }},
 		{"activities stand on the ground floor and the capabilities' terms only", "./activities", false,

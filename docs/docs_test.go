@@ -54,7 +54,7 @@ func TestCheckFindsWhatIsMissing(t *testing.T) {
 	root := repoRoot(t)
 	text := "```sh\n`no/such/file.go` in a code block is a command, not a reference\n```\n" +
 		"`workflows/contract.go: ContractWorkflow` `workflows/contract_approval.go: contractRun.authorize`\n" +
-		"`workflows/api.go: DefaultReverifyLimit` `contracts/events.go: EventVerdict` `workflows/`\n" +
+		"`workflows/contractapi/api.go: DefaultReverifyLimit` `contracts/events.go: EventVerdict` `workflows/`\n" +
 		"`go test ./docs/` `https://example.com/a/b` `--data-dir` `/__verification` `ContractWorkflow`\n" +
 		"`workflows/nope.go` `workflows/contract.go: NoSuchThing` `workflows/contract.go: Author.run`\n" +
 		"`workflows/contract.go/` `fixtures/runs/*/run.json` `fixtures/runs/*/nothing.json`\n"

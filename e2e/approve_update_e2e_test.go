@@ -12,7 +12,7 @@ import (
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/fixtures/runs"
 	"github.com/signoff/signoff/temporal/temporaltest"
-	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractapi"
 	"github.com/signoff/signoff/workflows/contractclient"
 )
 
@@ -42,22 +42,22 @@ func TestApproveUpdateOnEmbeddedServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run, err := cc.Start(ctx, workflows.ContractInput{Quote: q, Channel: "test", Trust: testTrust(r.Contract), Timeouts: fastTimeouts})
+	run, err := cc.Start(ctx, contractapi.ContractInput{Quote: q, Channel: "test", Trust: testTrust(r.Contract), Timeouts: fastTimeouts})
 	if err != nil {
 		t.Fatal(err)
 	}
 	refusedWith := func(err error) string {
 		t.Helper()
-		var r *workflows.ApprovalRefusal
+		var r *contractapi.ApprovalRefusal
 		if !errors.As(err, &r) {
 			t.Fatalf("approval: %v, want a refusal", err)
 		}
 		return r.Code
 	}
-	if _, err := cc.Approve(ctx, id, workflows.Approve{Hash: strings.Repeat("a", 64), Approver: "alice", MessageID: "m0"}); refusedWith(err) != workflows.RefusedWrongHash {
+	if _, err := cc.Approve(ctx, id, contractapi.Approve{Hash: strings.Repeat("a", 64), Approver: "alice", MessageID: "m0"}); refusedWith(err) != contractapi.RefusedWrongHash {
 		t.Fatalf("wrong hash: %v", err)
 	}
-	if _, err := cc.Approve(ctx, id, workflows.Approve{Hash: q.Hash, Approver: "mallory", MessageID: "m1"}); refusedWith(err) != workflows.RefusedNotRequester {
+	if _, err := cc.Approve(ctx, id, contractapi.Approve{Hash: q.Hash, Approver: "mallory", MessageID: "m1"}); refusedWith(err) != contractapi.RefusedNotRequester {
 		t.Fatalf("stranger: %v", err)
 	}
 	// The refusals were recorded by the time the update answered: no wait for them.
@@ -65,22 +65,22 @@ func TestApproveUpdateOnEmbeddedServer(t *testing.T) {
 	if err != nil || st.State != contracts.StateQuoted || len(st.Refusals) != 2 {
 		t.Fatalf("after two refusals: %v state %s refusals %v", err, st.State, st.Refusals)
 	}
-	res, err := cc.Approve(ctx, id, workflows.Approve{Hash: q.Hash, Approver: "alice", Channel: "test", MessageID: "m2"})
+	res, err := cc.Approve(ctx, id, contractapi.Approve{Hash: q.Hash, Approver: "alice", Channel: "test", MessageID: "m2"})
 	if err != nil || res.State != contracts.StateApproved {
 		t.Fatalf("approval: %v %+v", err, res)
 	}
-	if _, err := cc.Approve(ctx, id, workflows.Approve{Hash: q.Hash, Approver: "alice", MessageID: "m3"}); refusedWith(err) != workflows.RefusedAlreadyApproved {
+	if _, err := cc.Approve(ctx, id, contractapi.Approve{Hash: q.Hash, Approver: "alice", MessageID: "m3"}); refusedWith(err) != contractapi.RefusedAlreadyApproved {
 		t.Fatalf("duplicate: %v", err)
 	}
 
 	// Pay once the workflow has opened the checkout, then let it run to the end.
-	if _, err := cc.Watch(ctx, id, 100*time.Millisecond, func(st workflows.Status) bool { return st.Payment.CheckoutSessionID != "" }); err != nil {
+	if _, err := cc.Watch(ctx, id, 100*time.Millisecond, func(st contractapi.Status) bool { return st.Payment.CheckoutSessionID != "" }); err != nil {
 		t.Fatalf("checkout: %v", err)
 	}
 	if err := w.Pay(ctx, id); err != nil {
 		t.Fatal(err)
 	}
-	var final workflows.Status
+	var final contractapi.Status
 	if err := run.Get(ctx, &final); err != nil {
 		t.Fatal(err)
 	}
@@ -88,14 +88,14 @@ func TestApproveUpdateOnEmbeddedServer(t *testing.T) {
 		t.Fatalf("final: verdict %q refusals %v stranger %d", final.Verdict, final.Refusals, final.StrangerRefusals)
 	}
 	assertCapturedOnce(t, dataDir, id, r.Contract.Price.Amount)
-	if _, err := cc.Approve(ctx, id, workflows.Approve{Hash: q.Hash, Approver: "alice", MessageID: "m4"}); refusedWith(err) != workflows.RefusedAlreadyApproved {
+	if _, err := cc.Approve(ctx, id, contractapi.Approve{Hash: q.Hash, Approver: "alice", MessageID: "m4"}); refusedWith(err) != contractapi.RefusedAlreadyApproved {
 		t.Fatalf("approval of a settled contract: %v", err)
 	}
 
 	// The history: the accepted updates (the validator's rejection leaves none), and the
 	// approval deadline cancelled once the approval was taken.
 	var accepted, timersCancelled int
-	it := c.GetWorkflowHistory(ctx, workflows.WorkflowID(id), "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	it := c.GetWorkflowHistory(ctx, contractapi.WorkflowID(id), "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		ev, err := it.Next()
 		if err != nil {
@@ -112,5 +112,5 @@ func TestApproveUpdateOnEmbeddedServer(t *testing.T) {
 		t.Fatalf("history: %d updates accepted (want 3: wrong hash, stranger, approval), %d timers cancelled (want the approval and payment deadlines)",
 			accepted, timersCancelled)
 	}
-	recordHistory(t, c, workflows.WorkflowID(id), "u1-approve-update")
+	recordHistory(t, c, contractapi.WorkflowID(id), "u1-approve-update")
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/temporal/temporaltest"
 	"github.com/signoff/signoff/workers"
-	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractapi"
 )
 
 // countingPreview stands in for the execute queue's previews: every base check builds once, and the
@@ -50,11 +50,11 @@ func TestKeyedBaseCheckRunsOnce(t *testing.T) {
 	}
 	srv := temporaltest.StartServer(t)
 	c := temporaltest.Dial(t, srv)
-	temporaltest.StartWorker(t, c, workflows.ControlQueue, func(r worker.Registry) {
+	temporaltest.StartWorker(t, c, contractapi.ControlQueue, func(r worker.Registry) {
 		workers.RegisterControl(r, &activities.Control{})
 	})
 	prev := &countingPreview{}
-	temporaltest.StartWorker(t, c, workflows.ExecuteQueue, func(r worker.Registry) {
+	temporaltest.StartWorker(t, c, contractapi.ExecuteQueue, func(r worker.Registry) {
 		workers.RegisterExecute(r, &activities.Execute{Previews: prev})
 	})
 	w1, err := runs.Load(filepath.Join(repoRoot(), "fixtures", "runs"), "W1")

@@ -24,7 +24,7 @@ import (
 	"github.com/signoff/signoff/web"
 	"github.com/signoff/signoff/workers"
 	"github.com/signoff/signoff/workers/devstack"
-	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractapi"
 )
 
 // instant is every client of the activity structs, doing no work, so the benchmark measures
@@ -163,18 +163,18 @@ func runInstant(c client.Client, inst *instant, base contracts.Contract, id, rep
 		return 0, err
 	}
 	start := time.Now()
-	wid := workflows.WorkflowID(id)
+	wid := contractapi.WorkflowID(id)
 	// A wrong verdict must fail fast, not pause for an operator for a day.
-	timeouts := workflows.Timeouts{Operator: time.Second}
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: wid, TaskQueue: workflows.ControlQueue}, workflows.ContractWorkflowName,
-		workflows.ContractInput{Quote: q, Timeouts: timeouts, Trust: workflows.Trust{VerifierPublicKey: policytest.VerifierPublicKey(), VerifierDigest: ct.Verifier.Digest}})
+	timeouts := contractapi.Timeouts{Operator: time.Second}
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: wid, TaskQueue: contractapi.ControlQueue}, contractapi.ContractWorkflowName,
+		contractapi.ContractInput{Quote: q, Timeouts: timeouts, Trust: contractapi.Trust{VerifierPublicKey: policytest.VerifierPublicKey(), VerifierDigest: ct.Verifier.Digest}})
 	if err != nil {
 		return 0, err
 	}
-	if err := c.SignalWorkflow(ctx, wid, "", workflows.SignalApprove, workflows.Approve{Hash: q.Hash, Approver: "bench"}); err != nil {
+	if err := c.SignalWorkflow(ctx, wid, "", contractapi.SignalApprove, contractapi.Approve{Hash: q.Hash, Approver: "bench"}); err != nil {
 		return 0, err
 	}
-	var st workflows.Status
+	var st contractapi.Status
 	if err := run.Get(ctx, &st); err != nil {
 		return 0, err
 	}

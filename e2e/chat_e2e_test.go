@@ -25,7 +25,7 @@ import (
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/fixtures/runs"
 	"github.com/signoff/signoff/temporal"
-	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractapi"
 )
 
 // chatLine is one line of `signoff chat --json`.
@@ -368,8 +368,8 @@ func TestChatConversationAgainstDev(t *testing.T) {
 		defer c.Close()
 		// A task cancelled before approval (the index is told), and W1 quoted, approved and
 		// satisfied from chat (a stranger's approval no longer reaches the workflow).
-		recordHistory(t, c, workflows.WorkflowID(task[1]), "c2-chat-task-cancelled")
-		recordHistory(t, c, workflows.WorkflowID(w1.Contract.ContractID), "c4-w1-chat-satisfied")
+		recordHistory(t, c, contractapi.WorkflowID(task[1]), "c2-chat-task-cancelled")
+		recordHistory(t, c, contractapi.WorkflowID(w1.Contract.ContractID), "c4-w1-chat-satisfied")
 	}
 }
 

@@ -34,7 +34,7 @@ import (
 
 	"github.com/signoff/signoff/internal/cpuhog"
 	"github.com/signoff/signoff/temporal"
-	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractapi"
 )
 
 // loadEvent is one "PEER {json}" line of chatbridge/testdata/load_peer.py.
@@ -386,7 +386,7 @@ func TestChatLoadAcrossRestart(t *testing.T) {
 	}
 	lp.mu.Unlock()
 	for id, i := range burstMsgs {
-		d, err := c.DescribeWorkflowExecution(context.Background(), workflows.QuoteWorkflowID(addrs[i], sessions[i], id), "")
+		d, err := c.DescribeWorkflowExecution(context.Background(), contractapi.QuoteWorkflowID(addrs[i], sessions[i], id), "")
 		if err != nil {
 			t.Fatalf("peer %d: quote workflow of %s: %v", i, id, err)
 		}
@@ -413,7 +413,7 @@ func TestChatLoadAcrossRestart(t *testing.T) {
 			}
 		}
 		lp.mu.Unlock()
-		recordHistory(t, c, workflows.QuoteWorkflowID(addr, sent.Session, sent.MsgID), "c1-chat-quote-across-restart")
+		recordHistory(t, c, contractapi.QuoteWorkflowID(addr, sent.Session, sent.MsgID), "c1-chat-quote-across-restart")
 	}
 	t.Logf("TestChatLoadAcrossRestart: %s", fmt.Sprint(time.Since(burst).Round(time.Second)))
 }

@@ -18,14 +18,14 @@ import (
 
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/temporal"
-	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractapi"
 )
 
 // replayState is what a replayed envelope must not change.
 type replayState struct {
 	journal   string
 	list      string
-	status    workflows.Status
+	status    contractapi.Status
 	history   int
 	workflows []string // id/run id of every execution
 	events    int      // what the capturing peer has heard since the burst
@@ -43,7 +43,7 @@ func snapshotForReplay(t *testing.T, c client.Client, lp *loadPeers, dataDir, tA
 	if err := json.Unmarshal([]byte(cli(t, "contract", "status", contract, "--json", "--data-dir", dataDir, "--temporal-address", tAddr)), &st.status); err != nil {
 		t.Fatal(err)
 	}
-	st.history = historySize(t, c, workflows.WorkflowID(contract))
+	st.history = historySize(t, c, contractapi.WorkflowID(contract))
 	var token []byte
 	for {
 		resp, err := c.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{Namespace: temporal.DefaultNamespace, NextPageToken: token})

@@ -42,7 +42,7 @@ import (
 	"github.com/signoff/signoff/temporal/temporaltest"
 	"github.com/signoff/signoff/web"
 	"github.com/signoff/signoff/workers"
-	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractapi"
 )
 
 func repoRoot() string {
@@ -84,12 +84,12 @@ func (s *scriptedVerify) Verify(ctx context.Context, req capability.VerifyReques
 	return capability.VerifyResult{Evidence: ev, EvidenceDigest: "scripted"}, nil
 }
 
-func testTrust(c contracts.Contract) workflows.Trust {
-	return workflows.Trust{VerifierPublicKey: policytest.VerifierPublicKey(), VerifierDigest: c.Verifier.Digest}
+func testTrust(c contracts.Contract) contractapi.Trust {
+	return contractapi.Trust{VerifierPublicKey: policytest.VerifierPublicKey(), VerifierDigest: c.Verifier.Digest}
 }
 
 // fastTimeouts let a killed worker's activity be retried within seconds.
-var fastTimeouts = workflows.Timeouts{PaymentPoll: 500 * time.Millisecond, ControlActivity: 5 * time.Second, Heartbeat: 3 * time.Second}
+var fastTimeouts = contractapi.Timeouts{PaymentPoll: 500 * time.Millisecond, ControlActivity: 5 * time.Second, Heartbeat: 3 * time.Second}
 
 func loadRun(t *testing.T, name string) *runs.Run {
 	t.Helper()
@@ -146,18 +146,18 @@ func TestContractOnEmbeddedServer(t *testing.T) {
 		t.Fatalf("index entry %+v ok %v err %v", e, ok, err)
 	}
 	// History holds digests and small values, never artifacts: the whole history is small.
-	size := historySize(t, c, workflows.WorkflowID(r.Contract.ContractID))
+	size := historySize(t, c, contractapi.WorkflowID(r.Contract.ContractID))
 	if size > 512*1024 {
 		t.Fatalf("history is %d bytes", size)
 	}
-	recordHistory(t, c, workflows.WorkflowID(r.Contract.ContractID), "h1-satisfied")
+	recordHistory(t, c, contractapi.WorkflowID(r.Contract.ContractID), "h1-satisfied")
 }
 
 func waitLockReleased(t *testing.T, c client.Client, repo string) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
-		d, err := c.DescribeWorkflowExecution(context.Background(), workflows.LockWorkflowID(repo), "")
+		d, err := c.DescribeWorkflowExecution(context.Background(), contractapi.LockWorkflowID(repo), "")
 		if err == nil && d.WorkflowExecutionInfo.Status == enums.WORKFLOW_EXECUTION_STATUS_COMPLETED {
 			return
 		}
@@ -328,7 +328,7 @@ func TestWorkerKilledAtEachPhase(t *testing.T) {
 			name := strings.ReplaceAll(pt.point, ":", "_")
 
 			sv := &scriptedVerify{contract: r.Contract}
-			stopVerify := temporaltest.StartWorker(t, c, workflows.VerifyQueue, func(reg worker.Registry) {
+			stopVerify := temporaltest.StartWorker(t, c, contractapi.VerifyQueue, func(reg worker.Registry) {
 				workers.RegisterVerify(reg, &activities.Verify{Verifier: sv})
 			})
 			defer stopVerify()
@@ -339,7 +339,7 @@ func TestWorkerKilledAtEachPhase(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()
 			type result struct {
-				st  workflows.Status
+				st  contractapi.Status
 				mm  []string
 				err error
 			}
@@ -504,7 +504,7 @@ func TestDevRestartResumesFromSQLite(t *testing.T) {
 		status, _ := cliRun(append([]string{"contract", "status", "h1-static-status", "--json"}, conn...)...)
 		t.Fatalf("%v\nstatus:\n%s\ndev:\n%s", err, status, dev.output())
 	}
-	var st workflows.Status
+	var st contractapi.Status
 	if err := json.Unmarshal([]byte(cli(t, append([]string{"contract", "status", "h1-static-status", "--json"}, conn...)...)), &st); err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ import (
 	"github.com/signoff/signoff/fixtures/fixturerepo"
 	"github.com/signoff/signoff/internal/localgit"
 	"github.com/signoff/signoff/temporal"
-	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractapi"
 )
 
 // TestContractNewOnQueues drafts a contract for an app in a folder of a repository on this
@@ -195,10 +195,10 @@ func TestContractNewOnQueues(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		if err := c.GetWorkflow(context.Background(), workflows.WorkflowID(contractID.ID), "").Get(context.Background(), nil); err != nil {
+		if err := c.GetWorkflow(context.Background(), contractapi.WorkflowID(contractID.ID), "").Get(context.Background(), nil); err != nil {
 			t.Fatalf("the cancelled contract: %v", err)
 		}
-		recordHistory(t, c, workflows.WorkflowID(contractID.ID), "q1-quoted-checked-cancelled")
+		recordHistory(t, c, contractapi.WorkflowID(contractID.ID), "q1-quoted-checked-cancelled")
 		for _, n := range d.Report.Notes {
 			if id := baseCheckID.FindString(n); id != "" {
 				recordHistory(t, c, id, "d2-base-check-lazy-variants")

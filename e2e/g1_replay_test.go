@@ -13,7 +13,7 @@ import (
 
 	"github.com/signoff/signoff/internal/datadir"
 	"github.com/signoff/signoff/internal/localgit"
-	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractapi"
 )
 
 // TestReplayG1RevokesEligibilityOnAHeadMove runs `signoff replay G1` as a person would: W1's
@@ -45,10 +45,10 @@ func TestReplayG1RevokesEligibilityOnAHeadMove(t *testing.T) {
 
 	// The last JSON value is the summary; the ones before are progress.
 	var summary []struct {
-		Run        string           `json:"run"`
-		OK         bool             `json:"ok"`
-		Mismatches []string         `json:"mismatches"`
-		Status     workflows.Status `json:"status"`
+		Run        string             `json:"run"`
+		OK         bool               `json:"ok"`
+		Mismatches []string           `json:"mismatches"`
+		Status     contractapi.Status `json:"status"`
 	}
 	dec := json.NewDecoder(strings.NewReader(string(out)))
 	for {

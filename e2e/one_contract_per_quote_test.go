@@ -22,7 +22,7 @@ import (
 	"github.com/signoff/signoff/internal/signing"
 	"github.com/signoff/signoff/policy/policytest"
 	"github.com/signoff/signoff/temporal/temporaltest"
-	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractapi"
 	"github.com/signoff/signoff/workflows/contractclient"
 )
 
@@ -91,7 +91,7 @@ func TestOneContractPerQuote(t *testing.T) {
 		t.Fatalf("the first contract is not settled: %v", err)
 	}
 	type snapshot struct {
-		status  workflows.Status
+		status  contractapi.Status
 		history int // bytes
 		proof   map[string]string
 		index   capability.IndexEntry
@@ -100,14 +100,14 @@ func TestOneContractPerQuote(t *testing.T) {
 	snap := func() snapshot {
 		t.Helper()
 		var s snapshot
-		q, err := c.QueryWorkflow(ctx, workflows.WorkflowID(id), "", workflows.QueryStatus)
+		q, err := c.QueryWorkflow(ctx, contractapi.WorkflowID(id), "", contractapi.QueryStatus)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := q.Get(&s.status); err != nil {
 			t.Fatal(err)
 		}
-		s.history = historySize(t, c, workflows.WorkflowID(id))
+		s.history = historySize(t, c, contractapi.WorkflowID(id))
 		s.proof = treeDigests(t, contractDir)
 		e, ok, err := local.Index.Get(id)
 		if err != nil || !ok {
@@ -139,8 +139,8 @@ func TestOneContractPerQuote(t *testing.T) {
 	unchanged("the second quote")
 
 	// The first id again: refused by the server, whatever state its workflow is in.
-	_, err = c.ExecuteWorkflow(ctx, contractclient.StartOptions(id), workflows.ContractWorkflowName,
-		workflows.ContractInput{Quote: mustQuote(t, first.Contract), Channel: "cli", Trust: testTrust(first.Contract)})
+	_, err = c.ExecuteWorkflow(ctx, contractclient.StartOptions(id), contractapi.ContractWorkflowName,
+		contractapi.ContractInput{Quote: mustQuote(t, first.Contract), Channel: "cli", Trust: testTrust(first.Contract)})
 	var already *serviceerror.WorkflowExecutionAlreadyStarted
 	if !errors.As(err, &already) {
 		t.Fatalf("a second start of %s: %v, want WorkflowExecutionAlreadyStarted", id, err)

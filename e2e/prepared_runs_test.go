@@ -20,7 +20,7 @@ import (
 	"github.com/signoff/signoff/web"
 	"github.com/signoff/signoff/workers"
 	"github.com/signoff/signoff/workers/devstack"
-	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractapi"
 )
 
 // TestPreparedRuns replays every prepared run once, for real: the embedded server, the
@@ -80,11 +80,11 @@ func TestPreparedRuns(t *testing.T) {
 		if !settled {
 			t.Errorf("%s: no verified settlement.json: %+v", name, rep.Checks)
 		}
-		recordHistory(t, st.Client, workflows.WorkflowID(r.Contract.ContractID), strings.ToLower(name))
+		recordHistory(t, st.Client, contractapi.WorkflowID(r.Contract.ContractID), strings.ToLower(name))
 		if name == "W1" || name == "W2" {
 			// Recorded again once the workflow signed settlements (version "signed-settlement"),
 			// so the replay test covers both sides of that version.
-			recordHistory(t, st.Client, workflows.WorkflowID(r.Contract.ContractID), strings.ToLower(name)+"-settled")
+			recordHistory(t, st.Client, contractapi.WorkflowID(r.Contract.ContractID), strings.ToLower(name)+"-settled")
 		}
 		switch name {
 		case "W1":

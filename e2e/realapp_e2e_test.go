@@ -18,7 +18,7 @@ import (
 	"github.com/signoff/signoff/internal/preview"
 	"github.com/signoff/signoff/internal/realapps"
 	"github.com/signoff/signoff/workers"
-	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractapi"
 )
 
 // The user's own addition to a generated app: a pricing page whose three plan cards sit in a
@@ -246,9 +246,9 @@ func quoteRealApp(t *testing.T, conn []string, repo, name, out string, check boo
 	return realAppQuote{contract: c, hash: rep.Hash}
 }
 
-func realAppStatus(t *testing.T, conn []string, id string) workflows.Status {
+func realAppStatus(t *testing.T, conn []string, id string) contractapi.Status {
 	t.Helper()
-	var st workflows.Status
+	var st contractapi.Status
 	if err := json.Unmarshal([]byte(cli(t, append([]string{"contract", "status", id, "--json"}, conn...)...)), &st); err != nil {
 		t.Fatal(err)
 	}

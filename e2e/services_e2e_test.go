@@ -34,7 +34,7 @@ import (
 	"github.com/signoff/signoff/web"
 	"github.com/signoff/signoff/workers"
 	"github.com/signoff/signoff/workers/devstack"
-	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractapi"
 )
 
 // Verifier behaviours for a contract.
@@ -188,7 +188,7 @@ func startServicesStack(t *testing.T, dial temporal.DialConfig, runsDir string, 
 var noRedirect = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
 // replay drives a variant through the stack, paying its checkout on the test double.
-func (s *servicesStack) replay(t *testing.T, runsDir, name string, timeouts workflows.Timeouts) workflows.Status {
+func (s *servicesStack) replay(t *testing.T, runsDir, name string, timeouts contractapi.Timeouts) contractapi.Status {
 	t.Helper()
 	r, err := runs.Load(runsDir, name)
 	if err != nil {
@@ -212,7 +212,7 @@ func (s *servicesStack) replay(t *testing.T, runsDir, name string, timeouts work
 }
 
 // intent reads the PaymentIntent through stripe-go, as the provider sees it.
-func (s *servicesStack) intent(t *testing.T, st workflows.Status) payment.PaymentStatus {
+func (s *servicesStack) intent(t *testing.T, st contractapi.Status) payment.PaymentStatus {
 	t.Helper()
 	pc, err := payment.New(payment.Config{APIKey: s.Services.LocalStripe.APIKey(), BaseURL: s.Services.LocalStripe.URL()})
 	if err != nil {
@@ -232,7 +232,7 @@ func (s *servicesStack) intent(t *testing.T, st workflows.Status) payment.Paymen
 	return ps
 }
 
-func events(st workflows.Status, typ string) []contracts.Event {
+func events(st contractapi.Status, typ string) []contracts.Event {
 	var out []contracts.Event
 	for _, e := range st.Timeline {
 		if e.Type == typ {

@@ -17,7 +17,7 @@ import (
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/internal/payment/localstripe"
-	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractapi"
 	"github.com/signoff/signoff/workflows/contractclient"
 )
 
@@ -103,7 +103,7 @@ func (l *Loopback) checkoutPage(w http.ResponseWriter, r *http.Request) {
 // checkout. A checkout on real Stripe is refused: a person pays that one in a browser. The
 // double's signed webhook then tells the workflow, or the workflow's poll finds the payment.
 func CompleteTestCheckout(ctx context.Context, q contractclient.Querier, contractID string) (localstripe.PaidSession, error) {
-	var st workflows.Status
+	var st contractapi.Status
 	for {
 		var err error
 		st, err = contractclient.Status(ctx, q, contractID)

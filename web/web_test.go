@@ -11,13 +11,13 @@ import (
 	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/internal/index"
 	"github.com/signoff/signoff/web"
-	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractapi"
 )
 
 func setup(t *testing.T, checkoutBase string) *httptest.Server {
 	t.Helper()
 	x := index.Open(filepath.Join(t.TempDir(), "index.json"))
-	_ = x.Put(capability.IndexEntry{ContractID: "c-one", WorkflowID: workflows.WorkflowID("c-one"), State: "approved", ProofDir: "/p"})
+	_ = x.Put(capability.IndexEntry{ContractID: "c-one", WorkflowID: contractapi.WorkflowID("c-one"), State: "approved", ProofDir: "/p"})
 	lb := &web.Loopback{Index: x, CheckoutBase: checkoutBase, UIURL: "http://127.0.0.1:8233", Namespace: "default"}
 	srv := httptest.NewServer(lb.Handler())
 	t.Cleanup(srv.Close)

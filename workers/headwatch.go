@@ -8,7 +8,7 @@ import (
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/internal/index"
 	"github.com/signoff/signoff/internal/localgit"
-	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractapi"
 	"github.com/signoff/signoff/workflows/contractclient"
 )
 
@@ -77,8 +77,8 @@ func (w *HeadWatch) Check(ctx context.Context) (int, error) {
 		if head == pr.Head || w.signalled[e.ContractID] == head {
 			continue
 		}
-		err = w.Signal.SignalWorkflow(ctx, e.WorkflowID, "", workflows.SignalPRHeadChanged,
-			workflows.PRHeadChanged{SHA: head, Source: "local-remote-watch"})
+		err = w.Signal.SignalWorkflow(ctx, e.WorkflowID, "", contractapi.SignalPRHeadChanged,
+			contractapi.PRHeadChanged{SHA: head, Source: "local-remote-watch"})
 		if err != nil {
 			w.log().Warn("pr_head_changed not delivered", "contract", e.ContractID, "error", err)
 			continue

@@ -21,7 +21,7 @@ import (
 	"github.com/signoff/signoff/internal/payment"
 	"github.com/signoff/signoff/internal/payment/localstripe"
 	"github.com/signoff/signoff/internal/settings"
-	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractapi"
 	"github.com/signoff/signoff/workflows/contractclient"
 )
 
@@ -268,8 +268,8 @@ func (s *Services) Webhooks(sig contractclient.Signaler) (map[string]http.Handle
 				if ev.PaymentIntentID != "" && told.has(key) {
 					return nil
 				}
-				err := signalContract(ctx, sig, s.log, ev.ContractID, workflows.SignalPaymentAuthorized,
-					workflows.PaymentAuthorized{SessionID: ev.CheckoutSessionID, PaymentIntentID: ev.PaymentIntentID, Source: "stripe-webhook"})
+				err := signalContract(ctx, sig, s.log, ev.ContractID, contractapi.SignalPaymentAuthorized,
+					contractapi.PaymentAuthorized{SessionID: ev.CheckoutSessionID, PaymentIntentID: ev.PaymentIntentID, Source: "stripe-webhook"})
 				if err == nil && ev.PaymentIntentID != "" {
 					told.add(key)
 				}
@@ -282,8 +282,8 @@ func (s *Services) Webhooks(sig contractclient.Signaler) (map[string]http.Handle
 	}
 	if s.GitHub != nil && s.GitHubWebhookSecret != "" {
 		h, err := github.NewWebhook(s.GitHubWebhookSecret, func(ctx context.Context, ev github.HeadEvent) error {
-			return signalContract(ctx, sig, s.log, ev.ContractID, workflows.SignalPRHeadChanged,
-				workflows.PRHeadChanged{SHA: ev.HeadSHA, Source: "github-webhook"})
+			return signalContract(ctx, sig, s.log, ev.ContractID, contractapi.SignalPRHeadChanged,
+				contractapi.PRHeadChanged{SHA: ev.HeadSHA, Source: "github-webhook"})
 		})
 		if err != nil {
 			return nil, err

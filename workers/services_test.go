@@ -31,7 +31,7 @@ import (
 	"github.com/signoff/signoff/internal/sentrygate"
 	"github.com/signoff/signoff/internal/settings"
 	"github.com/signoff/signoff/workers"
-	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractapi"
 )
 
 // newRemote makes a one-commit repository acme/web and its bare remote under the data dir's
@@ -275,7 +275,7 @@ func TestHeadWatchSignalsAPushAfterVerification(t *testing.T) {
 		t.Fatal(err)
 	}
 	put := func(state string) {
-		if err := l.Index.Put(capability.IndexEntry{ContractID: "c-head", WorkflowID: workflows.WorkflowID("c-head"), State: state}); err != nil {
+		if err := l.Index.Put(capability.IndexEntry{ContractID: "c-head", WorkflowID: contractapi.WorkflowID("c-head"), State: state}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -313,8 +313,8 @@ func TestHeadWatchSignalsAPushAfterVerification(t *testing.T) {
 	check(1)
 	check(0) // told once per head
 	got := sig.list()
-	if len(got) != 1 || !strings.Contains(got[0], workflows.SignalPRHeadChanged) || !strings.Contains(got[0], head) ||
-		!strings.HasPrefix(got[0], workflows.WorkflowID("c-head")+" ") {
+	if len(got) != 1 || !strings.Contains(got[0], contractapi.SignalPRHeadChanged) || !strings.Contains(got[0], head) ||
+		!strings.HasPrefix(got[0], contractapi.WorkflowID("c-head")+" ") {
 		t.Fatalf("signals %v", got)
 	}
 }
@@ -376,7 +376,7 @@ func TestWebhooksSignalTheWorkflow(t *testing.T) {
 		t.Fatalf("valid event: HTTP %d", code)
 	}
 	got := sig.list()
-	if len(got) != 1 || !strings.HasPrefix(got[0], "contract-c-pay "+workflows.SignalPaymentAuthorized) ||
+	if len(got) != 1 || !strings.HasPrefix(got[0], "contract-c-pay "+contractapi.SignalPaymentAuthorized) ||
 		!strings.Contains(got[0], "cs_test_1") || !strings.Contains(got[0], "stripe-webhook") {
 		t.Fatalf("signals %v", got)
 	}
@@ -418,7 +418,7 @@ func TestWebhooksSignalTheWorkflow(t *testing.T) {
 		t.Fatalf("GitHub delivery: HTTP %d", code)
 	}
 	got = sig.list()
-	if last := got[len(got)-1]; !strings.HasPrefix(last, "contract-c-pay "+workflows.SignalPRHeadChanged) || !strings.Contains(last, "2222222222") {
+	if last := got[len(got)-1]; !strings.HasPrefix(last, "contract-c-pay "+contractapi.SignalPRHeadChanged) || !strings.Contains(last, "2222222222") {
 		t.Fatalf("signals %v", got)
 	}
 }

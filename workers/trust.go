@@ -2,15 +2,15 @@ package workers
 
 import (
 	"github.com/signoff/signoff/internal/datadir"
-	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractapi"
 )
 
 // ReadTrust reads what a verify worker published in the data dir (its public key and
 // digest) as the trust the workflow checks evidence against.
-func ReadTrust(dataDir string) (workflows.Trust, error) {
+func ReadTrust(dataDir string) (contractapi.Trust, error) {
 	pub, digest, err := datadir.ReadVerifier(dataDir)
 	if err != nil {
-		return workflows.Trust{}, err
+		return contractapi.Trust{}, err
 	}
-	return workflows.Trust{VerifierPublicKey: pub, VerifierDigest: digest}, nil
+	return contractapi.Trust{VerifierPublicKey: pub, VerifierDigest: digest}, nil
 }

@@ -13,19 +13,20 @@ import (
 
 	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractapi"
 )
 
 // Queue names accepted by `signoff worker --queue`.
-var Queues = map[string]string{"control": workflows.ControlQueue, "execute": workflows.ExecuteQueue, "verify": workflows.VerifyQueue}
+var Queues = map[string]string{"control": contractapi.ControlQueue, "execute": contractapi.ExecuteQueue, "verify": contractapi.VerifyQueue}
 
 // RegisterControl registers the workflows and the control activities. Workflow tasks run on
 // the control queue. Every exported method of Control is an activity under its own name, so
 // an activity added to the struct is registered everywhere this is called: the product and
 // the tests alike.
 func RegisterControl(r worker.Registry, c *activities.Control) {
-	r.RegisterWorkflowWithOptions(workflows.ContractWorkflow, workflow.RegisterOptions{Name: workflows.ContractWorkflowName})
-	r.RegisterWorkflowWithOptions(workflows.RepoLockWorkflow, workflow.RegisterOptions{Name: workflows.RepoLockWorkflowName})
-	r.RegisterWorkflowWithOptions(workflows.BaseCheckWorkflow, workflow.RegisterOptions{Name: workflows.BaseCheckWorkflowName})
+	r.RegisterWorkflowWithOptions(workflows.ContractWorkflow, workflow.RegisterOptions{Name: contractapi.ContractWorkflowName})
+	r.RegisterWorkflowWithOptions(workflows.RepoLockWorkflow, workflow.RegisterOptions{Name: contractapi.RepoLockWorkflowName})
+	r.RegisterWorkflowWithOptions(workflows.BaseCheckWorkflow, workflow.RegisterOptions{Name: contractapi.BaseCheckWorkflowName})
 	r.RegisterActivity(c)
 }
 
@@ -67,19 +68,19 @@ func Start(c client.Client, s Set) (stop func(), err error) {
 		return nil
 	}
 	if s.Control != nil {
-		if err = add(workflows.ControlQueue, func(r worker.Registry) { RegisterControl(r, s.Control) }); err != nil {
+		if err = add(contractapi.ControlQueue, func(r worker.Registry) { RegisterControl(r, s.Control) }); err != nil {
 			stop()
 			return nil, err
 		}
 	}
 	if s.Execute != nil {
-		if err = add(workflows.ExecuteQueue, func(r worker.Registry) { RegisterExecute(r, s.Execute) }); err != nil {
+		if err = add(contractapi.ExecuteQueue, func(r worker.Registry) { RegisterExecute(r, s.Execute) }); err != nil {
 			stop()
 			return nil, err
 		}
 	}
 	if s.Verify != nil {
-		if err = add(workflows.VerifyQueue, func(r worker.Registry) { RegisterVerify(r, s.Verify) }); err != nil {
+		if err = add(contractapi.VerifyQueue, func(r worker.Registry) { RegisterVerify(r, s.Verify) }); err != nil {
 			stop()
 			return nil, err
 		}
@@ -105,13 +106,13 @@ func Run(ctx context.Context, c client.Client, s Set) error {
 // They keep the names the recorded quote histories carry (Say runs as ChatSay), so they are
 // registered by name, not by struct: the conversation has other exported methods.
 type ChatActivities interface {
-	DraftQuote(ctx context.Context, req workflows.QuoteRequest) (workflows.QuoteReply, error)
-	Say(ctx context.Context, s workflows.ChatSay) error
+	DraftQuote(ctx context.Context, req contractapi.QuoteRequest) (contractapi.QuoteReply, error)
+	Say(ctx context.Context, s contractapi.ChatSay) error
 }
 
 // RegisterChat registers the quote workflow and its activities, on the chat queue.
 func RegisterChat(r worker.Registry, a ChatActivities) {
-	r.RegisterWorkflowWithOptions(workflows.QuoteWorkflow, workflow.RegisterOptions{Name: workflows.QuoteWorkflowName})
-	r.RegisterActivityWithOptions(a.DraftQuote, activity.RegisterOptions{Name: workflows.DraftQuoteActivity})
-	r.RegisterActivityWithOptions(a.Say, activity.RegisterOptions{Name: workflows.ChatSayActivity})
+	r.RegisterWorkflowWithOptions(workflows.QuoteWorkflow, workflow.RegisterOptions{Name: contractapi.QuoteWorkflowName})
+	r.RegisterActivityWithOptions(a.DraftQuote, activity.RegisterOptions{Name: contractapi.DraftQuoteActivity})
+	r.RegisterActivityWithOptions(a.Say, activity.RegisterOptions{Name: contractapi.ChatSayActivity})
 }

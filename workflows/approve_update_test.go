@@ -12,7 +12,7 @@ import (
 
 	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/contracts"
-	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractapi"
 )
 
 // updateOutcome is what one approve update came to: rejected by the validator, or completed
@@ -20,20 +20,20 @@ import (
 type updateOutcome struct {
 	done     bool
 	rejected bool
-	result   workflows.ApproveResult
+	result   contractapi.ApproveResult
 	err      error
 }
 
 // approveByUpdate sends the approve update after d and records its outcome.
-func (h *harness) approveByUpdate(t *testing.T, d time.Duration, id string, a workflows.Approve) *updateOutcome {
+func (h *harness) approveByUpdate(t *testing.T, d time.Duration, id string, a contractapi.Approve) *updateOutcome {
 	t.Helper()
 	out := &updateOutcome{}
 	h.env.RegisterDelayedCallback(func() {
-		h.env.UpdateWorkflow(workflows.UpdateApprove, id, &testsuite.TestUpdateCallback{
+		h.env.UpdateWorkflow(contractapi.UpdateApprove, id, &testsuite.TestUpdateCallback{
 			OnReject: func(err error) { out.done, out.rejected, out.err = true, true, err },
 			OnComplete: func(v any, err error) {
 				out.done, out.err = true, err
-				if r, ok := v.(workflows.ApproveResult); ok {
+				if r, ok := v.(contractapi.ApproveResult); ok {
 					out.result = r
 				}
 			},
@@ -43,13 +43,13 @@ func (h *harness) approveByUpdate(t *testing.T, d time.Duration, id string, a wo
 }
 
 // refusal reads the typed refusal out of an update's error.
-func refusal(t *testing.T, err error) workflows.ApprovalRefusal {
+func refusal(t *testing.T, err error) contractapi.ApprovalRefusal {
 	t.Helper()
 	var app *temporal.ApplicationError
-	if !errors.As(err, &app) || app.Type() != workflows.ApprovalRefusedError {
-		t.Fatalf("update error %v is not an %s", err, workflows.ApprovalRefusedError)
+	if !errors.As(err, &app) || app.Type() != contractapi.ApprovalRefusedError {
+		t.Fatalf("update error %v is not an %s", err, contractapi.ApprovalRefusedError)
 	}
-	var r workflows.ApprovalRefusal
+	var r contractapi.ApprovalRefusal
 	if err := app.Details(&r); err != nil {
 		t.Fatalf("refusal details: %v", err)
 	}
@@ -61,7 +61,7 @@ func (h *harness) pay(d time.Duration) {
 		h.mu.Lock()
 		h.authorized = true
 		h.mu.Unlock()
-		h.env.SignalWorkflow(workflows.SignalPaymentAuthorized, workflows.PaymentAuthorized{SessionID: "cs", Source: "test"})
+		h.env.SignalWorkflow(contractapi.SignalPaymentAuthorized, contractapi.PaymentAuthorized{SessionID: "cs", Source: "test"})
 	}, d)
 }
 
@@ -69,7 +69,7 @@ func (h *harness) pay(d time.Duration) {
 // with the new state; the contract then runs as after the signal.
 func TestApproveUpdateAccepted(t *testing.T) {
 	h := newHarness(t, pass)
-	u := h.approveByUpdate(t, time.Second, "u1", workflows.Approve{Hash: h.input.Quote.Hash, Approver: "alice", Channel: "test", MessageID: "m1"})
+	u := h.approveByUpdate(t, time.Second, "u1", contractapi.Approve{Hash: h.input.Quote.Hash, Approver: "alice", Channel: "test", MessageID: "m1"})
 	h.pay(2 * time.Second)
 	st := h.run(t)
 	if !u.done || u.rejected || u.err != nil || u.result.State != contracts.StateApproved {
@@ -85,18 +85,18 @@ func TestApproveUpdateAccepted(t *testing.T) {
 // refusal is; the quote stays open and a right approval after it is taken.
 func TestApproveUpdateRefusesWrongHash(t *testing.T) {
 	h := newHarness(t, pass)
-	bad := h.approveByUpdate(t, time.Second, "u1", workflows.Approve{Hash: strings.Repeat("a", 64), Approver: "alice", MessageID: "m0"})
-	stranger := h.approveByUpdate(t, 2*time.Second, "u2", workflows.Approve{Hash: h.input.Quote.Hash, Approver: "mallory", MessageID: "m1"})
-	good := h.approveByUpdate(t, 3*time.Second, "u3", workflows.Approve{Hash: h.input.Quote.Hash, Approver: "alice", MessageID: "m2"})
+	bad := h.approveByUpdate(t, time.Second, "u1", contractapi.Approve{Hash: strings.Repeat("a", 64), Approver: "alice", MessageID: "m0"})
+	stranger := h.approveByUpdate(t, 2*time.Second, "u2", contractapi.Approve{Hash: h.input.Quote.Hash, Approver: "mallory", MessageID: "m1"})
+	good := h.approveByUpdate(t, 3*time.Second, "u3", contractapi.Approve{Hash: h.input.Quote.Hash, Approver: "alice", MessageID: "m2"})
 	h.pay(4 * time.Second)
 	st := h.run(t)
 	if !bad.done || bad.rejected {
 		t.Fatalf("wrong hash: %+v (a refusal the timeline records is the handler's, not the validator's)", bad)
 	}
-	if r := refusal(t, bad.err); r.Code != workflows.RefusedWrongHash || r.Reason != st.Refusals[0] {
+	if r := refusal(t, bad.err); r.Code != contractapi.RefusedWrongHash || r.Reason != st.Refusals[0] {
 		t.Fatalf("wrong hash refusal %+v, recorded %v", r, st.Refusals)
 	}
-	if r := refusal(t, stranger.err); r.Code != workflows.RefusedNotRequester || !strings.Contains(r.Reason, "mallory") {
+	if r := refusal(t, stranger.err); r.Code != contractapi.RefusedNotRequester || !strings.Contains(r.Reason, "mallory") {
 		t.Fatalf("stranger refusal %+v", r)
 	}
 	if good.err != nil || good.result.State != contracts.StateApproved {
@@ -111,7 +111,7 @@ func TestApproveUpdateRefusesWrongHash(t *testing.T) {
 // and the contract runs once.
 func TestApproveUpdateDuplicate(t *testing.T) {
 	h := newHarness(t, pass)
-	a := workflows.Approve{Hash: h.input.Quote.Hash, Approver: "alice", MessageID: "m1"}
+	a := contractapi.Approve{Hash: h.input.Quote.Hash, Approver: "alice", MessageID: "m1"}
 	first := h.approveByUpdate(t, time.Second, "u1", a)
 	again := h.approveByUpdate(t, 1500*time.Millisecond, "u2", a)
 	h.pay(2 * time.Second)
@@ -122,7 +122,7 @@ func TestApproveUpdateDuplicate(t *testing.T) {
 	if !again.rejected {
 		t.Fatalf("duplicate was not rejected by the validator: %+v", again)
 	}
-	if r := refusal(t, again.err); r.Code != workflows.RefusedAlreadyApproved {
+	if r := refusal(t, again.err); r.Code != contractapi.RefusedAlreadyApproved {
 		t.Fatalf("duplicate refusal %+v", r)
 	}
 	approvals := 0
@@ -147,17 +147,17 @@ func TestApproveUpdateRefusedWhenClosed(t *testing.T) {
 		code   string
 		state  string
 	}{
-		{"expired", false, 75 * time.Minute, workflows.RefusedExpired, contracts.StateExpired},
-		{"expired-at-quote-deadline", false, 65 * time.Minute, workflows.RefusedExpired, contracts.StateExpired},
-		{"cancelled", true, 15 * time.Minute, workflows.RefusedCancelled, contracts.StateCancelled},
+		{"expired", false, 75 * time.Minute, contractapi.RefusedExpired, contracts.StateExpired},
+		{"expired-at-quote-deadline", false, 65 * time.Minute, contractapi.RefusedExpired, contracts.StateExpired},
+		{"cancelled", true, 15 * time.Minute, contractapi.RefusedCancelled, contracts.StateCancelled},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, pass) // approval timeout 1 h
 			h.env.OnActivity((*activities.Control)(nil).UpdateIndex, mock.Anything, mock.Anything).Return(nil).After(10 * time.Minute)
 			if tc.cancel {
-				h.env.RegisterDelayedCallback(func() { h.env.SignalWorkflow(workflows.SignalCancel, workflows.Cancel{By: "alice"}) }, 12*time.Minute)
+				h.env.RegisterDelayedCallback(func() { h.env.SignalWorkflow(contractapi.SignalCancel, contractapi.Cancel{By: "alice"}) }, 12*time.Minute)
 			}
-			u := h.approveByUpdate(t, tc.at, "late", workflows.Approve{Hash: h.input.Quote.Hash, Approver: "alice", MessageID: "late"})
+			u := h.approveByUpdate(t, tc.at, "late", contractapi.Approve{Hash: h.input.Quote.Hash, Approver: "alice", MessageID: "late"})
 			st := h.run(t)
 			if !u.rejected {
 				t.Fatalf("late approval was not rejected: %+v", u)

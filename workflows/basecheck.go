@@ -8,26 +8,27 @@ import (
 
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/internal/capability"
+	"github.com/signoff/signoff/workflows/contractapi"
 )
 
 // BaseCheckWorkflow builds the base commit on the execute queue and verifies it on the
 // verify queue, with the same activities and authority boundaries as an attempt. It is
 // attempt 0: its proof goes to the contract's base folder.
-func BaseCheckWorkflow(ctx workflow.Context, in BaseCheckInput) (BaseCheckResult, error) {
-	t := Timeouts{}.withDefaults()
+func BaseCheckWorkflow(ctx workflow.Context, in contractapi.BaseCheckInput) (contractapi.BaseCheckResult, error) {
+	t := contractapi.Timeouts{}.WithDefaults()
 	c := in.Contract
 	var prev capability.PreviewResult
 	err := workflow.ExecuteActivity(executeCtx(ctx, t, 20*time.Minute), execute.StartPreview, capability.PreviewRequest{
 		ContractID: c.ContractID, Attempt: 0, Try: 1, Repo: c.Repo, CommitSHA: c.Repo.BaseCommitSHA, Stack: c.Stack,
 	}).Get(ctx, &prev)
 	if err != nil {
-		return BaseCheckResult{}, err
+		return contractapi.BaseCheckResult{}, err
 	}
 	defer func() {
 		dctx, _ := workflow.NewDisconnectedContext(ctx)
 		_ = workflow.ExecuteActivity(executeCtx(dctx, t, 2*time.Minute), execute.StopPreview, prev.PreviewID).Get(dctx, nil)
 	}()
-	res := BaseCheckResult{Build: prev.Build}
+	res := contractapi.BaseCheckResult{Build: prev.Build}
 	if !prev.Build.Passed {
 		return res, nil
 	}
@@ -49,7 +50,7 @@ func BaseCheckWorkflow(ctx workflow.Context, in BaseCheckInput) (BaseCheckResult
 // runVariants verifies each lazy variant on the running preview: the criteria the base did
 // not pass first (a lazy variant is usually rejected there), the rest only when all of those
 // passed. A variant that cannot be verified is reported, never the check's failure.
-func runVariants(ctx workflow.Context, t Timeouts, in BaseCheckInput, url string, base *contracts.Evidence) []VariantRun {
+func runVariants(ctx workflow.Context, t contractapi.Timeouts, in contractapi.BaseCheckInput, url string, base *contracts.Evidence) []contractapi.VariantRun {
 	c := in.Contract
 	passed := map[string]bool{}
 	if base != nil {
@@ -68,10 +69,10 @@ func runVariants(ctx workflow.Context, t Timeouts, in BaseCheckInput, url string
 	if len(first) == 0 {
 		return nil
 	}
-	out := make([]VariantRun, 0, len(in.Variants))
+	out := make([]contractapi.VariantRun, 0, len(in.Variants))
 	for i := range in.Variants {
 		v := in.Variants[i]
-		run := VariantRun{Name: v.Name}
+		run := contractapi.VariantRun{Name: v.Name}
 		for part, crs := range [][]contracts.Criterion{first, rest} {
 			if len(crs) == 0 {
 				continue

@@ -11,6 +11,7 @@ import (
 
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/internal/capability"
+	"github.com/signoff/signoff/workflows/contractapi"
 )
 
 // ContractWorkflow carries one completion contract from quote to a settled payment:
@@ -18,10 +19,10 @@ import (
 //	quoted --approve(hash)--> authorize payment --authorized--> lock the repo -->
 //	attempt 1..max: execute -> publish -> preview -> verify -> gate -> policy
 //	satisfied: capture; otherwise cancel the authorization.
-func ContractWorkflow(ctx workflow.Context, in ContractInput) (Status, error) {
+func ContractWorkflow(ctx workflow.Context, in contractapi.ContractInput) (contractapi.Status, error) {
 	w, err := newContractRun(ctx, in)
 	if err != nil {
-		return Status{}, err
+		return contractapi.Status{}, err
 	}
 	return w.run()
 }
@@ -31,19 +32,19 @@ type contractRun struct {
 	root       workflow.Context
 	work       workflow.Context // cancelled by the cancel signal
 	cancelWork workflow.CancelFunc
-	in         ContractInput
-	timeouts   Timeouts
+	in         contractapi.ContractInput
+	timeouts   contractapi.Timeouts
 	contract   contracts.Contract
 	chain      contracts.Chain
-	st         Status
-	cancel     *Cancel
+	st         contractapi.Status
+	cancel     *contractapi.Cancel
 	capturing  bool
 	lockHeld   bool
 	// approvedCh wakes awaitApproval when the approve update took an approval.
 	approvedCh workflow.Channel
 }
 
-func newContractRun(ctx workflow.Context, in ContractInput) (*contractRun, error) {
+func newContractRun(ctx workflow.Context, in contractapi.ContractInput) (*contractRun, error) {
 	c := in.Quote.Contract
 	hash, err := contracts.Hash(c)
 	if err != nil {
@@ -53,39 +54,39 @@ func newContractRun(ctx workflow.Context, in ContractInput) (*contractRun, error
 		return nil, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("quote hash %s is not the contract's hash %s", in.Quote.Hash, hash), "BadContract", nil)
 	}
-	w := &contractRun{root: ctx, in: in, timeouts: in.Timeouts.withDefaults(), contract: c}
+	w := &contractRun{root: ctx, in: in, timeouts: in.Timeouts.WithDefaults(), contract: c}
 	w.work, w.cancelWork = workflow.WithCancel(ctx)
 	w.approvedCh = workflow.NewBufferedChannel(ctx, 1)
-	w.st = Status{
+	w.st = contractapi.Status{
 		ContractID: c.ContractID, ContractHash: hash, Goal: c.Goal, Repo: c.Repo.Key(),
 		Requester: in.Quote.Requester, State: contracts.StateQuoted, MaxAttempts: c.MaxAttempts,
-		Attempts: []AttemptRecord{}, Refusals: []string{},
+		Attempts: []contractapi.AttemptRecord{}, Refusals: []string{},
 	}
 	w.st.QuoteExpiresAt = workflow.Now(ctx).Add(w.timeouts.Approval).UTC()
 	if exp := in.QuoteExpiresAt; !exp.IsZero() && exp.Before(w.st.QuoteExpiresAt) {
 		w.st.QuoteExpiresAt = exp.UTC()
 	}
-	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (Status, error) {
+	if err := workflow.SetQueryHandler(ctx, contractapi.QueryStatus, func() (contractapi.Status, error) {
 		s := w.st
 		s.Timeline = w.chain.Events
 		return s, nil
 	}); err != nil {
 		return nil, err
 	}
-	if err := workflow.SetQueryHandler(ctx, QueryProof, func() (Proof, error) {
-		return Proof{ContractHash: hash, Verdict: w.st.Verdict, TimelineHead: w.chain.Head(), Attempts: w.st.Attempts}, nil
+	if err := workflow.SetQueryHandler(ctx, contractapi.QueryProof, func() (contractapi.Proof, error) {
+		return contractapi.Proof{ContractHash: hash, Verdict: w.st.Verdict, TimelineHead: w.chain.Head(), Attempts: w.st.Attempts}, nil
 	}); err != nil {
 		return nil, err
 	}
-	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateApprove, w.approveUpdate,
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, contractapi.UpdateApprove, w.approveUpdate,
 		workflow.UpdateHandlerOptions{Validator: w.validateApprove}); err != nil {
 		return nil, err
 	}
 	// Cancel may arrive at any moment: it cancels the work context, which ends the wait or
 	// activity in progress; run() then settles on the root context.
 	workflow.Go(ctx, func(gctx workflow.Context) {
-		var sig Cancel
-		workflow.GetSignalChannel(gctx, SignalCancel).Receive(gctx, &sig)
+		var sig contractapi.Cancel
+		workflow.GetSignalChannel(gctx, contractapi.SignalCancel).Receive(gctx, &sig)
 		if w.capturing || w.st.Final {
 			w.event(contracts.EventCancelRefused, map[string]string{contracts.DataBy: sig.By, contracts.DataWhy: "payment already settling"})
 			return
@@ -113,7 +114,7 @@ func newContractRun(ctx workflow.Context, in ContractInput) (*contractRun, error
 	return w, nil
 }
 
-func (w *contractRun) run() (Status, error) {
+func (w *contractRun) run() (contractapi.Status, error) {
 	w.index()
 	if !w.awaitApproval() {
 		// Cancelled or expired before approval: the index says so, as the status does
@@ -138,7 +139,7 @@ func (w *contractRun) run() (Status, error) {
 	return w.end(), nil
 }
 
-func (w *contractRun) end() Status {
+func (w *contractRun) end() contractapi.Status {
 	w.st.Final = true
 	s := w.st
 	s.Timeline = w.chain.Events

@@ -12,6 +12,7 @@ import (
 
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/internal/capability"
+	"github.com/signoff/signoff/workflows/contractapi"
 )
 
 // awaitApproval waits for an approval of exactly this hash by the requester, by the approve
@@ -21,7 +22,7 @@ func (w *contractRun) awaitApproval() bool {
 	if w.st.State == contracts.StateApproved {
 		return true // the update took it before the wait began
 	}
-	approveCh := workflow.GetSignalChannel(w.root, SignalApprove)
+	approveCh := workflow.GetSignalChannel(w.root, contractapi.SignalApprove)
 	// The quote's own expiry wins when it is sooner than the approval timeout. Workflows
 	// started without one (every history recorded before quotes expired) wait as before.
 	wait, why := w.timeouts.Approval, map[string]string{contracts.DataAfter: w.timeouts.Approval.String()}
@@ -37,7 +38,7 @@ func (w *contractRun) awaitApproval() bool {
 	tctx, spent := workflow.WithCancel(w.work)
 	deadline := workflow.NewTimer(tctx, wait)
 	for {
-		var sig Approve
+		var sig contractapi.Approve
 		got, expired := false, false
 		sel := workflow.NewSelector(w.root)
 		sel.AddReceive(approveCh, func(c workflow.ReceiveChannel, _ bool) { c.Receive(w.root, &sig); got = true })
@@ -67,7 +68,7 @@ func (w *contractRun) awaitApproval() bool {
 
 // considerApproval takes an approval (state approved) or refuses it, recording the refusal;
 // the signal and the update both come through here.
-func (w *contractRun) considerApproval(sig Approve) *ApprovalRefusal {
+func (w *contractRun) considerApproval(sig contractapi.Approve) *contractapi.ApprovalRefusal {
 	r := w.refuseApproval(sig)
 	if r == nil {
 		w.to(contracts.StateApproved, contracts.EventApproved, map[string]string{contracts.DataHash: sig.Hash, contracts.DataApprover: sig.Approver,
@@ -87,28 +88,28 @@ func (w *contractRun) considerApproval(sig Approve) *ApprovalRefusal {
 	return r
 }
 
-func (w *contractRun) refuseApproval(sig Approve) *ApprovalRefusal {
+func (w *contractRun) refuseApproval(sig contractapi.Approve) *contractapi.ApprovalRefusal {
 	switch {
 	case sig.Hash != w.st.ContractHash:
-		return &ApprovalRefusal{Code: RefusedWrongHash, Reason: fmt.Sprintf("approval of hash %s refused: the quoted contract's hash is %s",
+		return &contractapi.ApprovalRefusal{Code: contractapi.RefusedWrongHash, Reason: fmt.Sprintf("approval of hash %s refused: the quoted contract's hash is %s",
 			contracts.ShortSHA(sig.Hash), contracts.ShortSHA(w.st.ContractHash))}
 	case sig.Approver != w.in.Quote.Requester:
-		return &ApprovalRefusal{Code: RefusedNotRequester, Reason: fmt.Sprintf("approval by %q refused: only the requester %q may approve",
+		return &contractapi.ApprovalRefusal{Code: contractapi.RefusedNotRequester, Reason: fmt.Sprintf("approval by %q refused: only the requester %q may approve",
 			sig.Approver, w.in.Quote.Requester)}
 	}
 	return nil
 }
 
 // approvalClosed says why no approval can be taken now, or nil while the quote is open.
-func (w *contractRun) approvalClosed() *ApprovalRefusal {
+func (w *contractRun) approvalClosed() *contractapi.ApprovalRefusal {
 	switch {
 	case w.cancel != nil || w.st.State == contracts.StateCancelled:
-		return &ApprovalRefusal{Code: RefusedCancelled, Reason: fmt.Sprintf("contract %s was cancelled", w.contract.ContractID)}
+		return &contractapi.ApprovalRefusal{Code: contractapi.RefusedCancelled, Reason: fmt.Sprintf("contract %s was cancelled", w.contract.ContractID)}
 	case w.st.State == contracts.StateExpired || (w.st.State == contracts.StateQuoted && !workflow.Now(w.root).Before(w.st.QuoteExpiresAt)):
-		return &ApprovalRefusal{Code: RefusedExpired, Reason: fmt.Sprintf("the quote of %s expired at %s",
+		return &contractapi.ApprovalRefusal{Code: contractapi.RefusedExpired, Reason: fmt.Sprintf("the quote of %s expired at %s",
 			w.contract.ContractID, w.st.QuoteExpiresAt.UTC().Format(time.RFC3339))}
 	case w.st.State != contracts.StateQuoted:
-		return &ApprovalRefusal{Code: RefusedAlreadyApproved, Reason: fmt.Sprintf("contract %s was approved already (it is %s)",
+		return &contractapi.ApprovalRefusal{Code: contractapi.RefusedAlreadyApproved, Reason: fmt.Sprintf("contract %s was approved already (it is %s)",
 			w.contract.ContractID, w.st.State)}
 	}
 	return nil
@@ -116,28 +117,30 @@ func (w *contractRun) approvalClosed() *ApprovalRefusal {
 
 // validateApprove rejects, before anything is recorded, an approve update that cannot be
 // taken whatever it says: the quote is no longer open.
-func (w *contractRun) validateApprove(_ workflow.Context, _ Approve) error {
+func (w *contractRun) validateApprove(_ workflow.Context, _ contractapi.Approve) error {
 	if r := w.approvalClosed(); r != nil {
-		return r.applicationError()
+		return refusalError(r)
 	}
 	return nil
 }
 
 // approveUpdate is the approve update: the approval is taken or refused at once, and the
 // refusal is the update's error.
-func (w *contractRun) approveUpdate(_ workflow.Context, sig Approve) (ApproveResult, error) {
+func (w *contractRun) approveUpdate(_ workflow.Context, sig contractapi.Approve) (contractapi.ApproveResult, error) {
 	if r := w.approvalClosed(); r != nil {
-		return ApproveResult{}, r.applicationError()
+		return contractapi.ApproveResult{}, refusalError(r)
 	}
 	if r := w.considerApproval(sig); r != nil {
-		return ApproveResult{}, r.applicationError()
+		return contractapi.ApproveResult{}, refusalError(r)
 	}
 	w.approvedCh.SendAsync(true)
-	return ApproveResult{State: w.st.State}, nil
+	return contractapi.ApproveResult{State: w.st.State}, nil
 }
 
-func (r *ApprovalRefusal) applicationError() error {
-	return temporal.NewApplicationErrorWithOptions(r.Reason, ApprovalRefusedError,
+// refusalError is how a refused approve update answers: an ApplicationError of type
+// ApprovalRefusedError whose details are the refusal.
+func refusalError(r *contractapi.ApprovalRefusal) error {
+	return temporal.NewApplicationErrorWithOptions(r.Reason, contractapi.ApprovalRefusedError,
 		temporal.ApplicationErrorOptions{NonRetryable: true, Details: []any{*r}})
 }
 
@@ -169,7 +172,7 @@ func (w *contractRun) authorize() bool {
 	w.notify(contracts.NoticePayment, fmt.Sprintf("Authorize %s to start (captured only if the contract is satisfied): %s",
 		w.contract.Price.String(), ps.CheckoutURL))
 
-	payCh := workflow.GetSignalChannel(w.root, SignalPaymentAuthorized)
+	payCh := workflow.GetSignalChannel(w.root, contractapi.SignalPaymentAuthorized)
 	dctx, deadlineSpent := workflow.WithCancel(w.work)
 	deadline := workflow.NewTimer(dctx, w.timeouts.Payment)
 	for ps.State != capability.PaymentAuthorized {
@@ -178,7 +181,7 @@ func (w *contractRun) authorize() bool {
 		expired, polled := false, false
 		sel := workflow.NewSelector(w.root)
 		sel.AddReceive(payCh, func(c workflow.ReceiveChannel, _ bool) {
-			var sig PaymentAuthorized
+			var sig contractapi.PaymentAuthorized
 			c.Receive(w.root, &sig)
 			w.event(contracts.EventPaymentSignal, map[string]string{contracts.DataSource: sig.Source, contracts.DataSession: sig.SessionID})
 		})

@@ -15,14 +15,15 @@ import (
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/policy"
+	"github.com/signoff/signoff/workflows/contractapi"
 )
 
 // acquireLock takes the repo lock so only one contract works on a repository at a time.
 func (w *contractRun) acquireLock() bool {
 	info := workflow.GetInfo(w.root)
 	req := capability.LockRequest{
-		LockWorkflowID: LockWorkflowID(w.st.Repo), LockWorkflowType: RepoLockWorkflowName, TaskQueue: ControlQueue,
-		Signal: SignalLockRequest, RepoKey: w.st.Repo, RequesterWorkflowID: info.WorkflowExecution.ID,
+		LockWorkflowID: contractapi.LockWorkflowID(w.st.Repo), LockWorkflowType: contractapi.RepoLockWorkflowName, TaskQueue: contractapi.ControlQueue,
+		Signal: contractapi.SignalLockRequest, RepoKey: w.st.Repo, RequesterWorkflowID: info.WorkflowExecution.ID,
 	}
 	if err := workflow.ExecuteActivity(controlCtx(w.work, w.timeouts), control.RequestLock, req).Get(w.work, nil); err != nil {
 		if w.cancel == nil {
@@ -33,7 +34,7 @@ func (w *contractRun) acquireLock() bool {
 	}
 	w.lockHeld = true // requested: release on every path from here, even before the grant
 	w.event(contracts.EventLockRequested, map[string]string{contracts.DataRepo: w.st.Repo})
-	granted := workflow.GetSignalChannel(w.root, SignalLockGranted)
+	granted := workflow.GetSignalChannel(w.root, contractapi.SignalLockGranted)
 	sel := workflow.NewSelector(w.root)
 	got := false
 	sel.AddReceive(granted, func(c workflow.ReceiveChannel, _ bool) { var lock string; c.Receive(w.root, &lock); got = true })
@@ -51,7 +52,7 @@ func (w *contractRun) releaseLock() {
 	}
 	ctx, _ := workflow.NewDisconnectedContext(w.root)
 	me := workflow.GetInfo(w.root).WorkflowExecution.ID
-	err := workflow.SignalExternalWorkflow(ctx, LockWorkflowID(w.st.Repo), "", SignalLockRelease, me).Get(ctx, nil)
+	err := workflow.SignalExternalWorkflow(ctx, contractapi.LockWorkflowID(w.st.Repo), "", contractapi.SignalLockRelease, me).Get(ctx, nil)
 	if err != nil {
 		w.event(contracts.EventLockReleaseError, map[string]string{contracts.DataError: errText(err)})
 		return
@@ -151,7 +152,7 @@ type outcome struct {
 func (w *contractRun) verifyCommit(attempt int, exec capability.ExecResult) outcome {
 	limit := w.in.ReverifyLimit
 	if limit <= 0 {
-		limit = DefaultReverifyLimit
+		limit = contractapi.DefaultReverifyLimit
 	}
 	for try := 1; ; try++ {
 		o := w.verifyOnce(attempt, try, exec)
@@ -179,11 +180,11 @@ func (w *contractRun) awaitOperator(attempt int) bool {
 		contracts.DataDeadline: w.timeouts.Operator.String()})
 	w.notify(contracts.NoticePaused, fmt.Sprintf("Verification could not complete for attempt %d. Send retry_verification or abandon within %s.",
 		attempt, w.timeouts.Operator))
-	retryCh := workflow.GetSignalChannel(w.root, SignalRetryVerification)
-	abandonCh := workflow.GetSignalChannel(w.root, SignalAbandon)
+	retryCh := workflow.GetSignalChannel(w.root, contractapi.SignalRetryVerification)
+	abandonCh := workflow.GetSignalChannel(w.root, contractapi.SignalAbandon)
 	tctx, spent := workflow.WithCancel(w.work)
 	deadline := workflow.NewTimer(tctx, w.timeouts.Operator)
-	var sig Operator
+	var sig contractapi.Operator
 	retry, done := false, false
 	sel := workflow.NewSelector(w.root)
 	sel.AddReceive(retryCh, func(c workflow.ReceiveChannel, _ bool) { c.Receive(w.root, &sig); retry, done = true, true })
@@ -287,7 +288,7 @@ func (w *contractRun) recordVerdict(attempt, try int, o outcome) {
 	w.to(state, contracts.EventVerdict, map[string]string{contracts.DataAttempt: fmt.Sprint(attempt), contracts.DataTry: fmt.Sprint(try), contracts.DataCommit: o.commit,
 		contracts.DataVerdict: d.Verdict, contracts.DataSummary: d.Summary()})
 	w.st.Verdict = d.Verdict
-	rec := AttemptRecord{Attempt: attempt, Try: try, CommitSHA: o.commit, Verdict: d.Verdict, Reasons: d.Reasons,
+	rec := contractapi.AttemptRecord{Attempt: attempt, Try: try, CommitSHA: o.commit, Verdict: d.Verdict, Reasons: d.Reasons,
 		ProofDir: o.proofDir, EvidenceDigest: o.evidenceDigest, DiffSummary: o.diff}
 	if o.artifacts == nil {
 		o.artifacts = []contracts.Artifact{}

@@ -11,6 +11,7 @@ import (
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/policy"
+	"github.com/signoff/signoff/workflows/contractapi"
 )
 
 // settle moves the money: capture only on satisfied, cancel the authorization otherwise.
@@ -107,10 +108,10 @@ func (w *contractRun) watchPR() {
 	if !w.st.MergeEligible || w.timeouts.WatchPR <= 0 {
 		return
 	}
-	ch := workflow.GetSignalChannel(w.root, SignalPRHeadChanged)
+	ch := workflow.GetSignalChannel(w.root, contractapi.SignalPRHeadChanged)
 	deadline := workflow.NewTimer(w.root, w.timeouts.WatchPR)
 	for w.st.MergeEligible {
-		var sig PRHeadChanged
+		var sig contractapi.PRHeadChanged
 		got := false
 		sel := workflow.NewSelector(w.root)
 		sel.AddReceive(ch, func(c workflow.ReceiveChannel, _ bool) { c.Receive(w.root, &sig); got = true })

@@ -14,6 +14,7 @@ import (
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractapi"
 )
 
 func TestSatisfiedFirstAttempt(t *testing.T) {
@@ -80,12 +81,12 @@ func TestVerificationErrorReverifyPauseRetry(t *testing.T) {
 	h := newHarness(t, missingSHA, staleBuild, pass)
 	h.approveAndPay()
 	h.env.RegisterDelayedCallback(func() {
-		var st workflows.Status
-		v, err := h.env.QueryWorkflow(workflows.QueryStatus)
+		var st contractapi.Status
+		v, err := h.env.QueryWorkflow(contractapi.QueryStatus)
 		if err != nil || v.Get(&st) != nil || st.State != contracts.StateAwaitingOperator {
 			t.Errorf("before retry: state %s err %v", st.State, err)
 		}
-		h.env.SignalWorkflow(workflows.SignalRetryVerification, workflows.Operator{By: "ops"})
+		h.env.SignalWorkflow(contractapi.SignalRetryVerification, contractapi.Operator{By: "ops"})
 	}, 10*time.Minute)
 	st := h.run(t)
 	if verdicts(st) != "verification_error,verification_error,satisfied" {
@@ -109,7 +110,7 @@ func TestAbandonCancelsAuthorization(t *testing.T) {
 	h := newHarness(t, missingSHA, missingSHA)
 	h.approveAndPay()
 	h.env.RegisterDelayedCallback(func() {
-		h.env.SignalWorkflow(workflows.SignalAbandon, workflows.Operator{By: "ops", Reason: "preview host down"})
+		h.env.SignalWorkflow(contractapi.SignalAbandon, contractapi.Operator{By: "ops", Reason: "preview host down"})
 	}, 10*time.Minute)
 	st := h.run(t)
 	if st.Verdict != contracts.VerificationError || st.State != contracts.StatePaymentCancelled || h.executions != 1 {
@@ -135,14 +136,14 @@ func TestOperatorDeadlineAbandons(t *testing.T) {
 func TestWrongHashAndApproverRefused(t *testing.T) {
 	h := newHarness(t, pass)
 	h.env.RegisterDelayedCallback(func() {
-		h.env.SignalWorkflow(workflows.SignalApprove, workflows.Approve{Hash: strings.Repeat("a", 64), Approver: "alice", MessageID: "m0"})
+		h.env.SignalWorkflow(contractapi.SignalApprove, contractapi.Approve{Hash: strings.Repeat("a", 64), Approver: "alice", MessageID: "m0"})
 	}, time.Second)
 	h.env.RegisterDelayedCallback(func() {
-		h.env.SignalWorkflow(workflows.SignalApprove, workflows.Approve{Hash: h.input.Quote.Hash, Approver: "mallory", MessageID: "m1"})
+		h.env.SignalWorkflow(contractapi.SignalApprove, contractapi.Approve{Hash: h.input.Quote.Hash, Approver: "mallory", MessageID: "m1"})
 	}, 2*time.Second)
 	h.env.RegisterDelayedCallback(func() {
-		v, err := h.env.QueryWorkflow(workflows.QueryStatus)
-		var st workflows.Status
+		v, err := h.env.QueryWorkflow(contractapi.QueryStatus)
+		var st contractapi.Status
 		if err != nil || v.Get(&st) != nil {
 			t.Errorf("query: %v", err)
 			return
@@ -170,11 +171,11 @@ func TestStrangerRefusalsRecordedOnce(t *testing.T) {
 	h := newHarness(t, pass)
 	for i := range 25 {
 		h.env.RegisterDelayedCallback(func() {
-			h.env.SignalWorkflow(workflows.SignalApprove, workflows.Approve{Hash: h.input.Quote.Hash, Approver: fmt.Sprintf("mallory-%d", i%3), MessageID: fmt.Sprintf("m%d", i)})
+			h.env.SignalWorkflow(contractapi.SignalApprove, contractapi.Approve{Hash: h.input.Quote.Hash, Approver: fmt.Sprintf("mallory-%d", i%3), MessageID: fmt.Sprintf("m%d", i)})
 		}, time.Second+time.Duration(i)*time.Millisecond)
 	}
 	h.env.RegisterDelayedCallback(func() {
-		h.env.SignalWorkflow(workflows.SignalApprove, workflows.Approve{Hash: strings.Repeat("b", 64), Approver: "alice", MessageID: "own"})
+		h.env.SignalWorkflow(contractapi.SignalApprove, contractapi.Approve{Hash: strings.Repeat("b", 64), Approver: "alice", MessageID: "own"})
 	}, 2*time.Second)
 	st := h.run(t)
 	if st.State != contracts.StateExpired {
@@ -206,8 +207,8 @@ func TestQuoteExpiresAtIsTheApprovalDeadline(t *testing.T) {
 	exp := h.env.Now().Add(30 * time.Minute).UTC().Truncate(time.Second) // the harness's approval timeout is 1 h
 	h.input.QuoteExpiresAt = exp
 	h.env.RegisterDelayedCallback(func() {
-		v, err := h.env.QueryWorkflow(workflows.QueryStatus)
-		var st workflows.Status
+		v, err := h.env.QueryWorkflow(contractapi.QueryStatus)
+		var st contractapi.Status
 		if err != nil || v.Get(&st) != nil || !st.QuoteExpiresAt.Equal(exp) || st.State != contracts.StateQuoted {
 			t.Errorf("status before expiry: %v, expires %v state %s", err, st.QuoteExpiresAt, st.State)
 		}
@@ -291,7 +292,7 @@ func TestSettlementIsRecordedOnce(t *testing.T) {
 	}
 
 	h = newHarness(t)
-	h.env.RegisterDelayedCallback(func() { h.env.SignalWorkflow(workflows.SignalCancel, workflows.Cancel{By: "alice"}) }, time.Second)
+	h.env.RegisterDelayedCallback(func() { h.env.SignalWorkflow(contractapi.SignalCancel, contractapi.Cancel{By: "alice"}) }, time.Second)
 	h.run(t)
 	if len(h.settlements) != 0 {
 		t.Fatalf("a contract cancelled before any attempt recorded a settlement: %+v", h.settlements)
@@ -300,7 +301,7 @@ func TestSettlementIsRecordedOnce(t *testing.T) {
 
 func TestCancelBeforeApproval(t *testing.T) {
 	h := newHarness(t)
-	h.env.RegisterDelayedCallback(func() { h.env.SignalWorkflow(workflows.SignalCancel, workflows.Cancel{By: "alice"}) }, time.Second)
+	h.env.RegisterDelayedCallback(func() { h.env.SignalWorkflow(contractapi.SignalCancel, contractapi.Cancel{By: "alice"}) }, time.Second)
 	st := h.run(t)
 	if st.State != contracts.StateCancelled || h.executions != 0 {
 		t.Fatalf("state %s", st.State)
@@ -315,9 +316,9 @@ func TestCancelBeforeApproval(t *testing.T) {
 func TestCancelAfterAuthorizationBeforeWork(t *testing.T) {
 	h := newHarness(t, pass)
 	h.env.RegisterDelayedCallback(func() {
-		h.env.SignalWorkflow(workflows.SignalApprove, workflows.Approve{Hash: h.input.Quote.Hash, Approver: "alice", MessageID: "m1"})
+		h.env.SignalWorkflow(contractapi.SignalApprove, contractapi.Approve{Hash: h.input.Quote.Hash, Approver: "alice", MessageID: "m1"})
 	}, time.Second)
-	h.env.RegisterDelayedCallback(func() { h.env.SignalWorkflow(workflows.SignalCancel, workflows.Cancel{By: "alice"}) }, 2*time.Second)
+	h.env.RegisterDelayedCallback(func() { h.env.SignalWorkflow(contractapi.SignalCancel, contractapi.Cancel{By: "alice"}) }, 2*time.Second)
 	st := h.run(t)
 	if st.State != contracts.StateCancelled || h.executions != 0 {
 		t.Fatalf("state %s executions %d", st.State, h.executions)
@@ -331,7 +332,7 @@ func TestCancelDuringWork(t *testing.T) {
 	// Cancel while attempt 1 is being verified.
 	h.env.SetOnActivityStartedListener(func(info *activity.Info, ctx context.Context, args converter.EncodedValues) {
 		if info.ActivityType.Name == "Verify" {
-			h.env.SignalWorkflow(workflows.SignalCancel, workflows.Cancel{By: "alice", Reason: "changed my mind"})
+			h.env.SignalWorkflow(contractapi.SignalCancel, contractapi.Cancel{By: "alice", Reason: "changed my mind"})
 		}
 	})
 	st := h.run(t)
@@ -346,7 +347,7 @@ func TestCancelDuringCaptureIsRefused(t *testing.T) {
 	h := newHarness(t, pass)
 	h.approveAndPay()
 	h.captureHook = func() {
-		h.env.SignalWorkflow(workflows.SignalCancel, workflows.Cancel{By: "alice"})
+		h.env.SignalWorkflow(contractapi.SignalCancel, contractapi.Cancel{By: "alice"})
 	}
 	st := h.run(t)
 	h.assertPayment(t, 1, 0)
@@ -381,7 +382,7 @@ func TestEmptyDiffsExhaustAttempts(t *testing.T) {
 func TestPaymentNeverAuthorized(t *testing.T) {
 	h := newHarness(t)
 	h.env.RegisterDelayedCallback(func() {
-		h.env.SignalWorkflow(workflows.SignalApprove, workflows.Approve{Hash: h.input.Quote.Hash, Approver: "alice", MessageID: "m1"})
+		h.env.SignalWorkflow(contractapi.SignalApprove, contractapi.Approve{Hash: h.input.Quote.Hash, Approver: "alice", MessageID: "m1"})
 	}, time.Second)
 	st := h.run(t)
 	if h.executions != 0 || !hasEvent(st, "payment_not_authorized") {
@@ -393,7 +394,7 @@ func TestPaymentNeverAuthorized(t *testing.T) {
 func TestPaymentFoundByPolling(t *testing.T) {
 	h := newHarness(t, pass)
 	h.env.RegisterDelayedCallback(func() {
-		h.env.SignalWorkflow(workflows.SignalApprove, workflows.Approve{Hash: h.input.Quote.Hash, Approver: "alice", MessageID: "m1"})
+		h.env.SignalWorkflow(contractapi.SignalApprove, contractapi.Approve{Hash: h.input.Quote.Hash, Approver: "alice", MessageID: "m1"})
 	}, time.Second)
 	// The provider authorizes but the webhook is lost: no signal arrives.
 	h.env.RegisterDelayedCallback(func() { h.mu.Lock(); h.authorized = true; h.mu.Unlock() }, 3*time.Minute)
@@ -409,12 +410,12 @@ func TestPaymentFoundByPolling(t *testing.T) {
 func TestCheckoutLinkSurvivesPolls(t *testing.T) {
 	h := newHarness(t, pass)
 	h.env.RegisterDelayedCallback(func() {
-		h.env.SignalWorkflow(workflows.SignalApprove, workflows.Approve{Hash: h.input.Quote.Hash, Approver: "alice", MessageID: "m1"})
+		h.env.SignalWorkflow(contractapi.SignalApprove, contractapi.Approve{Hash: h.input.Quote.Hash, Approver: "alice", MessageID: "m1"})
 	}, time.Second)
 	// Two polls (one a minute) have answered "pending" by then.
 	h.env.RegisterDelayedCallback(func() {
-		var st workflows.Status
-		v, err := h.env.QueryWorkflow(workflows.QueryStatus)
+		var st contractapi.Status
+		v, err := h.env.QueryWorkflow(contractapi.QueryStatus)
 		if err != nil || v.Get(&st) != nil {
 			t.Fatalf("query: %v", err)
 		}
@@ -443,7 +444,7 @@ func TestPRHeadMoveRevokesEligibility(t *testing.T) {
 		h.mu.Lock()
 		h.executions = 99 // the fake PR head now reports another commit
 		h.mu.Unlock()
-		h.env.SignalWorkflow(workflows.SignalPRHeadChanged, workflows.PRHeadChanged{SHA: commitFor(99), Source: "test"})
+		h.env.SignalWorkflow(contractapi.SignalPRHeadChanged, contractapi.PRHeadChanged{SHA: commitFor(99), Source: "test"})
 	}, 30*time.Minute)
 	st := h.run(t)
 	if st.MergeEligible || !hasEvent(st, "merge_eligibility_revoked") {
@@ -465,11 +466,11 @@ func TestBaseCheckIsRecordedBeforeApproval(t *testing.T) {
 
 func TestBaseCheckWorkflowBuildsAndVerifiesTheBase(t *testing.T) {
 	h := newHarness(t, overflow)
-	h.env.ExecuteWorkflow(workflows.BaseCheckWorkflow, workflows.BaseCheckInput{Contract: h.contract, ContractHash: h.input.Quote.Hash})
+	h.env.ExecuteWorkflow(workflows.BaseCheckWorkflow, contractapi.BaseCheckInput{Contract: h.contract, ContractHash: h.input.Quote.Hash})
 	if err := h.env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
-	var res workflows.BaseCheckResult
+	var res contractapi.BaseCheckResult
 	if err := h.env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/signoff/signoff/policy/policytest"
 	"github.com/signoff/signoff/workers"
 	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractapi"
 )
 
 // verifyScript is what the fake verifier reports for one verification.
@@ -215,7 +216,7 @@ func (f *fakes) Verify(ctx context.Context, r capability.VerifyRequest) (capabil
 type harness struct {
 	*fakes
 	env   *testsuite.TestWorkflowEnvironment
-	input workflows.ContractInput
+	input contractapi.ContractInput
 }
 
 func newHarness(t *testing.T, script ...verifyScript) *harness {
@@ -238,20 +239,20 @@ func newHarness(t *testing.T, script ...verifyScript) *harness {
 		BundleKey: ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize)), Temporal: idleLock{env: env}})
 	workers.RegisterExecute(env, &activities.Execute{Executor: f, Previews: f})
 	workers.RegisterVerify(env, &activities.Verify{Verifier: f})
-	env.OnSignalExternalWorkflow(mock.Anything, workflows.LockWorkflowID("signoff-fixtures/finance"), "", workflows.SignalLockRelease, mock.Anything).
+	env.OnSignalExternalWorkflow(mock.Anything, contractapi.LockWorkflowID("signoff-fixtures/finance"), "", contractapi.SignalLockRelease, mock.Anything).
 		Return(func(_, _, _, _ string, _ any) error {
 			f.mu.Lock()
 			f.releases++
 			f.mu.Unlock()
 			return nil
 		})
-	in := workflows.ContractInput{Quote: q, Channel: "test",
-		Trust:    workflows.Trust{VerifierPublicKey: policytest.VerifierPublicKey(), VerifierDigest: c.Verifier.Digest},
-		Timeouts: workflows.Timeouts{Approval: time.Hour, Payment: time.Hour, PaymentPoll: time.Minute, Operator: time.Hour}}
+	in := contractapi.ContractInput{Quote: q, Channel: "test",
+		Trust:    contractapi.Trust{VerifierPublicKey: policytest.VerifierPublicKey(), VerifierDigest: c.Verifier.Digest},
+		Timeouts: contractapi.Timeouts{Approval: time.Hour, Payment: time.Hour, PaymentPoll: time.Minute, Operator: time.Hour}}
 	return &harness{fakes: f, env: env, input: in}
 }
 
-func verdicts(st workflows.Status) string {
+func verdicts(st contractapi.Status) string {
 	var out []string
 	for _, a := range st.Attempts {
 		out = append(out, a.Verdict)
@@ -259,7 +260,7 @@ func verdicts(st workflows.Status) string {
 	return strings.Join(out, ",")
 }
 
-func hasEvent(st workflows.Status, typ string) bool {
+func hasEvent(st contractapi.Status, typ string) bool {
 	for _, e := range st.Timeline {
 		if e.Type == typ {
 			return true
@@ -278,24 +279,24 @@ const (
 
 func (l idleLock) SignalWithStartWorkflow(ctx context.Context, workflowID, signalName string, signalArg any,
 	options client.StartWorkflowOptions, workflow any, workflowArgs ...any) (client.WorkflowRun, error) {
-	l.env.SignalWorkflow(workflows.SignalLockGranted, workflowID)
+	l.env.SignalWorkflow(contractapi.SignalLockGranted, workflowID)
 	return nil, nil
 }
 
 // approveAndPay schedules the approval by the requester and the payment authorization.
 func (h *harness) approveAndPay() {
 	h.env.RegisterDelayedCallback(func() {
-		h.env.SignalWorkflow(workflows.SignalApprove, workflows.Approve{Hash: h.input.Quote.Hash, Approver: "alice", Channel: "test", MessageID: "m1"})
+		h.env.SignalWorkflow(contractapi.SignalApprove, contractapi.Approve{Hash: h.input.Quote.Hash, Approver: "alice", Channel: "test", MessageID: "m1"})
 	}, time.Second)
 	h.env.RegisterDelayedCallback(func() {
 		h.mu.Lock()
 		h.authorized = true
 		h.mu.Unlock()
-		h.env.SignalWorkflow(workflows.SignalPaymentAuthorized, workflows.PaymentAuthorized{SessionID: "cs", Source: "test"})
+		h.env.SignalWorkflow(contractapi.SignalPaymentAuthorized, contractapi.PaymentAuthorized{SessionID: "cs", Source: "test"})
 	}, 2*time.Second)
 }
 
-func (h *harness) run(t *testing.T) workflows.Status {
+func (h *harness) run(t *testing.T) contractapi.Status {
 	t.Helper()
 	h.env.ExecuteWorkflow(workflows.ContractWorkflow, h.input)
 	if !h.env.IsWorkflowCompleted() {
@@ -304,7 +305,7 @@ func (h *harness) run(t *testing.T) workflows.Status {
 	if err := h.env.GetWorkflowError(); err != nil {
 		t.Fatalf("workflow error: %v", err)
 	}
-	var st workflows.Status
+	var st contractapi.Status
 	if err := h.env.GetWorkflowResult(&st); err != nil {
 		t.Fatal(err)
 	}

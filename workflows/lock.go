@@ -3,6 +3,7 @@ package workflows
 import (
 	"time"
 
+	"github.com/signoff/signoff/workflows/contractapi"
 	"go.temporal.io/sdk/workflow"
 )
 
@@ -14,8 +15,8 @@ const lockLease = 7 * 24 * time.Hour
 // lease bounds a holder that ends without releasing. It completes when no one waits.
 func RepoLockWorkflow(ctx workflow.Context, repo string) error {
 	logger := workflow.GetLogger(ctx)
-	requests := workflow.GetSignalChannel(ctx, SignalLockRequest)
-	releases := workflow.GetSignalChannel(ctx, SignalLockRelease)
+	requests := workflow.GetSignalChannel(ctx, contractapi.SignalLockRequest)
+	releases := workflow.GetSignalChannel(ctx, contractapi.SignalLockRelease)
 	var queue []string
 	drain := func() {
 		for {
@@ -39,7 +40,7 @@ func RepoLockWorkflow(ctx workflow.Context, repo string) error {
 		}
 		holder := queue[0]
 		queue = queue[1:]
-		if err := workflow.SignalExternalWorkflow(ctx, holder, "", SignalLockGranted, me).Get(ctx, nil); err != nil {
+		if err := workflow.SignalExternalWorkflow(ctx, holder, "", contractapi.SignalLockGranted, me).Get(ctx, nil); err != nil {
 			logger.Warn("lock holder gone before grant", "repo", repo, "holder", holder, "error", err)
 			continue
 		}

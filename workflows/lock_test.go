@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractapi"
 )
 
 // lockHarness records grants the lock workflow sends to requesters.
@@ -22,7 +23,7 @@ type lockHarness struct {
 func newLockHarness() *lockHarness {
 	var suite testsuite.WorkflowTestSuite
 	h := &lockHarness{env: suite.NewTestWorkflowEnvironment(), gone: map[string]bool{}}
-	h.env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, "", workflows.SignalLockGranted, mock.Anything).
+	h.env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, "", contractapi.SignalLockGranted, mock.Anything).
 		Return(func(_, workflowID, _, _ string, _ any) error {
 			h.mu.Lock()
 			defer h.mu.Unlock()
@@ -53,17 +54,17 @@ func (h *lockHarness) grantsSeen() []string {
 
 func TestLockGrantsOneAtATimeInOrder(t *testing.T) {
 	h := newLockHarness()
-	h.at(0, workflows.SignalLockRequest, "a")
-	h.at(time.Second, workflows.SignalLockRequest, "b")
-	h.at(2*time.Second, workflows.SignalLockRequest, "c")
+	h.at(0, contractapi.SignalLockRequest, "a")
+	h.at(time.Second, contractapi.SignalLockRequest, "b")
+	h.at(2*time.Second, contractapi.SignalLockRequest, "c")
 	h.env.RegisterDelayedCallback(func() {
 		if g := h.grantsSeen(); len(g) != 1 || g[0] != "a" {
 			t.Errorf("while a holds the lock: grants %v", g)
 		}
-		h.env.SignalWorkflow(workflows.SignalLockRelease, "a")
+		h.env.SignalWorkflow(contractapi.SignalLockRelease, "a")
 	}, time.Minute)
-	h.at(2*time.Minute, workflows.SignalLockRelease, "c") // c gives up before its turn
-	h.at(3*time.Minute, workflows.SignalLockRelease, "b")
+	h.at(2*time.Minute, contractapi.SignalLockRelease, "c") // c gives up before its turn
+	h.at(3*time.Minute, contractapi.SignalLockRelease, "b")
 	h.env.ExecuteWorkflow(workflows.RepoLockWorkflow, "owner/repo")
 	if !h.env.IsWorkflowCompleted() || h.env.GetWorkflowError() != nil {
 		t.Fatalf("completed %v err %v", h.env.IsWorkflowCompleted(), h.env.GetWorkflowError())
@@ -76,9 +77,9 @@ func TestLockGrantsOneAtATimeInOrder(t *testing.T) {
 func TestLockSkipsRequesterThatIsGone(t *testing.T) {
 	h := newLockHarness()
 	h.gone["a"] = true
-	h.at(0, workflows.SignalLockRequest, "a")
-	h.at(time.Second, workflows.SignalLockRequest, "b")
-	h.at(time.Minute, workflows.SignalLockRelease, "b")
+	h.at(0, contractapi.SignalLockRequest, "a")
+	h.at(time.Second, contractapi.SignalLockRequest, "b")
+	h.at(time.Minute, contractapi.SignalLockRelease, "b")
 	h.env.ExecuteWorkflow(workflows.RepoLockWorkflow, "owner/repo")
 	if g := h.grantsSeen(); len(g) != 2 || g[1] != "b" || h.env.GetWorkflowError() != nil {
 		t.Fatalf("grants %v err %v", g, h.env.GetWorkflowError())
@@ -87,9 +88,9 @@ func TestLockSkipsRequesterThatIsGone(t *testing.T) {
 
 func TestLockLeaseExpires(t *testing.T) {
 	h := newLockHarness()
-	h.at(0, workflows.SignalLockRequest, "a")
-	h.at(time.Second, workflows.SignalLockRequest, "b")
-	h.at(8*24*time.Hour, workflows.SignalLockRelease, "b")
+	h.at(0, contractapi.SignalLockRequest, "a")
+	h.at(time.Second, contractapi.SignalLockRequest, "b")
+	h.at(8*24*time.Hour, contractapi.SignalLockRelease, "b")
 	h.env.ExecuteWorkflow(workflows.RepoLockWorkflow, "owner/repo")
 	if g := h.grantsSeen(); len(g) != 2 || g[1] != "b" {
 		t.Fatalf("grants %v: a holder that never releases must lose the lock at the lease", g)

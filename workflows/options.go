@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/signoff/signoff/activities"
+	"github.com/signoff/signoff/workflows/contractapi"
 )
 
 // The queues' activity structs, nil: workflow code names an activity by method value
@@ -23,9 +24,9 @@ var nonRetryable = []string{activities.ErrTypeNotConfigured, activities.ErrTypeP
 
 // controlCtx: short calls to payment, deliverable, proof store and index; retried with
 // backoff, since each is idempotent by key.
-func controlCtx(ctx workflow.Context, t Timeouts) workflow.Context {
+func controlCtx(ctx workflow.Context, t contractapi.Timeouts) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue:           ControlQueue,
+		TaskQueue:           contractapi.ControlQueue,
 		StartToCloseTimeout: t.ControlActivity,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
 			MaximumInterval: time.Minute, MaximumAttempts: 8, NonRetryableErrorTypes: nonRetryable},
@@ -34,9 +35,9 @@ func controlCtx(ctx workflow.Context, t Timeouts) workflow.Context {
 
 // executeCtx: long work on the repo's code; heartbeats show the worker is alive, and one
 // retry covers a worker lost mid-build (every job starts in a fresh directory).
-func executeCtx(ctx workflow.Context, t Timeouts, limit time.Duration) workflow.Context {
+func executeCtx(ctx workflow.Context, t contractapi.Timeouts, limit time.Duration) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue:           ExecuteQueue,
+		TaskQueue:           contractapi.ExecuteQueue,
 		StartToCloseTimeout: limit,
 		HeartbeatTimeout:    t.Heartbeat,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: 2 * time.Second, BackoffCoefficient: 2,
@@ -45,9 +46,9 @@ func executeCtx(ctx workflow.Context, t Timeouts, limit time.Duration) workflow.
 }
 
 // verifyCtx: a browser run over every criterion; a lost worker is retried once.
-func verifyCtx(ctx workflow.Context, t Timeouts) workflow.Context {
+func verifyCtx(ctx workflow.Context, t contractapi.Timeouts) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue:           VerifyQueue,
+		TaskQueue:           contractapi.VerifyQueue,
 		StartToCloseTimeout: 15 * time.Minute,
 		HeartbeatTimeout:    t.Heartbeat,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: 2 * time.Second, BackoffCoefficient: 2,

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractapi"
 )
 
 // recorded lists replays/*.json after checking each against the append-only manifest:
@@ -70,14 +71,14 @@ var quiet = sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, 
 func replayer(changed bool) worker.WorkflowReplayer {
 	r := worker.NewWorkflowReplayer()
 	if changed {
-		r.RegisterWorkflowWithOptions(changedWorkflow, workflow.RegisterOptions{Name: workflows.ContractWorkflowName})
-		r.RegisterWorkflowWithOptions(changedBaseCheck, workflow.RegisterOptions{Name: workflows.BaseCheckWorkflowName})
-		r.RegisterWorkflowWithOptions(changedQuote, workflow.RegisterOptions{Name: workflows.QuoteWorkflowName})
+		r.RegisterWorkflowWithOptions(changedWorkflow, workflow.RegisterOptions{Name: contractapi.ContractWorkflowName})
+		r.RegisterWorkflowWithOptions(changedBaseCheck, workflow.RegisterOptions{Name: contractapi.BaseCheckWorkflowName})
+		r.RegisterWorkflowWithOptions(changedQuote, workflow.RegisterOptions{Name: contractapi.QuoteWorkflowName})
 		return r
 	}
-	r.RegisterWorkflowWithOptions(workflows.ContractWorkflow, workflow.RegisterOptions{Name: workflows.ContractWorkflowName})
-	r.RegisterWorkflowWithOptions(workflows.BaseCheckWorkflow, workflow.RegisterOptions{Name: workflows.BaseCheckWorkflowName})
-	r.RegisterWorkflowWithOptions(workflows.QuoteWorkflow, workflow.RegisterOptions{Name: workflows.QuoteWorkflowName})
+	r.RegisterWorkflowWithOptions(workflows.ContractWorkflow, workflow.RegisterOptions{Name: contractapi.ContractWorkflowName})
+	r.RegisterWorkflowWithOptions(workflows.BaseCheckWorkflow, workflow.RegisterOptions{Name: contractapi.BaseCheckWorkflowName})
+	r.RegisterWorkflowWithOptions(workflows.QuoteWorkflow, workflow.RegisterOptions{Name: contractapi.QuoteWorkflowName})
 	return r
 }
 
@@ -93,25 +94,25 @@ func TestReplayRecordedHistories(t *testing.T) {
 
 // changedWorkflow is the contract workflow with one extra timer up front: the kind of change
 // that must go behind workflow.GetVersion.
-func changedWorkflow(ctx workflow.Context, in workflows.ContractInput) (workflows.Status, error) {
+func changedWorkflow(ctx workflow.Context, in contractapi.ContractInput) (contractapi.Status, error) {
 	if err := workflow.Sleep(ctx, time.Second); err != nil {
-		return workflows.Status{}, err
+		return contractapi.Status{}, err
 	}
 	return workflows.ContractWorkflow(ctx, in)
 }
 
 // changedBaseCheck is the base check with the same extra timer.
-func changedBaseCheck(ctx workflow.Context, in workflows.BaseCheckInput) (workflows.BaseCheckResult, error) {
+func changedBaseCheck(ctx workflow.Context, in contractapi.BaseCheckInput) (contractapi.BaseCheckResult, error) {
 	if err := workflow.Sleep(ctx, time.Second); err != nil {
-		return workflows.BaseCheckResult{}, err
+		return contractapi.BaseCheckResult{}, err
 	}
 	return workflows.BaseCheckWorkflow(ctx, in)
 }
 
 // changedQuote is the chat quote workflow with the same extra timer.
-func changedQuote(ctx workflow.Context, in workflows.QuoteRequest) (workflows.QuoteReply, error) {
+func changedQuote(ctx workflow.Context, in contractapi.QuoteRequest) (contractapi.QuoteReply, error) {
 	if err := workflow.Sleep(ctx, time.Second); err != nil {
-		return workflows.QuoteReply{}, err
+		return contractapi.QuoteReply{}, err
 	}
 	return workflows.QuoteWorkflow(ctx, in)
 }
@@ -139,10 +140,10 @@ func TestReplayCoversTheApproveUpdate(t *testing.T) {
 		}
 		for _, ev := range h.GetEvents() {
 			if a := ev.GetWorkflowExecutionUpdateAcceptedEventAttributes(); a != nil &&
-				a.GetAcceptedRequest().GetInput().GetName() == workflows.UpdateApprove {
+				a.GetAcceptedRequest().GetInput().GetName() == contractapi.UpdateApprove {
 				return
 			}
 		}
 	}
-	t.Fatalf("no recorded history accepted the %s update", workflows.UpdateApprove)
+	t.Fatalf("no recorded history accepted the %s update", contractapi.UpdateApprove)
 }

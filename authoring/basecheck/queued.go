@@ -18,7 +18,7 @@ import (
 	"github.com/signoff/signoff/authoring"
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/internal/localgit"
-	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractapi"
 )
 
 // Queued implements authoring.BaseChecker with BaseCheckWorkflow.
@@ -107,14 +107,14 @@ func (q *Queued) CheckBase(ctx context.Context, c contracts.Contract) (*authorin
 	}
 	variants := authoring.LazyVariants(c)
 	id := workflowID(c.ContractID)
-	opts := client.StartWorkflowOptions{ID: id, TaskQueue: workflows.ControlQueue}
+	opts := client.StartWorkflowOptions{ID: id, TaskQueue: contractapi.ControlQueue}
 	if q.Key != "" {
 		id = keyedWorkflowID(c.ContractID, hash, q.Key)
-		opts = client.StartWorkflowOptions{ID: id, TaskQueue: workflows.ControlQueue,
+		opts = client.StartWorkflowOptions{ID: id, TaskQueue: contractapi.ControlQueue,
 			WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 			WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING}
 	}
-	run, err := q.Client.ExecuteWorkflow(ctx, opts, workflows.BaseCheckWorkflowName, workflows.BaseCheckInput{Contract: c, ContractHash: hash, Variants: variants})
+	run, err := q.Client.ExecuteWorkflow(ctx, opts, contractapi.BaseCheckWorkflowName, contractapi.BaseCheckInput{Contract: c, ContractHash: hash, Variants: variants})
 	var done *serviceerror.WorkflowExecutionAlreadyStarted
 	switch {
 	case q.Key != "" && errors.As(err, &done):
@@ -125,7 +125,7 @@ func (q *Queued) CheckBase(ctx context.Context, c contracts.Contract) (*authorin
 	if q.Started != nil {
 		q.Started(id)
 	}
-	var res workflows.BaseCheckResult
+	var res contractapi.BaseCheckResult
 	if err := run.Get(ctx, &res); err != nil {
 		return nil, fmt.Errorf("base check %s: %w", id, err)
 	}
@@ -152,7 +152,7 @@ func (q *Queued) CheckBase(ctx context.Context, c contracts.Contract) (*authorin
 
 // variantReports classifies each lazy variant's verifications (of the variants asked for)
 // with the policy's semantics.
-func variantReports(c contracts.Contract, asked []contracts.Variant, runs []workflows.VariantRun) []authoring.VariantReport {
+func variantReports(c contracts.Contract, asked []contracts.Variant, runs []contractapi.VariantRun) []authoring.VariantReport {
 	variants := map[string]contracts.Variant{}
 	for _, v := range asked {
 		variants[v.Name] = v
@@ -190,9 +190,9 @@ func Ready(ctx context.Context, cl client.Client) error {
 		name string
 		typ  enumspb.TaskQueueType
 	}{
-		{workflows.ControlQueue, enumspb.TASK_QUEUE_TYPE_WORKFLOW},
-		{workflows.ExecuteQueue, enumspb.TASK_QUEUE_TYPE_ACTIVITY},
-		{workflows.VerifyQueue, enumspb.TASK_QUEUE_TYPE_ACTIVITY},
+		{contractapi.ControlQueue, enumspb.TASK_QUEUE_TYPE_WORKFLOW},
+		{contractapi.ExecuteQueue, enumspb.TASK_QUEUE_TYPE_ACTIVITY},
+		{contractapi.VerifyQueue, enumspb.TASK_QUEUE_TYPE_ACTIVITY},
 	} {
 		resp, err := cl.DescribeTaskQueue(ctx, q.name, q.typ)
 		if err != nil {

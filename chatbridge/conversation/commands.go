@@ -11,7 +11,7 @@ import (
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/fixtures/runs"
 	"github.com/signoff/signoff/internal/capability"
-	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractapi"
 	"github.com/signoff/signoff/workflows/contractclient"
 )
 
@@ -35,7 +35,7 @@ func (c *Conversation) startContract(ctx context.Context, in chatbridge.Inbound,
 		return false, userErr("This Signoff instance has not published its verifier's key yet (is the verify worker running?). Try again in a moment.")
 	}
 	id := q.Contract.ContractID
-	_, err = c.contracts.Start(ctx, workflows.ContractInput{Quote: q, Channel: channel(in.Session), Trust: trust, Timeouts: c.cfg.Timeouts,
+	_, err = c.contracts.Start(ctx, contractapi.ContractInput{Quote: q, Channel: channel(in.Session), Trust: trust, Timeouts: c.cfg.Timeouts,
 		QuoteExpiresAt: terms.ExpiresAt, BaseCheck: terms.BaseCheck})
 	switch {
 	case contractclient.AlreadyStarted(err):
@@ -60,7 +60,7 @@ func (c *Conversation) startContract(ctx context.Context, in chatbridge.Inbound,
 		}
 		rebound = true
 	case err != nil:
-		return false, fmt.Errorf("start workflow %s: %w", workflows.WorkflowID(id), err)
+		return false, fmt.Errorf("start workflow %s: %w", contractapi.WorkflowID(id), err)
 	}
 	b := Binding{ContractID: id, Hash: q.Hash, Requester: in.Sender, Session: in.Session, Run: run, Repo: repo, Goal: q.Contract.Goal,
 		Price: q.Contract.Price.String()}
@@ -163,12 +163,12 @@ func (c *Conversation) approve(ctx context.Context, in chatbridge.Inbound, args 
 	actx, cancel := context.WithTimeout(ctx, c.cfg.ReplyWait)
 	defer cancel()
 	_, err = c.contracts.Approve(actx, b.ContractID,
-		workflows.Approve{Hash: hash, Approver: in.Sender, Channel: channel(in.Session), MessageID: in.MsgID})
-	var refused *workflows.ApprovalRefusal
+		contractapi.Approve{Hash: hash, Approver: in.Sender, Channel: channel(in.Session), MessageID: in.MsgID})
+	var refused *contractapi.ApprovalRefusal
 	switch {
 	case errors.Is(err, contractclient.ErrNotAnswered) && ctx.Err() == nil:
 		return []string{fmt.Sprintf("Approval of %s sent; the workflow has not taken it yet. Say \"status %s\" in a moment.", b.ContractID, b.ContractID)}, nil
-	case errors.As(err, &refused) && (refused.Code == workflows.RefusedWrongHash || refused.Code == workflows.RefusedNotRequester):
+	case errors.As(err, &refused) && (refused.Code == contractapi.RefusedWrongHash || refused.Code == contractapi.RefusedNotRequester):
 		return []string{"Approval refused by the workflow: " + refused.Reason}, nil
 	case errors.As(err, &refused):
 		return []string{fmt.Sprintf("Contract %s is no longer open for approval: %s.", b.ContractID, refused.Reason)}, nil
@@ -198,7 +198,7 @@ func (c *Conversation) pay(ctx context.Context, in chatbridge.Inbound) ([]string
 	}
 	if st.State == contracts.StateApproved && st.Payment.CheckoutSessionID == "" {
 		// Just approved: the workflow is creating the checkout.
-		if st, err = c.waitStatus(ctx, b.ContractID, func(st workflows.Status) bool {
+		if st, err = c.waitStatus(ctx, b.ContractID, func(st contractapi.Status) bool {
 			return st.Payment.CheckoutSessionID != "" || st.State != contracts.StateApproved
 		}); err != nil {
 			return nil, err
@@ -223,7 +223,7 @@ func (c *Conversation) pay(ctx context.Context, in chatbridge.Inbound) ([]string
 		_ = c.store.unsay(b.ContractID, b.Hash, stepAuthorized)
 		return nil, fmt.Errorf("local checkout for %s: %w", b.ContractID, err)
 	}
-	st, err = c.waitStatus(ctx, b.ContractID, func(st workflows.Status) bool { return st.State != contracts.StateApproved })
+	st, err = c.waitStatus(ctx, b.ContractID, func(st contractapi.Status) bool { return st.State != contracts.StateApproved })
 	if err != nil {
 		return nil, err
 	}
@@ -235,21 +235,21 @@ func (c *Conversation) pay(ctx context.Context, in chatbridge.Inbound) ([]string
 
 // requesterContract finds the contract a command acts on (an id in args, else the session's)
 // and checks the sender is its requester: only they may pay, cancel, retry or abandon.
-func (c *Conversation) requesterContract(ctx context.Context, in chatbridge.Inbound, args []string) (Binding, workflows.Status, error) {
+func (c *Conversation) requesterContract(ctx context.Context, in chatbridge.Inbound, args []string) (Binding, contractapi.Status, error) {
 	var b Binding
 	if len(args) > 0 {
 		id := c.resolveID(args[0])
 		if id == "" {
-			return b, workflows.Status{}, userErr("%q is not a contract id or prepared run.", args[0])
+			return b, contractapi.Status{}, userErr("%q is not a contract id or prepared run.", args[0])
 		}
 		b = Binding{ContractID: id}
 	} else {
 		cur, ok, err := c.store.current(in.Sender, in.Session)
 		if err != nil {
-			return b, workflows.Status{}, err
+			return b, contractapi.Status{}, err
 		}
 		if !ok {
-			return b, workflows.Status{}, userErr("No contract in this conversation yet. Describe a change, or say \"run W1\".")
+			return b, contractapi.Status{}, userErr("No contract in this conversation yet. Describe a change, or say \"run W1\".")
 		}
 		b = cur
 	}
@@ -259,7 +259,7 @@ func (c *Conversation) requesterContract(ctx context.Context, in chatbridge.Inbo
 	}
 	if st.Requester != in.Sender {
 		// Word for word what an id nobody started gets: a stranger learns nothing.
-		return b, workflows.Status{}, c.statusErr(b.ContractID, errNoSuchContract)
+		return b, contractapi.Status{}, c.statusErr(b.ContractID, errNoSuchContract)
 	}
 	return b, st, nil
 }
@@ -272,7 +272,7 @@ func (c *Conversation) cancelContract(ctx context.Context, in chatbridge.Inbound
 	if st.Final {
 		return []string{fmt.Sprintf("Contract %s has already ended: %s.", b.ContractID, stateWords(st))}, nil
 	}
-	if err := c.contracts.Cancel(ctx, b.ContractID, workflows.Cancel{By: in.Sender, Reason: "cancelled in chat"}); err != nil {
+	if err := c.contracts.Cancel(ctx, b.ContractID, contractapi.Cancel{By: in.Sender, Reason: "cancelled in chat"}); err != nil {
 		return nil, fmt.Errorf("signal cancel of %s: %w", b.ContractID, err)
 	}
 	msg := fmt.Sprintf("Cancel requested for %s. Nothing is captured; ", b.ContractID)
@@ -293,11 +293,11 @@ func (c *Conversation) operator(ctx context.Context, in chatbridge.Inbound, verb
 	if st.State != contracts.StateAwaitingOperator {
 		return []string{fmt.Sprintf("Contract %s is not paused for a decision: %s.", b.ContractID, stateWords(st))}, nil
 	}
-	signal, reply := workflows.SignalRetryVerification, "Retrying the verification of the same commit (no code change)."
+	signal, reply := contractapi.SignalRetryVerification, "Retrying the verification of the same commit (no code change)."
 	if verb == verbAbandon {
-		signal, reply = workflows.SignalAbandon, "Abandoned: the authorization will be cancelled and nothing captured."
+		signal, reply = contractapi.SignalAbandon, "Abandoned: the authorization will be cancelled and nothing captured."
 	}
-	if err := c.contracts.Signal(ctx, b.ContractID, signal, workflows.Operator{By: in.Sender, Reason: "from chat"}); err != nil {
+	if err := c.contracts.Signal(ctx, b.ContractID, signal, contractapi.Operator{By: in.Sender, Reason: "from chat"}); err != nil {
 		return nil, fmt.Errorf("signal %s to %s: %w", signal, b.ContractID, err)
 	}
 	return []string{fmt.Sprintf("%s: %s", b.ContractID, reply)}, nil
@@ -403,9 +403,9 @@ func (c *Conversation) proofURL(id string) string {
 
 // waitStatus polls the status query until done says so or ReplyWait passes; it returns the
 // last status read.
-func (c *Conversation) waitStatus(ctx context.Context, id string, done func(workflows.Status) bool) (workflows.Status, error) {
+func (c *Conversation) waitStatus(ctx context.Context, id string, done func(contractapi.Status) bool) (contractapi.Status, error) {
 	deadline := time.Now().Add(c.cfg.ReplyWait)
-	var last workflows.Status
+	var last contractapi.Status
 	var lastErr error
 	for {
 		st, err := c.queryStatus(ctx, id)

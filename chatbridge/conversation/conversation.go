@@ -29,7 +29,7 @@ import (
 	"github.com/signoff/signoff/chatbridge/chatproto"
 	"github.com/signoff/signoff/fixtures/runs"
 	"github.com/signoff/signoff/internal/capability"
-	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractapi"
 	"github.com/signoff/signoff/workflows/contractclient"
 )
 
@@ -75,7 +75,7 @@ type Config struct {
 	// chat default: a task is quoted in seconds, and the quote says the check was skipped).
 	Author *authoring.Author
 	// Trust is what the workflow checks evidence against (the verify worker's key and digest).
-	Trust func() (workflows.Trust, error)
+	Trust func() (contractapi.Trust, error)
 	// Checkout completes a contract's local checkout for "pay" (the local Stripe test
 	// double's); nil when payments go to a real provider, whose checkout a person completes
 	// in a browser.
@@ -96,7 +96,7 @@ type Config struct {
 	// ReadmeURL is where the agent README, keys included, is served.
 	ReadmeURL string
 	// Timeouts go into every workflow this conversation starts.
-	Timeouts workflows.Timeouts
+	Timeouts contractapi.Timeouts
 	// Poll is how often watchers read a contract's status (default 500 ms).
 	Poll time.Duration
 	// ConcurrentQuotes bounds the quotes drafted at once (default DefaultConcurrentQuotes);
@@ -381,7 +381,7 @@ func sessionOf(ch string) (string, bool) {
 }
 
 // queryStatus reads a contract's status through the status query.
-func (c *Conversation) queryStatus(ctx context.Context, contractID string) (workflows.Status, error) {
+func (c *Conversation) queryStatus(ctx context.Context, contractID string) (contractapi.Status, error) {
 	return c.contracts.Status(ctx, contractID)
 }
 

@@ -24,7 +24,7 @@ import (
 	"github.com/signoff/signoff/internal/index"
 	"github.com/signoff/signoff/internal/payment"
 	"github.com/signoff/signoff/internal/payment/localstripe"
-	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractapi"
 	"github.com/signoff/signoff/workflows/contractclient"
 )
 
@@ -63,8 +63,8 @@ func newEnv(t *testing.T, withRepo bool) *env {
 	}
 	e.cfg = conversation.Config{
 		Temporal: e.tmp, StateFile: filepath.Join(dir, "chat", "sessions.json"), RunsDir: runsDir(),
-		Trust: func() (workflows.Trust, error) {
-			return workflows.Trust{VerifierPublicKey: make([]byte, 32), VerifierDigest: w1.Contract.Verifier.Digest}, nil
+		Trust: func() (contractapi.Trust, error) {
+			return contractapi.Trust{VerifierPublicKey: make([]byte, 32), VerifierDigest: w1.Contract.Verifier.Digest}, nil
 		},
 		Checkout: func(ctx context.Context, id string) error { return e.checkout(ctx, id) }, PaymentLabel: localstripe.Label,
 		Index: e.index, ProofURL: func(id string) string { return proofBase + id + "/" },
@@ -80,13 +80,13 @@ func newEnv(t *testing.T, withRepo bool) *env {
 		e.cfg.Author = &authoring.Author{Admission: &authoring.Admission{Allow: []string{"signoff-fixtures/*"}}, Verifier: w1.Contract.Verifier}
 		e.cfg.ExecutorNote = "this process runs the prepared executor"
 	}
-	e.tmp.quote = func(req workflows.QuoteRequest) workflows.QuoteReply {
+	e.tmp.quote = func(req contractapi.QuoteRequest) contractapi.QuoteReply {
 		r, err := e.conv.DraftQuote(context.Background(), req)
 		if err != nil {
-			r = workflows.QuoteReply{Outcome: workflows.QuoteFailed, Messages: []string{workflows.QuoteFailedText}}
+			r = contractapi.QuoteReply{Outcome: contractapi.QuoteFailed, Messages: []string{contractapi.QuoteFailedText}}
 		}
-		id := workflows.QuoteWorkflowID(req.Requester, req.Session, req.MsgID)
-		if err := e.conv.Say(context.Background(), workflows.ChatSay{To: req.Requester, Session: req.Session, Key: id + "/reply", Texts: r.Messages}); err != nil {
+		id := contractapi.QuoteWorkflowID(req.Requester, req.Session, req.MsgID)
+		if err := e.conv.Say(context.Background(), contractapi.ChatSay{To: req.Requester, Session: req.Session, Key: id + "/reply", Texts: r.Messages}); err != nil {
 			t.Errorf("say the quote: %v", err)
 		}
 		return r
@@ -102,8 +102,8 @@ func (e *env) checkout(ctx context.Context, contractID string) error {
 	if err != nil {
 		return err
 	}
-	return contractclient.Signal(ctx, e.tmp, contractID, workflows.SignalPaymentAuthorized,
-		workflows.PaymentAuthorized{SessionID: ps.CheckoutSessionID, PaymentIntentID: ps.PaymentIntentID, Source: "stripe-webhook"})
+	return contractclient.Signal(ctx, e.tmp, contractID, contractapi.SignalPaymentAuthorized,
+		contractapi.PaymentAuthorized{SessionID: ps.CheckoutSessionID, PaymentIntentID: ps.PaymentIntentID, Source: "stripe-webhook"})
 }
 
 // task says a task message and returns the immediate answer and the quote pushed after it.
@@ -193,7 +193,7 @@ func TestPreparedRunConversation(t *testing.T) {
 	if in.Quote.Requester != alice.addr || in.Channel != "chat:"+sessionA || in.Quote.Hash != q.Hash {
 		t.Fatalf("workflow input: requester %q channel %q hash %s", in.Quote.Requester, in.Channel, in.Quote.Hash)
 	}
-	if s := e.tmp.starts[0]; !s.WorkflowExecutionErrorWhenAlreadyStarted || s.ID != workflows.WorkflowID(id) || s.TaskQueue != workflows.ControlQueue {
+	if s := e.tmp.starts[0]; !s.WorkflowExecutionErrorWhenAlreadyStarted || s.ID != contractapi.WorkflowID(id) || s.TaskQueue != contractapi.ControlQueue {
 		t.Fatalf("start options %+v", s)
 	}
 	// Asking again re-shows the same quote; another requester cannot take it over.
@@ -216,8 +216,8 @@ func TestPreparedRunConversation(t *testing.T) {
 
 	reply, approveMsg := e.say(t, alice, "approve "+q.Hash)
 	mustContain(t, reply, "Approved "+id, approveMsg, "authorize 49.00 USD")
-	sigs := e.tmp.signalsNamed(workflows.UpdateApprove)
-	last := sigs[len(sigs)-1].Arg.(workflows.Approve)
+	sigs := e.tmp.signalsNamed(contractapi.UpdateApprove)
+	last := sigs[len(sigs)-1].Arg.(contractapi.Approve)
 	if last.Approver != alice.addr || last.MessageID != approveMsg || last.Channel != "chat:"+sessionA || last.Hash != q.Hash {
 		t.Fatalf("approval signal %+v", last)
 	}
@@ -269,7 +269,7 @@ func TestPreparedRunConversation(t *testing.T) {
 	if err := e.index.Put(capability.IndexEntry{ContractID: id, ContractHash: q.Hash, ProofDir: proof, State: contracts.StateNotSatisfied}); err != nil {
 		t.Fatal(err)
 	}
-	e.tmp.set(id, func(st *workflows.Status) { st.State, st.Attempt = contracts.StateNotSatisfied, 1 })
+	e.tmp.set(id, func(st *contractapi.Status) { st.State, st.Attempt = contracts.StateNotSatisfied, 1 })
 	if err := e.conv.Notify(context.Background(), capability.Notice{ContractID: id, Requester: alice.addr, Channel: "chat:" + sessionA,
 		Kind: "verdict", Text: "Attempt 1: not satisfied."}); err != nil {
 		t.Fatal(err)
@@ -277,7 +277,7 @@ func TestPreparedRunConversation(t *testing.T) {
 	v := e.out.waitPushed(t, "scrollWidth = 927, innerWidth = 390")
 	mustContain(t, v.Text, id+": not satisfied on attempt 1 of 3", "attempt 2 under the same contract", "Proof: "+proofBase+id+"/",
 		"Also: criterion 4")
-	e.tmp.set(id, func(st *workflows.Status) {
+	e.tmp.set(id, func(st *contractapi.Status) {
 		st.State, st.Attempt, st.Phase = contracts.StateRepairing, 2, "executor repairing"
 	})
 	e.tmp.waitQueries(t, 5)
@@ -298,8 +298,8 @@ func TestPreparedRunConversation(t *testing.T) {
 	}
 	reply, _ = e.say(t, alice, "cancel")
 	mustContain(t, reply, "Cancel requested for "+id, "authorization will be cancelled")
-	c := e.tmp.signalsNamed(workflows.SignalCancel)
-	if len(c) != 1 || c[0].Arg.(workflows.Cancel).By != alice.addr {
+	c := e.tmp.signalsNamed(contractapi.SignalCancel)
+	if len(c) != 1 || c[0].Arg.(contractapi.Cancel).By != alice.addr {
 		t.Fatalf("cancel signals %+v", c)
 	}
 }
@@ -358,7 +358,7 @@ func TestApprovalsAreBounded(t *testing.T) {
 		reply, _ = e.say(t, mallory, "approve "+hash)
 		mustContain(t, reply, "No quoted contract here has that hash")
 	}
-	if n := len(e.tmp.signalsNamed(workflows.UpdateApprove)); n != 0 {
+	if n := len(e.tmp.signalsNamed(contractapi.UpdateApprove)); n != 0 {
 		t.Fatalf("a stranger's approvals reached the workflow %d times", n)
 	}
 	wrong := strings.Repeat("b", 64)
@@ -367,7 +367,7 @@ func TestApprovalsAreBounded(t *testing.T) {
 	}
 	reply, _ = e.say(t, alice, "approve "+hash)
 	mustContain(t, reply, "no more are taken from you")
-	if n := len(e.tmp.signalsNamed(workflows.UpdateApprove)); n != conversation.DefaultApprovalsPerContract {
+	if n := len(e.tmp.signalsNamed(contractapi.UpdateApprove)); n != conversation.DefaultApprovalsPerContract {
 		t.Fatalf("approve signals: %d", n)
 	}
 }
@@ -380,7 +380,7 @@ func TestStrangersLearnNothing(t *testing.T) {
 	alice, mallory := newPerson(t, sessionA), newPerson(t, sessionB)
 	reply, _ := e.say(t, alice, "run W1")
 	hash := regexpHash(t, reply)
-	id := e.tmp.contractStarts()[0].ID[len(workflows.WorkflowID("")):]
+	id := e.tmp.contractStarts()[0].ID[len(contractapi.WorkflowID("")):]
 	reply, _ = e.say(t, alice, "approve "+hash)
 	mustContain(t, reply, "Approved "+id)
 	before := len(e.tmp.signals)

@@ -20,7 +20,7 @@ import (
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/internal/payment"
-	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractapi"
 )
 
 // fakeTemporal plays the contract workflow's signal, update and query surface: the approval rules
@@ -34,13 +34,13 @@ type fakeTemporal struct {
 	starts   []client.StartWorkflowOptions
 	queries  int
 	// quote plays the quote workflow (its two activities, in order) when one is started.
-	quote  func(workflows.QuoteRequest) workflows.QuoteReply
-	quoted []workflows.QuoteReply
+	quote  func(contractapi.QuoteRequest) contractapi.QuoteReply
+	quoted []contractapi.QuoteReply
 }
 
 type fakeWF struct {
-	in workflows.ContractInput
-	st workflows.Status
+	in contractapi.ContractInput
+	st contractapi.Status
 }
 
 type fakeSignal struct {
@@ -56,21 +56,21 @@ func (f *fakeTemporal) ExecuteWorkflow(_ context.Context, o client.StartWorkflow
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.starts = append(f.starts, o)
-	if wf == workflows.QuoteWorkflowName && len(args) == 1 {
+	if wf == contractapi.QuoteWorkflowName && len(args) == 1 {
 		if f.wfs[o.ID] != nil {
 			return nil, serviceerror.NewWorkflowExecutionAlreadyStarted("already started", "", "run-1")
 		}
 		f.wfs[o.ID] = &fakeWF{}
 		f.mu.Unlock() // the draft starts the contract workflow
-		r := f.quote(args[0].(workflows.QuoteRequest))
+		r := f.quote(args[0].(contractapi.QuoteRequest))
 		f.mu.Lock()
 		f.quoted = append(f.quoted, r)
 		return fakeRun{o.ID}, nil
 	}
-	if wf != workflows.ContractWorkflowName || len(args) != 1 {
+	if wf != contractapi.ContractWorkflowName || len(args) != 1 {
 		return nil, fmt.Errorf("unexpected workflow %v", wf)
 	}
-	in := args[0].(workflows.ContractInput)
+	in := args[0].(contractapi.ContractInput)
 	if old := f.wfs[o.ID]; old != nil && (!old.st.Final || o.WorkflowIDReusePolicy == enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE) {
 		if !o.WorkflowExecutionErrorWhenAlreadyStarted {
 			return fakeRun{o.ID}, nil // what the SDK does without the option: the old run, no error
@@ -78,9 +78,9 @@ func (f *fakeTemporal) ExecuteWorkflow(_ context.Context, o client.StartWorkflow
 		return nil, serviceerror.NewWorkflowExecutionAlreadyStarted("already started", "", "run-1")
 	}
 	c := in.Quote.Contract
-	f.wfs[o.ID] = &fakeWF{in: in, st: workflows.Status{ContractID: c.ContractID, ContractHash: in.Quote.Hash, Goal: c.Goal,
+	f.wfs[o.ID] = &fakeWF{in: in, st: contractapi.Status{ContractID: c.ContractID, ContractHash: in.Quote.Hash, Goal: c.Goal,
 		Repo: c.Repo.Owner + "/" + c.Repo.Name, Requester: in.Quote.Requester, State: contracts.StateQuoted, MaxAttempts: c.MaxAttempts,
-		Attempts: []workflows.AttemptRecord{}, Refusals: []string{}}}
+		Attempts: []contractapi.AttemptRecord{}, Refusals: []string{}}}
 	return fakeRun{o.ID}, nil
 }
 
@@ -106,7 +106,7 @@ func (f *fakeTemporal) SignalWorkflow(ctx context.Context, id, _ string, name st
 		return serviceerror.NewNotFound("workflow not found")
 	}
 	switch name {
-	case workflows.SignalPaymentAuthorized:
+	case contractapi.SignalPaymentAuthorized:
 		ps, err := f.payments.Status(ctx, w.st.ContractHash, w.st.Payment.CheckoutSessionID)
 		if err != nil {
 			return err
@@ -115,7 +115,7 @@ func (f *fakeTemporal) SignalWorkflow(ctx context.Context, id, _ string, name st
 		if ps.State == capability.PaymentAuthorized {
 			w.st.State = contracts.StateAuthorized
 		}
-	case workflows.SignalCancel:
+	case contractapi.SignalCancel:
 		w.st.State, w.st.Final = contracts.StateCancelled, true
 	}
 	return nil
@@ -127,31 +127,31 @@ func (f *fakeTemporal) SignalWorkflow(ctx context.Context, id, _ string, name st
 func (f *fakeTemporal) UpdateWorkflow(ctx context.Context, o client.UpdateWorkflowOptions) (client.WorkflowUpdateHandle, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if o.UpdateName != workflows.UpdateApprove || len(o.Args) != 1 {
+	if o.UpdateName != contractapi.UpdateApprove || len(o.Args) != 1 {
 		return nil, fmt.Errorf("unexpected update %s", o.UpdateName)
 	}
-	a := o.Args[0].(workflows.Approve)
+	a := o.Args[0].(contractapi.Approve)
 	w := f.wfs[o.WorkflowID]
 	if w == nil || w.st.Final {
 		return nil, serviceerror.NewNotFound("workflow not found")
 	}
 	if w.st.State != contracts.StateQuoted {
-		return nil, refusedErr(workflows.RefusedAlreadyApproved, "contract "+w.st.ContractID+" was approved already")
+		return nil, refusedErr(contractapi.RefusedAlreadyApproved, "contract "+w.st.ContractID+" was approved already")
 	}
 	f.signals = append(f.signals, fakeSignal{o.WorkflowID, o.UpdateName, a})
 	switch {
 	case a.Approver != w.st.Requester && w.st.StrangerRefusals > 0: // as the workflow: recorded once, then counted
 		w.st.StrangerRefusals++
-		return fakeUpdate{err: refusedErr(workflows.RefusedNotRequester, "only the requester may approve")}, nil
+		return fakeUpdate{err: refusedErr(contractapi.RefusedNotRequester, "only the requester may approve")}, nil
 	case a.Approver != w.st.Requester:
 		w.st.StrangerRefusals++
 		why := fmt.Sprintf("approval by %q refused: only the requester %q may approve", a.Approver, w.st.Requester)
 		w.st.Refusals = append(w.st.Refusals, why)
-		return fakeUpdate{err: refusedErr(workflows.RefusedNotRequester, why)}, nil
+		return fakeUpdate{err: refusedErr(contractapi.RefusedNotRequester, why)}, nil
 	case a.Hash != w.st.ContractHash:
 		why := "approval of hash " + a.Hash[:12] + " refused: the quoted contract's hash is " + w.st.ContractHash[:12]
 		w.st.Refusals = append(w.st.Refusals, why)
-		return fakeUpdate{err: refusedErr(workflows.RefusedWrongHash, why)}, nil
+		return fakeUpdate{err: refusedErr(contractapi.RefusedWrongHash, why)}, nil
 	}
 	w.st.State = contracts.StateApproved
 	ps, err := f.payments.Authorize(ctx, capability.AuthorizeRequest{ContractID: w.st.ContractID, ContractHash: w.st.ContractHash,
@@ -160,16 +160,16 @@ func (f *fakeTemporal) UpdateWorkflow(ctx context.Context, o client.UpdateWorkfl
 		return nil, err
 	}
 	w.st.Payment = ps
-	return fakeUpdate{res: workflows.ApproveResult{State: w.st.State}}, nil
+	return fakeUpdate{res: contractapi.ApproveResult{State: w.st.State}}, nil
 }
 
 func refusedErr(code, why string) error {
-	return temporal.NewApplicationErrorWithOptions(why, workflows.ApprovalRefusedError, temporal.ApplicationErrorOptions{
-		NonRetryable: true, Details: []any{workflows.ApprovalRefusal{Code: code, Reason: why}}})
+	return temporal.NewApplicationErrorWithOptions(why, contractapi.ApprovalRefusedError, temporal.ApplicationErrorOptions{
+		NonRetryable: true, Details: []any{contractapi.ApprovalRefusal{Code: code, Reason: why}}})
 }
 
 type fakeUpdate struct {
-	res workflows.ApproveResult
+	res contractapi.ApproveResult
 	err error
 }
 
@@ -180,7 +180,7 @@ func (u fakeUpdate) Get(_ context.Context, v any) error {
 	if u.err != nil {
 		return u.err
 	}
-	*v.(*workflows.ApproveResult) = u.res
+	*v.(*contractapi.ApproveResult) = u.res
 	return nil
 }
 
@@ -192,7 +192,7 @@ func (f *fakeTemporal) QueryWorkflow(_ context.Context, id, _ string, q string, 
 	if w == nil {
 		return nil, serviceerror.NewNotFound("workflow not found")
 	}
-	if q != workflows.QueryStatus {
+	if q != contractapi.QueryStatus {
 		return nil, fmt.Errorf("unknown query %s", q)
 	}
 	return encoded{w.st}, nil
@@ -218,16 +218,16 @@ func (f *fakeTemporal) waitQueries(t *testing.T, n int) {
 }
 
 // set changes a workflow's status as the real workflow would move on.
-func (f *fakeTemporal) set(id string, fn func(st *workflows.Status)) {
+func (f *fakeTemporal) set(id string, fn func(st *contractapi.Status)) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	fn(&f.wfs[workflows.WorkflowID(id)].st)
+	fn(&f.wfs[contractapi.WorkflowID(id)].st)
 }
 
-func (f *fakeTemporal) input(id string) workflows.ContractInput {
+func (f *fakeTemporal) input(id string) contractapi.ContractInput {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.wfs[workflows.WorkflowID(id)].in
+	return f.wfs[contractapi.WorkflowID(id)].in
 }
 
 func (f *fakeTemporal) signalsNamed(name string) []fakeSignal {

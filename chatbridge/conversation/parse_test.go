@@ -9,7 +9,7 @@ import (
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/policy"
-	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractapi"
 )
 
 func TestParse(t *testing.T) {
@@ -73,7 +73,7 @@ func TestTidyGoal(t *testing.T) {
 
 // Every step a watcher announces comes once per status, in words a person reads.
 func TestSteps(t *testing.T) {
-	st := workflows.Status{ContractID: "c1", Repo: "o/r", State: contracts.StateBuilding, Attempt: 1, MaxAttempts: 3,
+	st := contractapi.Status{ContractID: "c1", Repo: "o/r", State: contracts.StateBuilding, Attempt: 1, MaxAttempts: 3,
 		Payment: capability.PaymentState{Local: true, State: capability.PaymentAuthorized}}
 	got := steps(st, "local")
 	if len(got) != 1 || got[0].key != "authorized" || !strings.Contains(got[0].text, "Attempt 1 of 3 starts: cloning o/r") {
@@ -84,11 +84,11 @@ func TestSteps(t *testing.T) {
 	if len(got) != 1 || strings.Contains(got[0].text, "Attempt 1") {
 		t.Fatalf("steps %+v", got)
 	}
-	st = workflows.Status{ContractID: "c1", State: contracts.StateCancelled, Final: true}
+	st = contractapi.Status{ContractID: "c1", State: contracts.StateCancelled, Final: true}
 	if got := steps(st, "local"); len(got) != 1 || !strings.Contains(got[0].text, "no payment was authorized") {
 		t.Fatalf("steps %+v", got)
 	}
-	st = workflows.Status{ContractID: "c1", State: contracts.StateExpired, Final: true}
+	st = contractapi.Status{ContractID: "c1", State: contracts.StateExpired, Final: true}
 	if got := steps(st, "local"); len(got) != 1 || got[0].key != "expired" {
 		t.Fatalf("steps %+v", got)
 	}

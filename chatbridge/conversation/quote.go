@@ -16,7 +16,7 @@ import (
 	"github.com/signoff/signoff/authoring/survey"
 	"github.com/signoff/signoff/chatbridge"
 	"github.com/signoff/signoff/contracts"
-	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractapi"
 )
 
 // KeyedChecker is a base checker that can name its check after a key, so a draft retried
@@ -163,17 +163,17 @@ func (c *Conversation) task(ctx context.Context, in chatbridge.Inbound, text str
 	if err != nil {
 		return nil, err
 	}
-	id := workflows.QuoteWorkflowID(in.Sender, in.Session, in.MsgID)
+	id := contractapi.QuoteWorkflowID(in.Sender, in.Session, in.MsgID)
 	if !c.quotes.has(id) && c.quotes.pending(in.Sender) >= c.cfg.QuotesPerRequester {
 		return nil, userErr("You already have %d quotes being prepared; the next one can start when one of them is ready.", c.cfg.QuotesPerRequester)
 	}
 	place := c.quotes.join(id, in.Sender)
 	_, err = c.cfg.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID: id, TaskQueue: workflows.ChatQueue,
+		ID: id, TaskQueue: contractapi.ChatQueue,
 		WorkflowIDReusePolicy:                    enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		WorkflowIDConflictPolicy:                 enums.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
-	}, workflows.QuoteWorkflowName, workflows.QuoteRequest{Requester: in.Sender, Session: in.Session, MsgID: in.MsgID, Text: text})
+	}, contractapi.QuoteWorkflowName, contractapi.QuoteRequest{Requester: in.Sender, Session: in.Session, MsgID: in.MsgID, Text: text})
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	switch {
 	case errors.As(err, &started):
@@ -197,8 +197,8 @@ func (c *Conversation) task(ctx context.Context, in chatbridge.Inbound, text str
 // surveys, drafts, checks the base commit (when configured) and starts the contract workflow,
 // and returns what to tell the requester. A request that does not become a contract is an
 // answer, not an error; errors are ours and are retried by the workflow.
-func (c *Conversation) DraftQuote(ctx context.Context, req workflows.QuoteRequest) (workflows.QuoteReply, error) {
-	key := workflows.QuoteWorkflowID(req.Requester, req.Session, req.MsgID)
+func (c *Conversation) DraftQuote(ctx context.Context, req contractapi.QuoteRequest) (contractapi.QuoteReply, error) {
+	key := contractapi.QuoteWorkflowID(req.Requester, req.Session, req.MsgID)
 	retry := false
 	if activity.IsActivity(ctx) {
 		info := activity.GetInfo(ctx)
@@ -221,7 +221,7 @@ func (c *Conversation) DraftQuote(ctx context.Context, req workflows.QuoteReques
 		}
 	}
 	if err := c.quotes.wait(ctx, key, beat); err != nil {
-		return workflows.QuoteReply{}, err
+		return contractapi.QuoteReply{}, err
 	}
 	stop := make(chan struct{})
 	defer close(stop)
@@ -242,16 +242,16 @@ func (c *Conversation) DraftQuote(ctx context.Context, req workflows.QuoteReques
 	var ue *chatbridge.UserError
 	switch {
 	case errors.As(err, &ue):
-		return workflows.QuoteReply{Outcome: workflows.QuoteRefused, Messages: []string{ue.Msg}}, nil
+		return contractapi.QuoteReply{Outcome: contractapi.QuoteRefused, Messages: []string{ue.Msg}}, nil
 	case err != nil:
 		c.log.Warn("quote draft failed", "workflow", key, "err", err)
-		return workflows.QuoteReply{}, err
+		return contractapi.QuoteReply{}, err
 	}
 	return out, nil
 }
 
 // Say is the quote workflow's push activity.
-func (c *Conversation) Say(ctx context.Context, s workflows.ChatSay) error {
+func (c *Conversation) Say(ctx context.Context, s contractapi.ChatSay) error {
 	for i, text := range s.Texts {
 		if err := c.push(ctx, s.To, s.Session, fmt.Sprintf("%s/%d", s.Key, i), text); err != nil {
 			return err
@@ -262,19 +262,19 @@ func (c *Conversation) Say(ctx context.Context, s workflows.ChatSay) error {
 
 // draft is the quote proper: survey, criteria, price, hash, base check, and the contract
 // workflow started in state quoted with the sender as requester.
-func (c *Conversation) draft(ctx context.Context, in chatbridge.Inbound, text, key string, retry bool) (workflows.QuoteReply, error) {
+func (c *Conversation) draft(ctx context.Context, in chatbridge.Inbound, text, key string, retry bool) (contractapi.QuoteReply, error) {
 	repo, goal, err := c.pickRepo(text)
 	if err != nil {
-		return workflows.QuoteReply{}, err
+		return contractapi.QuoteReply{}, err
 	}
 	if repo.Prepare != nil {
 		if err := repo.Prepare(ctx); err != nil {
-			return workflows.QuoteReply{}, fmt.Errorf("prepare %s: %w", repo.Slug, err)
+			return contractapi.QuoteReply{}, fmt.Errorf("prepare %s: %w", repo.Slug, err)
 		}
 	}
 	src, err := survey.ResolveSource(ctx, repo.Path, "HEAD", repo.Slug)
 	if err != nil {
-		return workflows.QuoteReply{}, fmt.Errorf("resolve %s: %w", repo.Slug, err)
+		return contractapi.QuoteReply{}, fmt.Errorf("resolve %s: %w", repo.Slug, err)
 	}
 	if repo.URL != "" {
 		src.URL = repo.URL
@@ -293,25 +293,25 @@ func (c *Conversation) draft(ctx context.Context, in chatbridge.Inbound, text, k
 	res, err := author.Draft(ctx, authoring.Request{Requester: in.Sender, Source: src, Goal: goal, Progress: progress})
 	if err != nil {
 		if authoring.IsRefusal(err) {
-			out := workflows.QuoteReply{Outcome: workflows.QuoteRefused}
+			out := contractapi.QuoteReply{Outcome: contractapi.QuoteRefused}
 			if res != nil && res.Survey != nil {
 				out.Messages = append(out.Messages, "Survey of "+res.Survey.Summary())
 			}
 			out.Messages = append(out.Messages, refusalText(err))
 			return out, nil
 		}
-		return workflows.QuoteReply{}, fmt.Errorf("draft a contract for %s: %w", repo.Slug, err)
+		return contractapi.QuoteReply{}, fmt.Errorf("draft a contract for %s: %w", repo.Slug, err)
 	}
 	// One contract per requester: the same words from two people are two quotes. The same
 	// words again from one requester find their contract (the terms' id, not the quote's).
 	contract := *res.Contract
 	contract.ContractID = requesterID(res.TermsID, in.Sender)
 	if err := contracts.Validate(contract, contracts.LoadOptions{}); err != nil {
-		return workflows.QuoteReply{}, fmt.Errorf("drafted contract: %w", err)
+		return contractapi.QuoteReply{}, fmt.Errorf("drafted contract: %w", err)
 	}
 	q, err := contracts.NewQuote(contract, in.Sender)
 	if err != nil {
-		return workflows.QuoteReply{}, err
+		return contractapi.QuoteReply{}, err
 	}
 	terms := quoteTerms{BaseCheck: res.BaseCheck.Record()}
 	if res.Quote != nil {
@@ -320,15 +320,15 @@ func (c *Conversation) draft(ctx context.Context, in chatbridge.Inbound, text, k
 	rebound, err := c.startContract(ctx, in, q, "", repo.Slug, terms)
 	var unreadable *statusUnreadableError
 	if errors.As(err, &unreadable) {
-		return workflows.QuoteReply{}, fmt.Errorf("contract %s started but not readable yet: %w", contract.ContractID, unreadable.err)
+		return contractapi.QuoteReply{}, fmt.Errorf("contract %s started but not readable yet: %w", contract.ContractID, unreadable.err)
 	}
 	if err != nil {
-		return workflows.QuoteReply{}, err
+		return contractapi.QuoteReply{}, err
 	}
 	quote := c.quoteText(contract, q.Hash, res.Quote, baseCheckText(res.BaseCheck), c.cfg.ExecutorNote)
 	if rebound && !retry {
 		quote = "This contract is already quoted to you; here it is again.\n\n" + quote
 	}
-	return workflows.QuoteReply{Outcome: workflows.QuoteOffered, ContractID: contract.ContractID, Hash: q.Hash,
+	return contractapi.QuoteReply{Outcome: contractapi.QuoteOffered, ContractID: contract.ContractID, Hash: q.Hash,
 		Messages: []string{"Survey of " + res.Survey.Summary(), quote}}, nil
 }

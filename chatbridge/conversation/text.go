@@ -7,7 +7,7 @@ import (
 	"github.com/signoff/signoff/authoring/pricing"
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/internal/capability"
-	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractapi"
 )
 
 // Everything a person reads in chat is written here and in notify.go. Money words are
@@ -88,7 +88,7 @@ func where(cr contracts.Criterion) string {
 }
 
 // statusText renders the status query's answer.
-func statusText(st workflows.Status, proofURL, label string) string {
+func statusText(st contractapi.Status, proofURL, label string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s\n", st.ContractID, stateWords(st))
 	fmt.Fprintf(&b, "Goal: %s\nRepository: %s\nHash: %s\n", st.Goal, st.Repo, st.ContractHash)
@@ -144,7 +144,7 @@ func indexText(e capability.IndexEntry, proofURL string) string {
 }
 
 // stateWords says where a contract stands in a few words.
-func stateWords(st workflows.Status) string {
+func stateWords(st contractapi.Status) string {
 	attempt := ""
 	if st.Attempt > 0 {
 		attempt = fmt.Sprintf(", attempt %d of %d", st.Attempt, st.MaxAttempts)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/internal/capability"
-	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractapi"
 )
 
 // watch follows one bound contract through the status query until it ends, pushing the
@@ -98,7 +98,7 @@ const (
 )
 
 // authorizedText announces the authorization, and the first attempt when it is starting.
-func authorizedText(st workflows.Status, label string) string {
+func authorizedText(st contractapi.Status, label string) string {
 	s := "Payment authorized (" + paymentLabel(st.Payment, label) + "): nothing is captured unless the contract is satisfied."
 	if st.State == contracts.StateAuthorized || (st.State == contracts.StateBuilding && st.Attempt <= 1) {
 		s += fmt.Sprintf(" Attempt 1 of %d starts: cloning %s onto a fresh branch for the executor.", st.MaxAttempts, st.Repo)
@@ -109,7 +109,7 @@ func authorizedText(st workflows.Status, label string) string {
 // steps are the announcements a status calls for. The workflow's own notices cover the
 // payment link, commits, builds, verdicts (which announce the repair that follows) and the
 // settlement; these cover the rest.
-func steps(st workflows.Status, label string) []step {
+func steps(st contractapi.Status, label string) []step {
 	var out []step
 	switch st.State {
 	case contracts.StateAuthorized, contracts.StateBuilding, contracts.StateRepairing, contracts.StateVerifying,

@@ -242,7 +242,7 @@ func wantVerdicts(t *testing.T, v *Verifier, im impl, base string, allowed []str
 		d, ev := verdictUnder(t, v, &cc, base)
 		if want == contracts.Satisfied && onlyTimedOut(d) {
 			// The contract workflow re-verifies a verification_error once before it pauses for
-			// an operator (workflows.DefaultReverifyLimit); a correct implementation whose
+			// an operator (contractapi.DefaultReverifyLimit); a correct implementation whose
 			// verification only ran out of time on a loaded host gets that second try here too.
 			t.Logf("%s under %s: %s (timed out on a busy host; verifying again, as the workflow does)", im.name, cc.ContractID, d.Summary())
 			d, ev = verdictUnder(t, v, &cc, base)

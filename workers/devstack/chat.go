@@ -32,7 +32,7 @@ import (
 	"github.com/signoff/signoff/internal/signing"
 	"github.com/signoff/signoff/web"
 	"github.com/signoff/signoff/workers"
-	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractapi"
 )
 
 // ChatOptions configure the chat bridge: Signoff as an Agent Chat Protocol agent on the public
@@ -68,7 +68,7 @@ type ChatOptions struct {
 	// Faults receives a prepared run's preview faults when chat starts it (W5).
 	Faults *runs.FaultPlan
 	// Timeouts go into every contract started from chat.
-	Timeouts workflows.Timeouts
+	Timeouts contractapi.Timeouts
 	// ConcurrentQuotes bounds the task quotes prepared at once (default
 	// conversation.DefaultConcurrentQuotes).
 	ConcurrentQuotes int
@@ -215,10 +215,10 @@ func mountChat(_ context.Context, s *Stack, o Options) error {
 	}
 	// The chat's durable work (quotes) runs on its own queue, in this process: it needs the
 	// conversation and the agent key. Stopped before the bridge closes (closers run in reverse).
-	cw := worker.New(s.Client, workflows.ChatQueue, workers.WorkerOptions())
+	cw := worker.New(s.Client, contractapi.ChatQueue, workers.WorkerOptions())
 	workers.RegisterChat(cw, conv)
 	if err := cw.Start(); err != nil {
-		return fmt.Errorf("start the %s worker: %w", workflows.ChatQueue, err)
+		return fmt.Errorf("start the %s worker: %w", contractapi.ChatQueue, err)
 	}
 	s.closers = append(s.closers, cw.Stop)
 	// Messages accepted before a restart but not handled are handed over now.
@@ -293,7 +293,7 @@ func conversationConfig(s *Stack, o Options, log *slog.Logger) conversation.Conf
 			return nil
 		},
 		Author: workers.NewAuthor(workers.AuthorOptions{DataDir: dataDir, Allow: o.Allow, Limit: limit, Checker: checker}),
-		Trust:  func() (workflows.Trust, error) { return workers.ReadTrust(dataDir) },
+		Trust:  func() (contractapi.Trust, error) { return workers.ReadTrust(dataDir) },
 		Index:  s.ControlPlane.Index, ExecutorNote: o.Chat.ExecutorNote, Timeouts: o.Chat.Timeouts, Logger: log, Keys: keyFingerprints(dataDir),
 		ConcurrentQuotes: o.Chat.ConcurrentQuotes,
 		ProofURL:         func(id string) string { return s.LoopbackURL + "/proofs/" + url.PathEscape(id) + "/" },

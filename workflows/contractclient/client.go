@@ -18,7 +18,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/signoff/signoff/contracts"
-	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractapi"
 )
 
 // Temporal is the part of the Temporal client the contract client uses. client.Client
@@ -56,8 +56,8 @@ func New(t Temporal) *Client { return &Client{t: t} }
 // contract id.
 func StartOptions(contractID string) client.StartWorkflowOptions {
 	return client.StartWorkflowOptions{
-		ID:                                       workflows.WorkflowID(contractID),
-		TaskQueue:                                workflows.ControlQueue,
+		ID:                                       contractapi.WorkflowID(contractID),
+		TaskQueue:                                contractapi.ControlQueue,
 		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
@@ -73,8 +73,8 @@ func AlreadyStarted(err error) bool {
 
 // Start starts the contract's workflow in state quoted. A contract id that has a workflow
 // already fails with *serviceerror.WorkflowExecutionAlreadyStarted (see StartOptions).
-func (c *Client) Start(ctx context.Context, in workflows.ContractInput) (client.WorkflowRun, error) {
-	return c.t.ExecuteWorkflow(ctx, StartOptions(in.Quote.Contract.ContractID), workflows.ContractWorkflowName, in)
+func (c *Client) Start(ctx context.Context, in contractapi.ContractInput) (client.WorkflowRun, error) {
+	return c.t.ExecuteWorkflow(ctx, StartOptions(in.Quote.Contract.ContractID), contractapi.ContractWorkflowName, in)
 }
 
 // ErrNotAnswered is an approval the workflow did not answer before ctx ended (no worker
@@ -82,13 +82,13 @@ func (c *Client) Start(ctx context.Context, in workflows.ContractInput) (client.
 var ErrNotAnswered = errors.New("the workflow has not answered the approval yet")
 
 // Approve asks the workflow to take an approval and returns its answer at once. A refusal
-// is a *workflows.ApprovalRefusal (errors.As), whatever refused it: the workflow (wrong hash,
+// is a *contractapi.ApprovalRefusal (errors.As), whatever refused it: the workflow (wrong hash,
 // not the requester, already approved), or a workflow that has ended (expired, cancelled).
 // An approval not answered within ctx is ErrNotAnswered (errors.Is).
-func (c *Client) Approve(ctx context.Context, contractID string, a workflows.Approve) (workflows.ApproveResult, error) {
-	var res workflows.ApproveResult
+func (c *Client) Approve(ctx context.Context, contractID string, a contractapi.Approve) (contractapi.ApproveResult, error) {
+	var res contractapi.ApproveResult
 	h, err := c.t.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID: workflows.WorkflowID(contractID), UpdateName: workflows.UpdateApprove,
+		WorkflowID: contractapi.WorkflowID(contractID), UpdateName: contractapi.UpdateApprove,
 		Args: []interface{}{a}, WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
 	if err == nil {
@@ -117,12 +117,12 @@ func (c *Client) Approve(ctx context.Context, contractID string, a workflows.App
 }
 
 // refusalOf reads the workflow's typed refusal out of an update's failure.
-func refusalOf(err error) *workflows.ApprovalRefusal {
+func refusalOf(err error) *contractapi.ApprovalRefusal {
 	var app *temporal.ApplicationError
-	if !errors.As(err, &app) || app.Type() != workflows.ApprovalRefusedError {
+	if !errors.As(err, &app) || app.Type() != contractapi.ApprovalRefusedError {
 		return nil
 	}
-	r := &workflows.ApprovalRefusal{}
+	r := &contractapi.ApprovalRefusal{}
 	if app.Details(r) != nil || r.Code == "" {
 		r.Reason = app.Message()
 	}
@@ -130,20 +130,20 @@ func refusalOf(err error) *workflows.ApprovalRefusal {
 }
 
 // closedRefusal is the refusal of an approval sent to a contract whose workflow has ended.
-func closedRefusal(st workflows.Status) *workflows.ApprovalRefusal {
+func closedRefusal(st contractapi.Status) *contractapi.ApprovalRefusal {
 	switch st.State {
 	case contracts.StateExpired:
-		return &workflows.ApprovalRefusal{Code: workflows.RefusedExpired, Reason: fmt.Sprintf("the quote of %s expired", st.ContractID)}
+		return &contractapi.ApprovalRefusal{Code: contractapi.RefusedExpired, Reason: fmt.Sprintf("the quote of %s expired", st.ContractID)}
 	case contracts.StateCancelled:
 		if !hasEvent(st, "approved") {
-			return &workflows.ApprovalRefusal{Code: workflows.RefusedCancelled, Reason: fmt.Sprintf("contract %s was cancelled", st.ContractID)}
+			return &contractapi.ApprovalRefusal{Code: contractapi.RefusedCancelled, Reason: fmt.Sprintf("contract %s was cancelled", st.ContractID)}
 		}
 	}
-	return &workflows.ApprovalRefusal{Code: workflows.RefusedAlreadyApproved,
+	return &contractapi.ApprovalRefusal{Code: contractapi.RefusedAlreadyApproved,
 		Reason: fmt.Sprintf("contract %s has ended (%s)", st.ContractID, st.State)}
 }
 
-func hasEvent(st workflows.Status, typ string) bool {
+func hasEvent(st contractapi.Status, typ string) bool {
 	for _, e := range st.Timeline {
 		if e.Type == typ {
 			return true
@@ -153,8 +153,8 @@ func hasEvent(st workflows.Status, typ string) bool {
 }
 
 // Cancel asks the workflow to cancel the contract.
-func (c *Client) Cancel(ctx context.Context, contractID string, cancel workflows.Cancel) error {
-	return c.Signal(ctx, contractID, workflows.SignalCancel, cancel)
+func (c *Client) Cancel(ctx context.Context, contractID string, cancel contractapi.Cancel) error {
+	return c.Signal(ctx, contractID, contractapi.SignalCancel, cancel)
 }
 
 // Signal sends one of the contract workflow's signals (payment authorized, PR head changed,
@@ -165,24 +165,24 @@ func (c *Client) Signal(ctx context.Context, contractID, name string, arg any) e
 
 // Signal is Client.Signal for a holder of a Signaler only.
 func Signal(ctx context.Context, s Signaler, contractID, name string, arg any) error {
-	return s.SignalWorkflow(ctx, workflows.WorkflowID(contractID), "", name, arg)
+	return s.SignalWorkflow(ctx, contractapi.WorkflowID(contractID), "", name, arg)
 }
 
 // Status reads the contract's status. A workflow that has not run its first task yet
 // answers with an empty status, which is an error here.
-func (c *Client) Status(ctx context.Context, contractID string) (workflows.Status, error) {
+func (c *Client) Status(ctx context.Context, contractID string) (contractapi.Status, error) {
 	return Status(ctx, c.t, contractID)
 }
 
 // Status is Client.Status for a holder of a Querier only.
-func Status(ctx context.Context, q Querier, contractID string) (workflows.Status, error) {
-	v, err := q.QueryWorkflow(ctx, workflows.WorkflowID(contractID), "", workflows.QueryStatus)
+func Status(ctx context.Context, q Querier, contractID string) (contractapi.Status, error) {
+	v, err := q.QueryWorkflow(ctx, contractapi.WorkflowID(contractID), "", contractapi.QueryStatus)
 	if err != nil {
-		return workflows.Status{}, err
+		return contractapi.Status{}, err
 	}
-	var st workflows.Status
+	var st contractapi.Status
 	if err := v.Get(&st); err != nil {
-		return workflows.Status{}, fmt.Errorf("decode status of %s: %w", contractID, err)
+		return contractapi.Status{}, fmt.Errorf("decode status of %s: %w", contractID, err)
 	}
 	if st.ContractID == "" {
 		return st, fmt.Errorf("status of %s is empty", contractID)
@@ -193,7 +193,7 @@ func Status(ctx context.Context, q Querier, contractID string) (workflows.Status
 // Watch reads the status every interval and hands each to seen, until seen returns true,
 // the contract is final (seen has had the final status), the status cannot be read, or ctx
 // ends. It returns the last status read.
-func (c *Client) Watch(ctx context.Context, contractID string, every time.Duration, seen func(workflows.Status) bool) (workflows.Status, error) {
+func (c *Client) Watch(ctx context.Context, contractID string, every time.Duration, seen func(contractapi.Status) bool) (contractapi.Status, error) {
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
@@ -216,7 +216,7 @@ func (c *Client) Watch(ctx context.Context, contractID string, every time.Durati
 func NotFound(contractID string, err error) error {
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
-		return fmt.Errorf("no contract %q (no workflow %s)", contractID, workflows.WorkflowID(contractID))
+		return fmt.Errorf("no contract %q (no workflow %s)", contractID, contractapi.WorkflowID(contractID))
 	}
 	return err
 }

@@ -16,7 +16,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/signoff/signoff/contracts"
-	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractapi"
 	"github.com/signoff/signoff/workflows/contractclient"
 )
 
@@ -27,7 +27,7 @@ type fake struct {
 	updates   []client.UpdateWorkflowOptions
 	updateErr error // returned by UpdateWorkflow itself
 	resultErr error // returned by the handle's Get
-	statuses  []workflows.Status
+	statuses  []contractapi.Status
 	queries   int
 	queryErr  error
 }
@@ -76,27 +76,27 @@ func (h handle) Get(_ context.Context, v interface{}) error {
 	if h.err != nil {
 		return h.err
 	}
-	*v.(*workflows.ApproveResult) = workflows.ApproveResult{State: contracts.StateApproved}
+	*v.(*contractapi.ApproveResult) = contractapi.ApproveResult{State: contracts.StateApproved}
 	return nil
 }
 
 func TestStartHasTheOneIDPolicy(t *testing.T) {
 	f := &fake{}
-	in := workflows.ContractInput{Quote: contracts.Quote{Contract: contracts.Contract{ContractID: "c-one"}}}
+	in := contractapi.ContractInput{Quote: contracts.Quote{Contract: contracts.Contract{ContractID: "c-one"}}}
 	if _, err := contractclient.New(f).Start(context.Background(), in); err != nil {
 		t.Fatal(err)
 	}
 	o := f.starts[0]
-	if o.ID != workflows.WorkflowID("c-one") || o.TaskQueue != workflows.ControlQueue || !o.WorkflowExecutionErrorWhenAlreadyStarted ||
+	if o.ID != contractapi.WorkflowID("c-one") || o.TaskQueue != contractapi.ControlQueue || !o.WorkflowExecutionErrorWhenAlreadyStarted ||
 		o.WorkflowIDReusePolicy != enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE || o.WorkflowIDConflictPolicy != enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL {
 		t.Fatalf("start options %+v", o)
 	}
 }
 
 func TestApprove(t *testing.T) {
-	a := workflows.Approve{Hash: strings.Repeat("a", 64), Approver: "alice"}
-	refused := temporal.NewApplicationErrorWithOptions("no", workflows.ApprovalRefusedError, temporal.ApplicationErrorOptions{
-		NonRetryable: true, Details: []any{workflows.ApprovalRefusal{Code: workflows.RefusedWrongHash, Reason: "approval of hash aaa refused"}}})
+	a := contractapi.Approve{Hash: strings.Repeat("a", 64), Approver: "alice"}
+	refused := temporal.NewApplicationErrorWithOptions("no", contractapi.ApprovalRefusedError, temporal.ApplicationErrorOptions{
+		NonRetryable: true, Details: []any{contractapi.ApprovalRefusal{Code: contractapi.RefusedWrongHash, Reason: "approval of hash aaa refused"}}})
 	gone := serviceerror.NewNotFound("workflow execution already completed")
 	for _, tc := range []struct {
 		name string
@@ -104,22 +104,22 @@ func TestApprove(t *testing.T) {
 		code string // "" approved; "-" another error
 	}{
 		{"approved", &fake{}, ""},
-		{"refused by the workflow", &fake{resultErr: refused}, workflows.RefusedWrongHash},
-		{"rejected by the validator", &fake{updateErr: refused}, workflows.RefusedWrongHash},
-		{"ended expired", &fake{updateErr: gone, statuses: []workflows.Status{{ContractID: "c", State: contracts.StateExpired, Final: true}}}, workflows.RefusedExpired},
-		{"ended cancelled", &fake{updateErr: gone, statuses: []workflows.Status{{ContractID: "c", State: contracts.StateCancelled, Final: true}}}, workflows.RefusedCancelled},
-		{"ended settled", &fake{updateErr: gone, statuses: []workflows.Status{{ContractID: "c", State: contracts.StatePaymentCaptured, Final: true}}}, workflows.RefusedAlreadyApproved},
+		{"refused by the workflow", &fake{resultErr: refused}, contractapi.RefusedWrongHash},
+		{"rejected by the validator", &fake{updateErr: refused}, contractapi.RefusedWrongHash},
+		{"ended expired", &fake{updateErr: gone, statuses: []contractapi.Status{{ContractID: "c", State: contracts.StateExpired, Final: true}}}, contractapi.RefusedExpired},
+		{"ended cancelled", &fake{updateErr: gone, statuses: []contractapi.Status{{ContractID: "c", State: contracts.StateCancelled, Final: true}}}, contractapi.RefusedCancelled},
+		{"ended settled", &fake{updateErr: gone, statuses: []contractapi.Status{{ContractID: "c", State: contracts.StatePaymentCaptured, Final: true}}}, contractapi.RefusedAlreadyApproved},
 		{"no such contract", &fake{updateErr: gone, queryErr: serviceerror.NewNotFound("not found")}, "-"},
 		{"server down", &fake{updateErr: errors.New("unavailable")}, "-"},
 		{"not answered", &fake{updateErr: client.NewWorkflowUpdateServiceTimeoutOrCanceledError(context.DeadlineExceeded)}, "timeout"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := contractclient.New(tc.f).Approve(context.Background(), "c", a)
-			if u := tc.f.updates[0]; u.UpdateName != workflows.UpdateApprove || u.WorkflowID != workflows.WorkflowID("c") ||
+			if u := tc.f.updates[0]; u.UpdateName != contractapi.UpdateApprove || u.WorkflowID != contractapi.WorkflowID("c") ||
 				u.WaitForStage != client.WorkflowUpdateStageCompleted || u.Args[0] != a {
 				t.Fatalf("update options %+v", u)
 			}
-			var r *workflows.ApprovalRefusal
+			var r *contractapi.ApprovalRefusal
 			switch {
 			case tc.code == "":
 				if err != nil || res.State != contracts.StateApproved {
@@ -141,18 +141,18 @@ func TestApprove(t *testing.T) {
 }
 
 func TestWatchStopsAtFinal(t *testing.T) {
-	f := &fake{statuses: []workflows.Status{{ContractID: "c", State: contracts.StateQuoted}, {ContractID: "c", State: contracts.StateApproved},
+	f := &fake{statuses: []contractapi.Status{{ContractID: "c", State: contracts.StateQuoted}, {ContractID: "c", State: contracts.StateApproved},
 		{ContractID: "c", State: contracts.StateExpired, Final: true}}}
 	var seen []string
-	st, err := contractclient.New(f).Watch(context.Background(), "c", time.Millisecond, func(st workflows.Status) bool {
+	st, err := contractclient.New(f).Watch(context.Background(), "c", time.Millisecond, func(st contractapi.Status) bool {
 		seen = append(seen, st.State)
 		return false
 	})
 	if err != nil || !st.Final || strings.Join(seen, ",") != "quoted,approved,expired" {
 		t.Fatalf("watch: %v final %v seen %v", err, st.Final, seen)
 	}
-	f = &fake{statuses: []workflows.Status{{ContractID: "c", State: contracts.StateQuoted}, {ContractID: "c", State: contracts.StateApproved}}}
-	st, err = contractclient.New(f).Watch(context.Background(), "c", time.Millisecond, func(st workflows.Status) bool { return st.State == contracts.StateApproved })
+	f = &fake{statuses: []contractapi.Status{{ContractID: "c", State: contracts.StateQuoted}, {ContractID: "c", State: contracts.StateApproved}}}
+	st, err = contractclient.New(f).Watch(context.Background(), "c", time.Millisecond, func(st contractapi.Status) bool { return st.State == contracts.StateApproved })
 	if err != nil || st.State != contracts.StateApproved || f.queries != 2 {
 		t.Fatalf("watch until approved: %v %s after %d queries", err, st.State, f.queries)
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
 	"github.com/signoff/signoff/internal/settings"
 	"github.com/signoff/signoff/workers"
-	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractapi"
 )
 
 // Factory is what every command is built from, as in cli/cli: the streams, the data dir
@@ -61,4 +61,4 @@ func (f *Factory) NewClient(ctx context.Context) (client.Client, error) {
 
 // Trust reads what the deployment's verify worker published into the data dir: its public
 // key and digest.
-func (f *Factory) Trust() (workflows.Trust, error) { return workers.ReadTrust(f.DataDir) }
+func (f *Factory) Trust() (contractapi.Trust, error) { return workers.ReadTrust(f.DataDir) }

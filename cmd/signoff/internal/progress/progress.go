@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/signoff/signoff/contracts"
-	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractapi"
 )
 
 // Printer follows status snapshots and prints what is new since the last one.
@@ -30,7 +30,7 @@ type Printer struct {
 var frames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
 
 // Update prints the events added since the previous snapshot.
-func (p *Printer) Update(st workflows.Status) {
+func (p *Printer) Update(st contractapi.Status) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.Start.IsZero() {

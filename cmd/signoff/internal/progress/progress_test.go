@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/signoff/signoff/contracts"
-	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractapi"
 )
 
 // Watching a contract that started a while ago prints each past event at its own time since
@@ -14,7 +14,7 @@ import (
 func TestPastEventsShowTheirOwnTimes(t *testing.T) {
 	begin := time.Now().Add(-90 * time.Second).UTC()
 	at := func(d time.Duration) string { return begin.Add(d).Format(time.RFC3339Nano) }
-	st := workflows.Status{State: contracts.StateApproved, Timeline: []contracts.Event{
+	st := contractapi.Status{State: contracts.StateApproved, Timeline: []contracts.Event{
 		{Type: contracts.EventQuoted, At: at(0), Data: map[string]string{"hash": strings.Repeat("a", 64)}},
 		{Type: contracts.EventApproved, At: at(12500 * time.Millisecond), Data: map[string]string{"approver": "ann", "hash": strings.Repeat("a", 64)}},
 		{Type: contracts.EventPaymentAuthorized, At: at(61 * time.Second)},

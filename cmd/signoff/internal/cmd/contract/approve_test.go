@@ -15,15 +15,15 @@ import (
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/internal/capability"
-	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractapi"
 )
 
 // approveClient answers the approve update with refusal (nil: taken) and the status query
 // with st. Everything else of client.Client is unused by `contract approve`.
 type approveClient struct {
 	client.Client
-	refusal *workflows.ApprovalRefusal
-	st      workflows.Status
+	refusal *contractapi.ApprovalRefusal
+	st      contractapi.Status
 	updates int
 	queries int
 }
@@ -40,17 +40,17 @@ func (c *approveClient) QueryWorkflow(context.Context, string, string, string, .
 	return jsonValue{c.st}, nil
 }
 
-type approveHandle struct{ refusal *workflows.ApprovalRefusal }
+type approveHandle struct{ refusal *contractapi.ApprovalRefusal }
 
 func (h approveHandle) WorkflowID() string { return "" }
 func (h approveHandle) RunID() string      { return "" }
 func (h approveHandle) UpdateID() string   { return "" }
 func (h approveHandle) Get(_ context.Context, v interface{}) error {
 	if h.refusal != nil {
-		return temporal.NewApplicationErrorWithOptions(h.refusal.Reason, workflows.ApprovalRefusedError,
+		return temporal.NewApplicationErrorWithOptions(h.refusal.Reason, contractapi.ApprovalRefusedError,
 			temporal.ApplicationErrorOptions{NonRetryable: true, Details: []any{*h.refusal}})
 	}
-	*v.(*workflows.ApproveResult) = workflows.ApproveResult{State: contracts.StateApproved}
+	*v.(*contractapi.ApproveResult) = contractapi.ApproveResult{State: contracts.StateApproved}
 	return nil
 }
 
@@ -76,21 +76,21 @@ func TestApproveAnswersFromTheUpdate(t *testing.T) {
 		return out.String(), errOut.String(), err
 	}
 
-	ok := &approveClient{st: workflows.Status{ContractID: "c-one", State: contracts.StateApproved,
+	ok := &approveClient{st: contractapi.Status{ContractID: "c-one", State: contracts.StateApproved,
 		Payment: capability.PaymentState{CheckoutURL: "http://127.0.0.1:1/checkout/cs"}}}
 	out, _, err := run(ok, false)
 	if err != nil || !strings.Contains(out, "Approved c-one (hash cccccccccccc)") || !strings.Contains(out, "http://127.0.0.1:1/checkout/cs") || ok.updates != 1 {
 		t.Fatalf("approved: %v %q after %d updates", err, out, ok.updates)
 	}
 
-	no := &approveClient{refusal: &workflows.ApprovalRefusal{Code: workflows.RefusedWrongHash, Reason: "approval of hash cccccccccccc refused"}}
+	no := &approveClient{refusal: &contractapi.ApprovalRefusal{Code: contractapi.RefusedWrongHash, Reason: "approval of hash cccccccccccc refused"}}
 	_, errOut, err := run(no, false)
 	if iostreams.ExitCode(err) != iostreams.ExitFailure || !strings.Contains(errOut, "refused: approval of hash cccccccccccc refused") || no.queries != 0 {
 		t.Fatalf("refused: exit %d %q, %d status reads", iostreams.ExitCode(err), errOut, no.queries)
 	}
 	out, _, _ = run(no, true)
 	var got map[string]any
-	if err := json.Unmarshal([]byte(out), &got); err != nil || got["approved"] != false || got["code"] != workflows.RefusedWrongHash {
+	if err := json.Unmarshal([]byte(out), &got); err != nil || got["approved"] != false || got["code"] != contractapi.RefusedWrongHash {
 		t.Fatalf("refused --json: %v %q", err, out)
 	}
 }

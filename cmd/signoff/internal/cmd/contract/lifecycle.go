@@ -19,7 +19,7 @@ import (
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/internal/datadir"
 	"github.com/signoff/signoff/internal/index"
-	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractapi"
 	"github.com/signoff/signoff/workflows/contractclient"
 )
 
@@ -90,7 +90,7 @@ func RunStart(ctx context.Context, o *StartOptions) error {
 	defer cl.Close()
 	// Refused before anything else runs: a base check would write into the existing
 	// contract's proof folder.
-	if _, err := cl.DescribeWorkflowExecution(ctx, workflows.WorkflowID(c.ContractID), ""); err == nil {
+	if _, err := cl.DescribeWorkflowExecution(ctx, contractapi.WorkflowID(c.ContractID), ""); err == nil {
 		return iostreams.BadInput(alreadyStarted(ctx, cl, c.ContractID))
 	} else if nf := (*serviceerror.NotFound)(nil); !errors.As(err, &nf) {
 		return iostreams.Failed(fmt.Errorf("look up contract %s: %w", c.ContractID, err))
@@ -107,7 +107,7 @@ func RunStart(ctx context.Context, o *StartOptions) error {
 		}
 		disc = d.Record()
 	}
-	in := workflows.ContractInput{Quote: q, Channel: "cli", Trust: trust, BaseCheck: disc}
+	in := contractapi.ContractInput{Quote: q, Channel: "cli", Trust: trust, BaseCheck: disc}
 	if qf != nil {
 		in.QuoteExpiresAt = qf.Quote.ExpiresAt
 		if bc := qf.BaseCheck; disc == nil && bc != nil && bc.BaseSHA == c.Repo.BaseCommitSHA {
@@ -123,7 +123,7 @@ func RunStart(ctx context.Context, o *StartOptions) error {
 	}
 	if o.JSON {
 		out := map[string]any{"contract_id": c.ContractID, "contract_hash": q.Hash, "state": contracts.StateQuoted,
-			"requester": o.Requester, "workflow_id": workflows.WorkflowID(c.ContractID)}
+			"requester": o.Requester, "workflow_id": contractapi.WorkflowID(c.ContractID)}
 		if qf != nil {
 			out["quote_expires_at"] = qf.Quote.ExpiresAt
 		}
@@ -142,7 +142,7 @@ func RunStart(ctx context.Context, o *StartOptions) error {
 // the state named. Nothing of it was touched.
 func alreadyStarted(ctx context.Context, cl client.Client, id string) error {
 	state := "state unknown"
-	if d, err := cl.DescribeWorkflowExecution(ctx, workflows.WorkflowID(id), ""); err == nil && d.GetWorkflowExecutionInfo() != nil {
+	if d, err := cl.DescribeWorkflowExecution(ctx, contractapi.WorkflowID(id), ""); err == nil && d.GetWorkflowExecutionInfo() != nil {
 		info := d.GetWorkflowExecutionInfo()
 		state = "workflow " + strings.ToLower(strings.TrimPrefix(info.GetStatus().String(), "WORKFLOW_EXECUTION_STATUS_"))
 		if t := info.GetStartTime(); t != nil {
@@ -224,8 +224,8 @@ func RunApprove(ctx context.Context, o *ApproveOptions) error {
 	actx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	res, err := contractclient.New(cl).Approve(actx, o.ID,
-		workflows.Approve{Hash: o.Hash, Approver: o.As, Channel: "cli", MessageID: o.MessageID})
-	var refused *workflows.ApprovalRefusal
+		contractapi.Approve{Hash: o.Hash, Approver: o.As, Channel: "cli", MessageID: o.MessageID})
+	var refused *contractapi.ApprovalRefusal
 	if errors.As(err, &refused) {
 		if o.JSON {
 			_ = o.IO.WriteJSON(map[string]any{"approved": false, "reason": refused.Reason, "code": refused.Code})
@@ -280,7 +280,7 @@ func NewCmdCancel(f *cmdutil.Factory, runF func(*SimpleOptions) error) *cobra.Co
 			}
 			defer cl.Close()
 			if err := contractclient.New(cl).Cancel(cmd.Context(), o.ID,
-				workflows.Cancel{By: defaultRequester(), Reason: "cancelled from the CLI"}); err != nil {
+				contractapi.Cancel{By: defaultRequester(), Reason: "cancelled from the CLI"}); err != nil {
 				return iostreams.Failed(contractclient.NotFound(o.ID, err))
 			}
 			o.IO.Printf("Cancel requested for %s.\n", o.ID)
@@ -337,7 +337,7 @@ func RunStatus(ctx context.Context, o *SimpleOptions) error {
 }
 
 // PrintStatus renders a status for people.
-func PrintStatus(io *iostreams.IO, st workflows.Status) {
+func PrintStatus(io *iostreams.IO, st contractapi.Status) {
 	io.Printf("%s  %s\n", st.ContractID, st.State)
 	io.Printf("  goal: %s\n  hash: %s\n", st.Goal, st.ContractHash)
 	if (st.State == contracts.StateQuoted || st.State == contracts.StateExpired) && !st.QuoteExpiresAt.IsZero() {
@@ -372,10 +372,10 @@ func PrintStatus(io *iostreams.IO, st workflows.Status) {
 	}
 }
 
-func queryStatus(ctx context.Context, cl client.Client, id string) (workflows.Status, error) {
+func queryStatus(ctx context.Context, cl client.Client, id string) (contractapi.Status, error) {
 	st, err := contractclient.New(cl).Status(ctx, id)
 	if err != nil {
-		return workflows.Status{}, iostreams.Failed(contractclient.NotFound(id, err))
+		return contractapi.Status{}, iostreams.Failed(contractclient.NotFound(id, err))
 	}
 	return st, nil
 }

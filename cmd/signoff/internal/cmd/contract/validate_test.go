@@ -13,7 +13,7 @@ import (
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/contracts/contractstest"
-	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractapi"
 )
 
 func TestValidateW1(t *testing.T) {
@@ -120,7 +120,7 @@ func TestMissingFileIsBadInput(t *testing.T) {
 
 func TestPrintStatusShowsTheQuoteDeadlineAndBaseCheck(t *testing.T) {
 	exp := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
-	st := workflows.Status{ContractID: "c1", State: contracts.StateQuoted, QuoteExpiresAt: exp,
+	st := contractapi.Status{ContractID: "c1", State: contracts.StateQuoted, QuoteExpiresAt: exp,
 		Timeline: []contracts.Event{{Type: contracts.EventQuoted}, {Type: contracts.EventBaseCheck, Data: map[string]string{"checked_on": "queues",
 			"failing_on_base": "mobile-no-overflow", "regression_guards": "desktop-table"}}}}
 	io, out, _ := iostreams.Test()

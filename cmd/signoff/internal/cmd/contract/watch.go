@@ -13,7 +13,7 @@ import (
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/internal/datadir"
 	"github.com/signoff/signoff/internal/index"
-	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractapi"
 	"github.com/signoff/signoff/workflows/contractclient"
 )
 
@@ -47,7 +47,7 @@ func RunWatch(ctx context.Context, o *SimpleOptions) error {
 	p := &progress.Printer{Out: o.IO.Out, TTY: o.IO.IsTTY, JSON: o.JSON}
 	// A contract paused for an operator waits for a person, maybe the one watching: stop and
 	// say what they can do rather than wait for ever.
-	st, err := contractclient.New(cl).Watch(ctx, o.ID, 250*time.Millisecond, func(st workflows.Status) bool {
+	st, err := contractclient.New(cl).Watch(ctx, o.ID, 250*time.Millisecond, func(st contractapi.Status) bool {
 		p.Update(st)
 		return st.State == contracts.StateAwaitingOperator
 	})

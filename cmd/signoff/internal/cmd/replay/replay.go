@@ -30,7 +30,7 @@ import (
 	"github.com/signoff/signoff/web"
 	"github.com/signoff/signoff/workers"
 	"github.com/signoff/signoff/workers/devstack"
-	"github.com/signoff/signoff/workflows"
+	"github.com/signoff/signoff/workflows/contractapi"
 )
 
 // Options are the inputs of `replay`.
@@ -172,7 +172,7 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return iostreams.Failed(err)
 	}
-	replayOne := func(r *runs.Run, out io.Writer, tty bool) (workflows.Status, []string, error) {
+	replayOne := func(r *runs.Run, out io.Writer, tty bool) (contractapi.Status, []string, error) {
 		p := &progress.Printer{Out: out, TTY: tty, JSON: o.JSON}
 		return r.Replay(ctx, runs.Env{Client: st.Client, Remotes: st.ControlPlane.Deliverer.Remotes, DataDir: dataDir,
 			Trust: trust, Faults: faults, OnStatus: p.Update,
@@ -183,7 +183,7 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	failed := 0
 	var summaries []map[string]any
-	report := func(r *runs.Run, final workflows.Status, mismatches []string) {
+	report := func(r *runs.Run, final contractapi.Status, mismatches []string) {
 		if len(mismatches) > 0 {
 			failed++
 		}
@@ -232,8 +232,8 @@ func Run(ctx context.Context, o *Options) error {
 
 // replayParallel runs up to o.Parallel runs at once; each progress line is prefixed with its
 // run's name, and each summary printed when its run ends.
-func replayParallel(o *Options, loaded []*runs.Run, one func(*runs.Run, io.Writer, bool) (workflows.Status, []string, error),
-	report func(*runs.Run, workflows.Status, []string)) error {
+func replayParallel(o *Options, loaded []*runs.Run, one func(*runs.Run, io.Writer, bool) (contractapi.Status, []string, error),
+	report func(*runs.Run, contractapi.Status, []string)) error {
 	var mu sync.Mutex // orders progress lines and summaries
 	sem := make(chan struct{}, o.Parallel)
 	errs := make([]error, len(loaded))
@@ -302,7 +302,7 @@ func replayQueues(names []string) (map[string]bool, error) {
 // printSummary prints a run's outcome. Proof folders are named in this process's own proof
 // store, where the control queue keeps each attempt whole; the verify queue's folder, which
 // the status names, may be on another host.
-func printSummary(io *iostreams.IO, r *runs.Run, st workflows.Status, mismatches []string, proofs proofstore.Store) {
+func printSummary(io *iostreams.IO, r *runs.Run, st contractapi.Status, mismatches []string, proofs proofstore.Store) {
 	io.Printf("-- %s result\n", r.Name)
 	for _, a := range st.Attempts {
 		io.Printf("   attempt %d (try %d): %s", a.Attempt, a.Try, a.Verdict)

@@ -1,8 +1,10 @@
-// Package workflows holds Signoff's Temporal workflows: one ContractWorkflow per completion
-// contract, and a RepoLockWorkflow per repository so only one contract works on a repo at a
-// time. Workflow code decides (the verdict policy runs here, it is deterministic); every side
-// effect is an activity on the queue that holds its authority.
-package workflows
+// Package contractapi is the contract workflows' API: the task queues, workflow ids, names
+// of the workflows, signals, updates, queries and activities, and the types that cross the
+// boundary (inputs, results, signal and update arguments, query answers). It imports no
+// Temporal SDK and none of the activities, so the chat bridge, the CLI and the web pages
+// can speak to a contract without depending on how it runs. Field names are JSON-stable:
+// recorded histories in replays/ decode with them.
+package contractapi
 
 import (
 	"crypto/sha256"
@@ -12,11 +14,6 @@ import (
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/internal/capability"
 )
-
-// This file is the workflows' API: the task queues, workflow ids, names of the workflows,
-// signals, updates and queries, and the types that cross the boundary (inputs, results,
-// signal and update arguments, query answers). Field names are JSON-stable: recorded
-// histories in replays/ decode with them.
 
 // Task queues. Each carries separate authority; a worker holds only its queue's secrets.
 const (
@@ -91,6 +88,12 @@ func LockWorkflowID(repoKey string) string { return "repo-lock-" + repoKey }
 // message is immediate and the quote survives a restart of the process doing it.
 const QuoteWorkflowName = "QuoteWorkflow"
 
+// Activities of the quote workflow, on ChatQueue.
+const (
+	DraftQuoteActivity = "DraftQuote"
+	ChatSayActivity    = "ChatSay"
+)
+
 // BaseCheckWorkflowName runs a contract's criteria on its base commit.
 const BaseCheckWorkflowName = "DiscriminateWorkflow"
 
@@ -155,7 +158,8 @@ const (
 	DefaultReverifyLimit   = 1
 )
 
-func (t Timeouts) withDefaults() Timeouts {
+// WithDefaults fills zero timeouts with the defaults.
+func (t Timeouts) WithDefaults() Timeouts {
 	if t.Approval <= 0 {
 		t.Approval = DefaultApprovalTimeout
 	}
