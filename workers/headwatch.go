@@ -22,7 +22,7 @@ const DefaultHeadWatchEvery = 2 * time.Second
 // webhook it replaces, so workflow code and recorded histories stay as they are; and the
 // workflow re-reads the head itself before revoking, so the signal is only a nudge.
 type HeadWatch struct {
-	Signal contractclient.Signaler
+	Signal contractclient.Signals
 	Index  *index.Index
 	PRs    *localgit.Deliverer
 	Every  time.Duration
@@ -77,8 +77,7 @@ func (w *HeadWatch) Check(ctx context.Context) (int, error) {
 		if head == pr.Head || w.signalled[e.ContractID] == head {
 			continue
 		}
-		err = w.Signal.SignalWorkflow(ctx, e.WorkflowID, "", contractapi.SignalPRHeadChanged,
-			contractapi.PRHeadChanged{SHA: head, Source: "local-remote-watch"})
+		err = w.Signal.PRHeadChanged(ctx, e.ContractID, contractapi.PRHeadChanged{SHA: head, Source: "local-remote-watch"})
 		if err != nil {
 			w.log().Warn("pr_head_changed not delivered", "contract", e.ContractID, "error", err)
 			continue

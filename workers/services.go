@@ -248,7 +248,7 @@ func (s *Services) Close() {
 // Webhooks are the public listener's handlers, by path: Stripe's (payment_authorized) and
 // GitHub's (pr_head_changed). Each verifies its signature before reading the body, and the
 // workflow confirms with the provider before it acts on either.
-func (s *Services) Webhooks(sig contractclient.Signaler) (map[string]http.Handler, error) {
+func (s *Services) Webhooks(sig contractclient.Signals) (map[string]http.Handler, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -268,8 +268,10 @@ func (s *Services) Webhooks(sig contractclient.Signaler) (map[string]http.Handle
 				if ev.PaymentIntentID != "" && told.has(key) {
 					return nil
 				}
-				err := signalContract(ctx, sig, s.log, ev.ContractID, contractapi.SignalPaymentAuthorized,
-					contractapi.PaymentAuthorized{SessionID: ev.CheckoutSessionID, PaymentIntentID: ev.PaymentIntentID, Source: "stripe-webhook"})
+				err := signalContract(ctx, s.log, ev.ContractID, contractapi.SignalPaymentAuthorized, func(ctx context.Context) error {
+					return sig.PaymentAuthorized(ctx, ev.ContractID,
+						contractapi.PaymentAuthorized{SessionID: ev.CheckoutSessionID, PaymentIntentID: ev.PaymentIntentID, Source: "stripe-webhook"})
+				})
 				if err == nil && ev.PaymentIntentID != "" {
 					told.add(key)
 				}
@@ -282,8 +284,9 @@ func (s *Services) Webhooks(sig contractclient.Signaler) (map[string]http.Handle
 	}
 	if s.GitHub != nil && s.GitHubWebhookSecret != "" {
 		h, err := github.NewWebhook(s.GitHubWebhookSecret, func(ctx context.Context, ev github.HeadEvent) error {
-			return signalContract(ctx, sig, s.log, ev.ContractID, contractapi.SignalPRHeadChanged,
-				contractapi.PRHeadChanged{SHA: ev.HeadSHA, Source: "github-webhook"})
+			return signalContract(ctx, s.log, ev.ContractID, contractapi.SignalPRHeadChanged, func(ctx context.Context) error {
+				return sig.PRHeadChanged(ctx, ev.ContractID, contractapi.PRHeadChanged{SHA: ev.HeadSHA, Source: "github-webhook"})
+			})
 		})
 		if err != nil {
 			return nil, err
@@ -314,17 +317,17 @@ func (o *onceSet) add(k string) {
 	o.keys[k] = true
 }
 
-// signalContract signals a contract's workflow. A contract Signoff no longer runs (finished
+// signalContract sends a contract's workflow the signal called name. A contract Signoff no longer runs (finished
 // and past retention, or another installation's) is acknowledged, so the sender stops
 // redelivering; any other failure asks for redelivery.
-func signalContract(ctx context.Context, sig contractclient.Signaler, log *slog.Logger, contractID, name string, arg any) error {
+func signalContract(ctx context.Context, log *slog.Logger, contractID, name string, send func(context.Context) error) error {
 	if !contracts.ValidContractID(contractID) {
 		log.Warn("webhook names no Signoff contract; ignored", "signal", name)
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	err := contractclient.Signal(ctx, sig, contractID, name, arg)
+	err := send(ctx)
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
 		log.Info("webhook for a contract with no running workflow; acknowledged", "contract", contractID, "signal", name)
@@ -339,7 +342,7 @@ func signalContract(ctx context.Context, sig contractclient.Signaler, log *slog.
 
 // WatchHeads starts the local deliverable's head watcher (see HeadWatch) unless GitHub is
 // the deliverable; stop ends it.
-func (s *Services) WatchHeads(sig contractclient.Signaler, l *ControlPlane) (stop func()) {
+func (s *Services) WatchHeads(sig contractclient.Signals, l *ControlPlane) (stop func()) {
 	if s.GitHub != nil {
 		return func() {}
 	}

@@ -32,6 +32,7 @@ import (
 	"github.com/signoff/signoff/internal/settings"
 	"github.com/signoff/signoff/workers"
 	"github.com/signoff/signoff/workflows/contractapi"
+	"github.com/signoff/signoff/workflows/contractclient"
 )
 
 // newRemote makes a one-commit repository acme/web and its bare remote under the data dir's
@@ -280,7 +281,7 @@ func TestHeadWatchSignalsAPushAfterVerification(t *testing.T) {
 		}
 	}
 	sig := &signals{}
-	w := &workers.HeadWatch{Signal: sig, Index: l.Index, PRs: l.Deliverer}
+	w := &workers.HeadWatch{Signal: contractclient.NewSignals(sig), Index: l.Index, PRs: l.Deliverer}
 	check := func(want int) {
 		t.Helper()
 		if n, err := w.Check(ctx); err != nil || n != want {
@@ -344,7 +345,7 @@ func TestWebhooksSignalTheWorkflow(t *testing.T) {
 	}
 	s := &workers.Services{StripeWebhookSecret: secret, GitHub: gh, GitHubWebhookSecret: "gh-secret"}
 	sig := &signals{}
-	hooks, err := s.Webhooks(sig)
+	hooks, err := s.Webhooks(contractclient.NewSignals(sig))
 	if err != nil {
 		t.Fatal(err)
 	}

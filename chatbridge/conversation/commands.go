@@ -297,7 +297,7 @@ func (c *Conversation) operator(ctx context.Context, in chatbridge.Inbound, verb
 	if verb == verbAbandon {
 		signal, reply = contractapi.SignalAbandon, "Abandoned: the authorization will be cancelled and nothing captured."
 	}
-	if err := c.contracts.Signal(ctx, b.ContractID, signal, contractapi.Operator{By: in.Sender, Reason: "from chat"}); err != nil {
+	if err := c.contracts.Operator(ctx, b.ContractID, signal, contractapi.Operator{By: in.Sender, Reason: "from chat"}); err != nil {
 		return nil, fmt.Errorf("signal %s to %s: %w", signal, b.ContractID, err)
 	}
 	return []string{fmt.Sprintf("%s: %s", b.ContractID, reply)}, nil

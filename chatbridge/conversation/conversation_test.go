@@ -102,7 +102,7 @@ func (e *env) checkout(ctx context.Context, contractID string) error {
 	if err != nil {
 		return err
 	}
-	return contractclient.Signal(ctx, e.tmp, contractID, contractapi.SignalPaymentAuthorized,
+	return contractclient.NewSignals(e.tmp).PaymentAuthorized(ctx, contractID,
 		contractapi.PaymentAuthorized{SessionID: ps.CheckoutSessionID, PaymentIntentID: ps.PaymentIntentID, Source: "stripe-webhook"})
 }
 

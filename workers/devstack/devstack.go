@@ -33,6 +33,7 @@ import (
 	"github.com/signoff/signoff/web"
 	"github.com/signoff/signoff/web/proofpage"
 	"github.com/signoff/signoff/workers"
+	"github.com/signoff/signoff/workflows/contractclient"
 )
 
 // Options configure a stack.
@@ -189,7 +190,7 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	s.closers = append(s.closers, stopWorkers)
 	if o.Headless {
 		if s.Services != nil {
-			s.closers = append(s.closers, s.Services.WatchHeads(s.Client, s.ControlPlane))
+			s.closers = append(s.closers, s.Services.WatchHeads(contractclient.NewSignals(s.Client), s.ControlPlane))
 		}
 		return s, nil
 	}

@@ -8,6 +8,7 @@ import (
 	"net/url"
 
 	"github.com/signoff/signoff/workers"
+	"github.com/signoff/signoff/workflows/contractclient"
 )
 
 // openServices opens the control queue's services (payment, deliverable) before its worker
@@ -39,7 +40,7 @@ func mountServices(s *Stack, o Options) error {
 	if s.Services == nil {
 		return nil
 	}
-	hooks, err := s.Services.Webhooks(s.Client)
+	hooks, err := s.Services.Webhooks(contractclient.NewSignals(s.Client))
 	if err != nil {
 		return fmt.Errorf("webhooks: %w", err)
 	}
@@ -49,7 +50,7 @@ func mountServices(s *Stack, o Options) error {
 	if s.Services.LocalStripe != nil {
 		s.Loopback.CheckoutBase = s.Services.LocalStripe.URL()
 	}
-	s.closers = append(s.closers, s.Services.WatchHeads(s.Client, s.ControlPlane))
+	s.closers = append(s.closers, s.Services.WatchHeads(contractclient.NewSignals(s.Client), s.ControlPlane))
 	return nil
 }
 

@@ -42,11 +42,52 @@ type Querier interface {
 	QueryWorkflow(ctx context.Context, workflowID, runID, queryType string, args ...interface{}) (converter.EncodedValue, error)
 }
 
-// Client reaches contract workflows.
-type Client struct{ t Temporal }
+// Client reaches contract workflows. Its signals are the embedded Signals' methods.
+type Client struct {
+	t Temporal
+	Signals
+}
 
 // New wraps a Temporal client.
-func New(t Temporal) *Client { return &Client{t: t} }
+func New(t Temporal) *Client { return &Client{t: t, Signals: Signals{s: t}} }
+
+// Signals sends a contract workflow's signals, one method per signal, so each takes the
+// argument type its handler decodes. Holders of a Signaler only (the webhooks, the PR head
+// watcher) use it through NewSignals.
+type Signals struct{ s Signaler }
+
+// NewSignals wraps the signalling part of a Temporal client.
+func NewSignals(s Signaler) Signals { return Signals{s: s} }
+
+func (s Signals) send(ctx context.Context, contractID, name string, arg any) error {
+	return s.s.SignalWorkflow(ctx, contractapi.WorkflowID(contractID), "", name, arg)
+}
+
+// Cancel asks the workflow to cancel the contract.
+func (s Signals) Cancel(ctx context.Context, contractID string, cancel contractapi.Cancel) error {
+	return s.send(ctx, contractID, contractapi.SignalCancel, cancel)
+}
+
+// PaymentAuthorized tells the workflow the checkout completed; it confirms with the provider.
+func (s Signals) PaymentAuthorized(ctx context.Context, contractID string, p contractapi.PaymentAuthorized) error {
+	return s.send(ctx, contractID, contractapi.SignalPaymentAuthorized, p)
+}
+
+// PRHeadChanged reports a new head on the contract's PR.
+func (s Signals) PRHeadChanged(ctx context.Context, contractID string, h contractapi.PRHeadChanged) error {
+	return s.send(ctx, contractID, contractapi.SignalPRHeadChanged, h)
+}
+
+// Operator sends an operator's decision on a paused contract: SignalRetryVerification or
+// SignalAbandon (the prepared runs name theirs in run.json); any other name is refused.
+func (s Signals) Operator(ctx context.Context, contractID, signal string, op contractapi.Operator) error {
+	switch signal {
+	case contractapi.SignalRetryVerification, contractapi.SignalAbandon:
+		return s.send(ctx, contractID, signal, op)
+	}
+	return fmt.Errorf("%q is not an operator's decision (%s or %s)", signal,
+		contractapi.SignalRetryVerification, contractapi.SignalAbandon)
+}
 
 // StartOptions are the options of every start of a ContractWorkflow, set here only: one
 // workflow per contract id, ever. An id that has a workflow in any state (running,
@@ -150,22 +191,6 @@ func hasEvent(st contractapi.Status, typ string) bool {
 		}
 	}
 	return false
-}
-
-// Cancel asks the workflow to cancel the contract.
-func (c *Client) Cancel(ctx context.Context, contractID string, cancel contractapi.Cancel) error {
-	return c.Signal(ctx, contractID, contractapi.SignalCancel, cancel)
-}
-
-// Signal sends one of the contract workflow's signals (payment authorized, PR head changed,
-// retry verification, abandon).
-func (c *Client) Signal(ctx context.Context, contractID, name string, arg any) error {
-	return Signal(ctx, c.t, contractID, name, arg)
-}
-
-// Signal is Client.Signal for a holder of a Signaler only.
-func Signal(ctx context.Context, s Signaler, contractID, name string, arg any) error {
-	return s.SignalWorkflow(ctx, contractapi.WorkflowID(contractID), "", name, arg)
 }
 
 // Status reads the contract's status. A workflow that has not run its first task yet

@@ -167,3 +167,43 @@ func TestAlreadyStarted(t *testing.T) {
 		t.Error("another error taken for an already-started refusal")
 	}
 }
+
+// sent records signals.
+type sent struct{ got []string }
+
+func (s *sent) SignalWorkflow(_ context.Context, id, _, name string, arg interface{}) error {
+	s.got = append(s.got, fmt.Sprintf("%s %s %T", id, name, arg))
+	return nil
+}
+
+// TestSignalsNameTheirArgument: each signal goes to the contract's workflow under its name
+// with its own argument type, and an operator decision that is not one is refused unsent.
+func TestSignalsNameTheirArgument(t *testing.T) {
+	s := &sent{}
+	sig := contractclient.NewSignals(s)
+	ctx := context.Background()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(sig.Cancel(ctx, "c1", contractapi.Cancel{}))
+	must(sig.PaymentAuthorized(ctx, "c1", contractapi.PaymentAuthorized{}))
+	must(sig.PRHeadChanged(ctx, "c1", contractapi.PRHeadChanged{}))
+	must(sig.Operator(ctx, "c1", contractapi.SignalRetryVerification, contractapi.Operator{}))
+	must(sig.Operator(ctx, "c1", contractapi.SignalAbandon, contractapi.Operator{}))
+	if err := sig.Operator(ctx, "c1", contractapi.SignalCancel, contractapi.Operator{}); err == nil {
+		t.Error("cancel was taken as an operator's decision")
+	}
+	want := []string{
+		"contract-c1 cancel contractapi.Cancel",
+		"contract-c1 payment_authorized contractapi.PaymentAuthorized",
+		"contract-c1 pr_head_changed contractapi.PRHeadChanged",
+		"contract-c1 retry_verification contractapi.Operator",
+		"contract-c1 abandon contractapi.Operator",
+	}
+	if strings.Join(s.got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("sent:\n%s\nwant:\n%s", strings.Join(s.got, "\n"), strings.Join(want, "\n"))
+	}
+}
