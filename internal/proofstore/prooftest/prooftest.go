@@ -13,11 +13,14 @@ import (
 	"fmt"
 	"image"
 	"image/color"
+	"image/draw"
 	"image/png"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/signoff/signoff/contracts"
@@ -360,16 +363,18 @@ func writeFile(t testing.TB, dir, name string, data []byte) {
 }
 
 // PNG draws a page-like picture at a viewport's size: a header, rows, and (when overflow) a
-// red band running off the right edge like W2's wide table.
+// red band running off the right edge like W2's wide table. Pictures are kept by what they
+// show: a proof folder holds one per criterion, viewport and attempt, and encoding them again
+// each time made the unit tier slow under -race.
 func PNG(t testing.TB, vp contracts.Viewport, shade color.RGBA, overflow bool) []byte {
 	t.Helper()
+	key := pngKey{vp.Width, vp.Height, shade, overflow}
+	if b, ok := pngs.Load(key); ok {
+		return bytes.Clone(b.([]byte))
+	}
 	img := image.NewRGBA(image.Rect(0, 0, vp.Width, vp.Height))
 	fill := func(x0, y0, x1, y1 int, c color.RGBA) {
-		for y := max(y0, 0); y < min(y1, vp.Height); y++ {
-			for x := max(x0, 0); x < min(x1, vp.Width); x++ {
-				img.SetRGBA(x, y, c)
-			}
-		}
+		draw.Draw(img, image.Rect(x0, y0, x1, y1), &image.Uniform{C: c}, image.Point{}, draw.Src)
 	}
 	fill(0, 0, vp.Width, vp.Height, color.RGBA{255, 255, 255, 255})
 	fill(0, 0, vp.Width, 64, shade)
@@ -384,8 +389,18 @@ func PNG(t testing.TB, vp contracts.Viewport, shade color.RGBA, overflow bool) [
 	if err := png.Encode(&buf, img); err != nil {
 		t.Fatal(err)
 	}
+	pngs.Store(key, bytes.Clone(buf.Bytes()))
 	return buf.Bytes()
 }
+
+type pngKey struct {
+	w, h     int
+	shade    color.RGBA
+	overflow bool
+}
+
+// pngs holds the pictures PNG drew, by pngKey.
+var pngs sync.Map
 
 // Zip returns a zip archive of the files.
 func Zip(t testing.TB, files map[string]string) []byte {
@@ -444,8 +459,11 @@ func Settle(t testing.TB, p *Proof, s contracts.Settlement, key ed25519.PrivateK
 
 // ChangeEachLeaf changes every leaf of the JSON file at path in turn (to another value of the
 // same JSON type), writes it back, and calls check with the leaf's JSON pointer; the file is
-// restored afterwards. It returns the number of leaves. Proof verification and proof pages
-// both use it to show that no recorded value goes unnoticed.
+// restored afterwards. It returns the number of leaves changed. Proof verification and proof
+// pages both use it to show that no recorded value goes unnoticed. Under -short (the unit
+// tier, where -race makes each verification slow) it changes one leaf per shape, the first
+// whose pointer reads the same with array indices left out, so every kind of field is still
+// changed once; the full suite changes them all.
 func ChangeEachLeaf(t testing.TB, path string, check func(ptr string)) int {
 	t.Helper()
 	orig, err := os.ReadFile(path)
@@ -457,6 +475,9 @@ func ChangeEachLeaf(t testing.TB, path string, check func(ptr string)) int {
 		t.Fatal(err)
 	}
 	leaves := jsonLeaves(doc, "")
+	if testing.Short() {
+		leaves = onePerShape(leaves)
+	}
 	for _, l := range leaves {
 		var fresh any
 		_ = json.Unmarshal(orig, &fresh)
@@ -479,6 +500,25 @@ func ChangeEachLeaf(t testing.TB, path string, check func(ptr string)) int {
 type jsonLeaf struct {
 	ptr string
 	val any
+}
+
+// onePerShape keeps the first leaf of each shape: its pointer with array indices as "*".
+func onePerShape(leaves []jsonLeaf) []jsonLeaf {
+	seen := map[string]bool{}
+	var out []jsonLeaf
+	for _, l := range leaves {
+		parts := strings.Split(l.ptr, "/")
+		for i, s := range parts {
+			if _, err := strconv.Atoi(s); err == nil {
+				parts[i] = "*"
+			}
+		}
+		if shape := strings.Join(parts, "/"); !seen[shape] {
+			seen[shape] = true
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // jsonLeaves lists a document's leaves by RFC 6901 pointer, in key order.
