@@ -22,9 +22,10 @@ func QuoteWorkflow(ctx workflow.Context, in contractapi.QuoteRequest) (contracta
 	})
 	var out contractapi.QuoteReply
 	if err := workflow.ExecuteActivity(dctx, contractapi.DraftQuoteActivity, in).Get(ctx, &out); err != nil {
-		out = contractapi.QuoteReply{Outcome: contractapi.QuoteFailed, Messages: []string{contractapi.QuoteFailedText}}
+		out = contractapi.QuoteReply{Outcome: contractapi.QuoteFailed}
 	}
-	if len(out.Messages) == 0 {
+	failed := out.Outcome == contractapi.QuoteFailed
+	if len(out.Messages) == 0 && !failed {
 		return out, nil
 	}
 	sctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
@@ -33,7 +34,7 @@ func QuoteWorkflow(ctx workflow.Context, in contractapi.QuoteRequest) (contracta
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
 			MaximumInterval: time.Minute, MaximumAttempts: 10},
 	})
-	say := contractapi.ChatSay{To: in.Requester, Session: in.Session, Key: workflow.GetInfo(ctx).WorkflowExecution.ID + "/reply", Texts: out.Messages}
+	say := contractapi.ChatSay{To: in.Requester, Session: in.Session, Key: workflow.GetInfo(ctx).WorkflowExecution.ID + "/reply", Texts: out.Messages, Failed: failed}
 	out.Delivered = workflow.ExecuteActivity(sctx, contractapi.ChatSayActivity, say).Get(ctx, nil) == nil
 	return out, nil
 }

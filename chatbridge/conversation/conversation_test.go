@@ -83,10 +83,11 @@ func newEnv(t *testing.T, withRepo bool) *env {
 	e.tmp.quote = func(req contractapi.QuoteRequest) contractapi.QuoteReply {
 		r, err := e.conv.DraftQuote(context.Background(), req)
 		if err != nil {
-			r = contractapi.QuoteReply{Outcome: contractapi.QuoteFailed, Messages: []string{contractapi.QuoteFailedText}}
+			r = contractapi.QuoteReply{Outcome: contractapi.QuoteFailed}
 		}
 		id := contractapi.QuoteWorkflowID(req.Requester, req.Session, req.MsgID)
-		if err := e.conv.Say(context.Background(), contractapi.ChatSay{To: req.Requester, Session: req.Session, Key: id + "/reply", Texts: r.Messages}); err != nil {
+		if err := e.conv.Say(context.Background(), contractapi.ChatSay{To: req.Requester, Session: req.Session, Key: id + "/reply", Texts: r.Messages,
+			Failed: r.Outcome == contractapi.QuoteFailed}); err != nil {
 			t.Errorf("say the quote: %v", err)
 		}
 		return r
@@ -564,5 +565,19 @@ func TestBaseCheckRerunIsTold(t *testing.T) {
 	defer checker.mu.Unlock()
 	if checker.calls != 2 {
 		t.Errorf("base checked %d times, want 2", checker.calls)
+	}
+}
+
+// A quote whose drafting kept failing is told in the chat's own words: what went wrong
+// inside stays inside, and the requester learns that nothing started and to try again.
+func TestFailedQuoteIsToldPlainly(t *testing.T) {
+	e := newEnv(t, false)
+	alice := newPerson(t, sessionA)
+	if err := e.conv.Say(context.Background(), contractapi.ChatSay{To: alice.addr, Session: alice.session, Key: "quote-x/reply", Failed: true}); err != nil {
+		t.Fatal(err)
+	}
+	got := e.out.all()
+	if len(got) != 1 || !strings.Contains(got[0].Text, "could not prepare a quote") || !strings.Contains(got[0].Text, "nothing is owed") {
+		t.Fatalf("pushed %+v", got)
 	}
 }

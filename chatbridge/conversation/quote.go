@@ -250,8 +250,11 @@ func (c *Conversation) DraftQuote(ctx context.Context, req contractapi.QuoteRequ
 	return out, nil
 }
 
-// Say is the quote workflow's push activity.
+// Say is the quote workflow's push activity. A failed quote is told in quoteFailedText.
 func (c *Conversation) Say(ctx context.Context, s contractapi.ChatSay) error {
+	if s.Failed && len(s.Texts) == 0 {
+		s.Texts = []string{quoteFailedText}
+	}
 	for i, text := range s.Texts {
 		if err := c.push(ctx, s.To, s.Session, fmt.Sprintf("%s/%d", s.Key, i), text); err != nil {
 			return err

@@ -39,6 +39,10 @@ func helpText(runNames, repos []string) string {
 	return b.String()
 }
 
+// quoteFailedText is what the requester reads when drafting failed for reasons of ours: no
+// internal error text reaches the chat.
+const quoteFailedText = "I could not prepare a quote for that request: surveying the repository or checking its base commit kept failing on this Signoff. Nothing was started and nothing is owed. Please send the request again in a few minutes."
+
 // quoteText is the quote: terms, criteria, price, hash and how to approve.
 func (cv *Conversation) quoteText(c contracts.Contract, hash string, q *pricing.Quote, baseCheck, note string) string {
 	var b strings.Builder

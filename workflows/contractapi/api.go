@@ -101,12 +101,8 @@ const BaseCheckWorkflowName = "DiscriminateWorkflow"
 const (
 	QuoteOffered = "quoted"  // a contract workflow is waiting for approval
 	QuoteRefused = "refused" // the request did not become a contract; the messages say why
-	QuoteFailed  = "failed"  // drafting kept failing; the requester is told to try again
+	QuoteFailed  = "failed"  // drafting kept failing; the chat tells the requester to try again (ChatSay.Failed)
 )
-
-// QuoteFailedText is what the requester reads when drafting failed for reasons of ours: no
-// internal error text reaches the chat.
-const QuoteFailedText = "I could not prepare a quote for that request: surveying the repository or checking its base commit kept failing on this Signoff. Nothing was started and nothing is owed. Please send the request again in a few minutes."
 
 // ContractInput starts a contract workflow: the quote, who may approve it, and what the
 // workflow trusts independently of the verifier.
@@ -326,6 +322,9 @@ type ChatSay struct {
 	Session string   `json:"session"`
 	Key     string   `json:"key"`
 	Texts   []string `json:"texts"`
+	// Failed: the quote could not be drafted, for reasons of Signoff's own. The chat says so
+	// in its own words (Texts is empty then), so no internal error text reaches the requester.
+	Failed bool `json:"failed,omitempty"`
 }
 
 // QuoteWorkflowID names the quote of one chat message: a message handed over twice (a
