@@ -74,10 +74,10 @@ type Result struct {
 	Contract *contracts.Contract `json:"contract,omitempty"`
 	// TermsID is the id of the terms alone (repository, base, goal, routes): the same for
 	// every quote of them. Contract.ContractID is this quote's own.
-	TermsID   string         `json:"terms_id,omitempty"`
-	Hash      string         `json:"contract_hash,omitempty"`
-	Quote     *pricing.Quote `json:"quote,omitempty"`
-	BaseCheck *BaseJudgment  `json:"discrimination,omitempty"`
+	TermsID   string            `json:"terms_id,omitempty"`
+	Hash      string            `json:"contract_hash,omitempty"`
+	Estimate  *pricing.Estimate `json:"quote,omitempty"` // JSON name as written files have it
+	BaseCheck *BaseJudgment     `json:"discrimination,omitempty"`
 	// Offered is true when the contract may be shown for approval.
 	Offered bool `json:"offered"`
 }
@@ -144,8 +144,8 @@ func (a *Author) Draft(ctx context.Context, req Request) (*Result, error) {
 	if a.Pricing != nil {
 		prices = *a.Pricing
 	}
-	q := prices.Quote(draft.Scope, now())
-	res.Quote = &q
+	q := prices.Estimate(draft.Scope, now())
+	res.Estimate = &q
 	c := draft.Terms(s, contractID(s, goal, req.Routes, draft), goal, a.Verifier, q.Price)
 	nonce := randomNonce
 	if a.Nonce != nil {

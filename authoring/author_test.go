@@ -112,8 +112,8 @@ func TestAuthorDraftsAValidContract(t *testing.T) {
 	if c.Stack.Framework != "nextjs-app" || c.Stack.Install != "npm ci" || c.MaxAttempts != 3 || c.ReleaseRule != contracts.ReleaseCaptureOnSatisfied {
 		t.Errorf("terms %+v", c)
 	}
-	if c.Price != res.Quote.Price || !res.Quote.ExpiresAt.Equal(fixedNow.Add(24*time.Hour)) {
-		t.Errorf("price %+v, quote %+v", c.Price, res.Quote)
+	if c.Price != res.Estimate.Price || !res.Estimate.ExpiresAt.Equal(fixedNow.Add(24*time.Hour)) {
+		t.Errorf("price %+v, estimate %+v", c.Price, res.Estimate)
 	}
 	d := res.BaseCheck
 	if !d.Checked || strings.Join(d.Failing, ",") != "mobile-no-overflow,mobile-cards" || strings.Join(d.Guards, ",") != "loads-mobile,desktop-table,no-page-errors,unchanged-home" || len(d.Problems) != 0 {
@@ -255,7 +255,7 @@ func TestBudgetNarrowsScopeNotTheBar(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	price := full.Quote.Price.Amount
+	price := full.Estimate.Price.Amount
 	res, err := newAuthor(nil).Draft(context.Background(), Request{Requester: "ann", Source: financeSource(t), Goal: wlGoal, Budget: price - 1})
 	var be *pricing.BudgetError
 	if !errors.As(err, &be) || be.Price != price || !strings.Contains(be.Reason, "not weakened") || res.Offered {
@@ -271,8 +271,8 @@ func TestBudgetNarrowsScopeNotTheBar(t *testing.T) {
 	if err != nil {
 		t.Fatalf("narrower goal: %v", err)
 	}
-	if narrow.Quote.Price.Amount >= price || len(authoringtest.Find(narrow.Draft.Criteria, authoringtest.Kind(contracts.KindNoHorizontalOverflow))) == 0 {
-		t.Errorf("narrow quote %+v", narrow.Quote)
+	if narrow.Estimate.Price.Amount >= price || len(authoringtest.Find(narrow.Draft.Criteria, authoringtest.Kind(contracts.KindNoHorizontalOverflow))) == 0 {
+		t.Errorf("narrow quote %+v", narrow.Estimate)
 	}
 }
 

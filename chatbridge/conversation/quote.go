@@ -317,8 +317,8 @@ func (c *Conversation) draft(ctx context.Context, in chatbridge.Inbound, text, k
 		return contractapi.QuoteReply{}, err
 	}
 	terms := quoteTerms{BaseCheck: res.BaseCheck.Record()}
-	if res.Quote != nil {
-		terms.ExpiresAt = res.Quote.ExpiresAt
+	if res.Estimate != nil {
+		terms.ExpiresAt = res.Estimate.ExpiresAt
 	}
 	rebound, err := c.startContract(ctx, in, q, "", repo.Slug, terms)
 	var unreadable *statusUnreadableError
@@ -328,7 +328,7 @@ func (c *Conversation) draft(ctx context.Context, in chatbridge.Inbound, text, k
 	if err != nil {
 		return contractapi.QuoteReply{}, err
 	}
-	quote := c.quoteText(contract, q.Hash, res.Quote, baseCheckText(res.BaseCheck), c.cfg.ExecutorNote)
+	quote := c.quoteText(contract, q.Hash, res.Estimate, baseCheckText(res.BaseCheck), c.cfg.ExecutorNote)
 	if rebound && !retry {
 		quote = "This contract is already quoted to you; here it is again.\n\n" + quote
 	}

@@ -44,7 +44,7 @@ func helpText(runNames, repos []string) string {
 const quoteFailedText = "I could not prepare a quote for that request: surveying the repository or checking its base commit kept failing on this Signoff. Nothing was started and nothing is owed. Please send the request again in a few minutes."
 
 // quoteText is the quote: terms, criteria, price, hash and how to approve.
-func (cv *Conversation) quoteText(c contracts.Contract, hash string, q *pricing.Quote, baseCheck, note string) string {
+func (cv *Conversation) quoteText(c contracts.Contract, hash string, q *pricing.Estimate, baseCheck, note string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Quoted contract %s for %s @ %s\n", c.ContractID, c.Repo.Key(), contracts.ShortSHA(c.Repo.BaseCommitSHA))
 	fmt.Fprintf(&b, "Goal: %s\n", c.Goal)

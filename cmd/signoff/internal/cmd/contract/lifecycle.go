@@ -109,7 +109,7 @@ func RunStart(ctx context.Context, o *StartOptions) error {
 	}
 	in := contractapi.ContractInput{Quote: q, Channel: "cli", Trust: trust, BaseCheck: disc}
 	if qf != nil {
-		in.QuoteExpiresAt = qf.Quote.ExpiresAt
+		in.QuoteExpiresAt = qf.Estimate.ExpiresAt
 		if bc := qf.BaseCheck; disc == nil && bc != nil && bc.BaseSHA == c.Repo.BaseCommitSHA {
 			in.BaseCheck = bc
 		}
@@ -125,14 +125,14 @@ func RunStart(ctx context.Context, o *StartOptions) error {
 		out := map[string]any{"contract_id": c.ContractID, "contract_hash": q.Hash, "state": contracts.StateQuoted,
 			"requester": o.Requester, "workflow_id": contractapi.WorkflowID(c.ContractID)}
 		if qf != nil {
-			out["quote_expires_at"] = qf.Quote.ExpiresAt
+			out["quote_expires_at"] = qf.Estimate.ExpiresAt
 		}
 		return o.IO.WriteJSON(out)
 	}
 	o.IO.Printf("Quoted %s: %d criteria, fixed price %s, max %d attempts.\n", c.ContractID, len(c.Criteria), c.Price.String(), c.MaxAttempts)
 	o.IO.Printf("Contract hash: %s\n", q.Hash)
 	if qf != nil {
-		o.IO.Printf("The quote stands until %s; the contract expires unapproved after that.\n", qf.Quote.ExpiresAt.Format(time.RFC3339))
+		o.IO.Printf("The quote stands until %s; the contract expires unapproved after that.\n", qf.Estimate.ExpiresAt.Format(time.RFC3339))
 	}
 	o.IO.Printf("Approve exactly this hash with:\n  signoff contract approve %s %s\n", c.ContractID, q.Hash)
 	return nil

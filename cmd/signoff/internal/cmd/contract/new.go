@@ -240,7 +240,7 @@ func writeContract(opts *NewOptions, res *authoring.Result) (string, error) {
 // writeQuote writes the quote beside the contract: `contract start` reads its expiry and
 // base check from there.
 func writeQuote(opts *NewOptions, res *authoring.Result, contractFile string) error {
-	q := QuoteFile{Version: 1, ContractID: res.Contract.ContractID, ContractHash: res.Hash, Requester: opts.Requester, Quote: *res.Quote,
+	q := QuoteFile{Version: 1, ContractID: res.Contract.ContractID, ContractHash: res.Hash, Requester: opts.Requester, Estimate: *res.Estimate,
 		BaseCheck: res.BaseCheck.Record()}
 	keys, err := datadir.ReadPublishedKeys(opts.DataDir)
 	if err != nil {

@@ -174,7 +174,7 @@ func printNew(io *iostreams.IO, res *authoring.Result, file string) {
 		}
 		io.Printf("\n")
 	}
-	if q := res.Quote; q != nil && !res.Offered {
+	if q := res.Estimate; q != nil && !res.Offered {
 		io.Printf("No quote: this contract is not offered (the reason follows), so it has no price.\n\n")
 	} else if q != nil {
 		io.Printf("Quote: %s, about %d min, expires %s\n", q.Price.String(), q.EstimatedMinutes, q.ExpiresAt.Format(time.RFC3339))

@@ -144,7 +144,7 @@ func TestNewJSON(t *testing.T) {
 		File         string              `json:"contract_file"`
 		Contract     *contracts.Contract `json:"contract"`
 		Survey       *survey.Survey      `json:"survey"`
-		Quote        *pricing.Quote      `json:"quote"`
+		Estimate     *pricing.Estimate   `json:"quote"`
 		Draft        *criteria.Draft     `json:"draft"`
 		Error        map[string]any      `json:"error"`
 		Discriminate map[string]any      `json:"discrimination"`
@@ -152,7 +152,7 @@ func TestNewJSON(t *testing.T) {
 	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
 		t.Fatalf("%v: %s", err, stdout)
 	}
-	if !got.Offered || got.File != out || len(got.Hash) != 64 || got.Contract == nil || got.Survey.AppDir != "web" || got.Quote.Price.Amount < 50 || got.Error != nil {
+	if !got.Offered || got.File != out || len(got.Hash) != 64 || got.Contract == nil || got.Survey.AppDir != "web" || got.Estimate.Price.Amount < 50 || got.Error != nil {
 		t.Errorf("json report: %s", stdout)
 	}
 	if len(got.Draft.Plan) != len(got.Contract.Criteria) {
@@ -370,10 +370,10 @@ func TestQuoteFileGuardsStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	hash, _ := contracts.Hash(*c)
-	if qf.ContractHash != hash || qf.Requester != "ann" || !qf.Quote.ExpiresAt.Equal(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)) || qf.Quote.Price != c.Price {
+	if qf.ContractHash != hash || qf.Requester != "ann" || !qf.Estimate.ExpiresAt.Equal(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)) || qf.Estimate.Price != c.Price {
 		t.Fatalf("quote %+v for contract %s", qf, hash)
 	}
-	if err := qf.Check(qpath, hash, "ann", qf.Quote.ExpiresAt.Add(-time.Second)); err != nil {
+	if err := qf.Check(qpath, hash, "ann", qf.Estimate.ExpiresAt.Add(-time.Second)); err != nil {
 		t.Fatalf("a valid quote refused: %v", err)
 	}
 	if qf.VerifierKeyFingerprint != fps[0] || qf.ControlKeyFingerprint != fps[1] {
@@ -392,7 +392,7 @@ func TestQuoteFileGuardsStart(t *testing.T) {
 	if err := os.WriteFile(oldPath, raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if oq, err := contract.LoadQuote(oldPath); err != nil || oq == nil || oq.Check(oldPath, hash, "ann", qf.Quote.ExpiresAt.Add(-time.Second)) != nil {
+	if oq, err := contract.LoadQuote(oldPath); err != nil || oq == nil || oq.Check(oldPath, hash, "ann", qf.Estimate.ExpiresAt.Add(-time.Second)) != nil {
 		t.Fatalf("a quote without fingerprints: %v", err)
 	}
 
@@ -417,7 +417,7 @@ func TestQuoteFileGuardsStart(t *testing.T) {
 	}
 	// A fresh quote for ann, then the checks that do not depend on time.
 	fresh := *qf
-	fresh.Quote.ExpiresAt = time.Now().Add(time.Hour).UTC()
+	fresh.Estimate.ExpiresAt = time.Now().Add(time.Hour).UTC()
 	writeJSON(t, qpath, fresh)
 	if code, msg := start(out, "bob", ""); code != 2 || !strings.Contains(msg, `quoted to "ann"`) {
 		t.Errorf("another requester: exit %d %s", code, msg)

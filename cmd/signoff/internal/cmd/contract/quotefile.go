@@ -21,7 +21,7 @@ type QuoteFile struct {
 	ContractID   string               `json:"contract_id"`
 	ContractHash string               `json:"contract_hash"`
 	Requester    string               `json:"requester"`
-	Quote        pricing.Quote        `json:"quote"`
+	Estimate     pricing.Estimate     `json:"quote"`
 	BaseCheck    *contracts.BaseCheck `json:"base_check,omitempty"`
 	// VerifierKeyFingerprint and ControlKeyFingerprint (contracts.KeyFingerprint) name the keys
 	// the deployment that quoted will sign the proof with, so the requester knows before
@@ -68,8 +68,8 @@ func (q *QuoteFile) Check(path, hash, requester string, now time.Time) error {
 			path, contracts.ShortSHA(q.ContractHash), contracts.ShortSHA(hash))
 	case q.Requester != requester:
 		return fmt.Errorf("%s was quoted to %q, not %q; start it as --requester %s", path, q.Requester, requester, q.Requester)
-	case q.Quote.Expired(now):
-		return fmt.Errorf("the quote in %s expired at %s; run `signoff contract new` again for a fresh quote", path, q.Quote.ExpiresAt.Format(time.RFC3339))
+	case q.Estimate.Expired(now):
+		return fmt.Errorf("the quote in %s expired at %s; run `signoff contract new` again for a fresh quote", path, q.Estimate.ExpiresAt.Format(time.RFC3339))
 	}
 	return nil
 }

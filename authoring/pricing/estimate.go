@@ -38,29 +38,31 @@ func Default() Pricing {
 	}
 }
 
-// QuoteFactor is one line of a quote.
-type QuoteFactor struct {
+// Factor is one line of an estimate: what adds to the price and the time.
+type Factor struct {
 	Name    string `json:"name"`
 	Amount  int64  `json:"amount"`
 	Minutes int    `json:"minutes"`
 }
 
-// Quote is the price and time offered for a contract, until it expires.
-type Quote struct {
+// Estimate is the price and time Signoff asks for a scope, until it expires. A quote
+// (contracts.Quote) offers a contract at the estimate's price; the JSON name of an estimate
+// where authoring and `contract new` write one is "quote", as files already written have it.
+type Estimate struct {
 	Price            contracts.Price `json:"price"`
 	EstimatedMinutes int             `json:"estimated_minutes"`
 	ExpiresAt        time.Time       `json:"expires_at"`
-	Factors          []QuoteFactor   `json:"factors"`
+	Factors          []Factor        `json:"factors"`
 }
 
-// Expired reports whether the quote can no longer be approved at t.
-func (q Quote) Expired(t time.Time) bool { return !t.Before(q.ExpiresAt) }
+// Expired reports whether a quote at this estimate can no longer be approved at t.
+func (q Estimate) Expired(t time.Time) bool { return !t.Before(q.ExpiresAt) }
 
-// Quote prices a scope at now.
-func (p Pricing) Quote(sc criteria.Scope, now time.Time) Quote {
-	var fs []QuoteFactor
+// Estimate prices a scope at now.
+func (p Pricing) Estimate(sc criteria.Scope, now time.Time) Estimate {
+	var fs []Factor
 	add := func(name string, amount int64, minutes int) {
-		fs = append(fs, QuoteFactor{Name: name, Amount: amount, Minutes: minutes})
+		fs = append(fs, Factor{Name: name, Amount: amount, Minutes: minutes})
 	}
 	var routes int
 	if sc.BackendOnly {
@@ -91,7 +93,7 @@ func (p Pricing) Quote(sc criteria.Scope, now time.Time) Quote {
 	if sc.Auth {
 		add("behind a sign-in (demo account)", p.Auth, p.AuthMinutes)
 	}
-	q := Quote{Factors: fs, ExpiresAt: now.Add(p.TTL).UTC().Truncate(time.Second)}
+	q := Estimate{Factors: fs, ExpiresAt: now.Add(p.TTL).UTC().Truncate(time.Second)}
 	for _, f := range fs {
 		q.Price.Amount += f.Amount
 		q.EstimatedMinutes += f.Minutes
@@ -115,7 +117,7 @@ func (e *BudgetError) Error() string { return e.Reason }
 
 // CheckBudget refuses a quote above budget (0 = no budget). It never offers a cheaper,
 // lower-quality variant: it says what scope the budget could cover instead.
-func CheckBudget(q Quote, budget int64) error {
+func CheckBudget(q Estimate, budget int64) error {
 	if budget <= 0 || q.Price.Amount <= budget {
 		return nil
 	}

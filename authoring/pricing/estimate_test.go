@@ -9,9 +9,9 @@ import (
 
 var fixedNow = time.Date(2026, 3, 1, 9, 30, 0, 0, time.UTC)
 
-func TestQuote(t *testing.T) {
+func TestEstimate(t *testing.T) {
 	p := Default()
-	price := func(sc criteria.Scope) int64 { return p.Quote(sc, fixedNow).Price.Amount }
+	price := func(sc criteria.Scope) int64 { return p.Estimate(sc, fixedNow).Price.Amount }
 	one := criteria.Scope{Pages: []string{"/watchlist"}}
 	backend := criteria.Scope{Endpoints: []string{"/api/quotes"}, BackendOnly: true}
 	if price(backend) >= price(one) {
@@ -25,15 +25,15 @@ func TestQuote(t *testing.T) {
 		{Pages: []string{"/watchlist", "/paper"}, Mobile: true, Layout: true, Auth: true},
 	}
 	for i := 1; i < len(steps); i++ {
-		a, b := p.Quote(steps[i-1], fixedNow), p.Quote(steps[i], fixedNow)
+		a, b := p.Estimate(steps[i-1], fixedNow), p.Estimate(steps[i], fixedNow)
 		if b.Price.Amount <= a.Price.Amount || b.EstimatedMinutes <= a.EstimatedMinutes {
 			t.Errorf("scope %+v is not priced above %+v: %+v vs %+v", steps[i], steps[i-1], b, a)
 		}
 	}
-	if q := p.Quote(steps[3], fixedNow); len(q.Factors) < 3 || q.Factors[1].Name != "another page or endpoint" {
+	if q := p.Estimate(steps[3], fixedNow); len(q.Factors) < 3 || q.Factors[1].Name != "another page or endpoint" {
 		t.Errorf("two-page quote %+v", q.Factors)
 	}
-	q := p.Quote(steps[4], fixedNow)
+	q := p.Estimate(steps[4], fixedNow)
 	var sum int64
 	for _, f := range q.Factors {
 		sum += f.Amount
