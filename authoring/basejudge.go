@@ -298,34 +298,47 @@ func JudgeBase(d *criteria.Draft, r *BaseReport) (BaseJudgment, error) {
 			quiet = append(quiet, c.ID)
 		}
 	}
+	var late []string
 	for _, vr := range r.Variants {
-		o := judgeVariant(vr, len(r.Results), out.Preexisting, quiet)
+		o, outOfTime := judgeVariant(vr, len(r.Results), out.Preexisting, quiet)
 		out.Variants = append(out.Variants, o)
 		switch {
 		case o.Rejected:
 		case o.Error != "":
 			out.Problems = append(out.Problems, fmt.Sprintf("the lazy variant %s could not be measured: %s", o.Name, o.Error))
+			if outOfTime {
+				late = append(late, o.Name)
+			}
 		default:
 			weak = append(weak, fmt.Sprintf("%s (%s)", o.Name, o.Says))
 		}
 	}
-	if len(weak) > 0 {
+	switch {
+	case len(weak) > 0:
 		return out, &BaseCheckError{Code: BaseWeak, Reason: fmt.Sprintf("the criteria cannot tell lazy work from the goal: every criterion passes on the lazy variant %s; "+
 			"name what should change more precisely (the element by its text, where it goes, what it does)", strings.Join(weak, " and on "))}
+	case len(late) > 0:
+		// A check that ran out of time says nothing of the variant: counted as a rejection it
+		// would let a weak contract through on a busy host, so the check is run again.
+		return out, &BaseCheckError{Code: BaseBusy, Reason: fmt.Sprintf("the checks of the lazy variant %s on the base commit %s timed out: the host running them is busy. Nothing about the request is refused; ask again in a few minutes",
+			strings.Join(late, " and "), contracts.ShortSHA(r.CommitSHA))}
 	}
 	return out, nil
 }
 
 // judgeVariant reads one variant's results, leaving out the criteria the contract drops as
 // pre-existing failures and counting the quiet ones (runtime-error guards) as passed. The
-// variant is rejected when some criterion failed or could not be measured on it, and
-// satisfies the contract when every one of the total passed.
-func judgeVariant(vr VariantReport, total int, preexisting, quiet []string) contracts.VariantOutcome {
-	o := contracts.VariantOutcome{Name: vr.Variant.Name, Says: vr.Variant.Says, ProofDir: vr.ProofDir}
+// variant is rejected when some criterion failed or could not do what it does on it, and
+// satisfies the contract when every one of the total passed. A criterion that ran out of
+// time rejects nothing: when nothing else rejected the variant, it was not measured and
+// outOfTime is true.
+func judgeVariant(vr VariantReport, total int, preexisting, quiet []string) (o contracts.VariantOutcome, outOfTime bool) {
+	o = contracts.VariantOutcome{Name: vr.Variant.Name, Says: vr.Variant.Says, ProofDir: vr.ProofDir}
 	if vr.Error != "" {
 		o.Error = vr.Error
-		return o
+		return o, false
 	}
+	var late []string
 	passed := 0
 	for _, res := range vr.Results {
 		if slices.Contains(preexisting, res.CriterionID) {
@@ -336,6 +349,8 @@ func judgeVariant(vr VariantReport, total int, preexisting, quiet []string) cont
 			passed++
 		case res.Outcome == OutcomeFail || res.Outcome == OutcomeAbsent:
 			o.FailedBy = append(o.FailedBy, res.CriterionID+": "+firstOf(res.Failures))
+		case strings.HasPrefix(res.Error, contracts.StatusTimeout+": "):
+			late = append(late, res.CriterionID)
 		default:
 			// The criterion could not do what it does on the variant (fill a block that is
 			// no input, say): the policy's verdict would be verification_error, never
@@ -346,10 +361,13 @@ func judgeVariant(vr VariantReport, total int, preexisting, quiet []string) cont
 	o.Rejected = len(o.FailedBy) > 0
 	switch {
 	case o.Rejected:
+	case len(late) > 0:
+		o.Error = "ran out of time: " + strings.Join(late, ", ")
+		return o, true
 	case passed < total-len(preexisting):
 		o.Error = fmt.Sprintf("only %d of %d criteria were run on it", passed, total-len(preexisting))
 	}
-	return o
+	return o, false
 }
 
 func firstOf(failures []string) string {

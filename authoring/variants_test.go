@@ -156,6 +156,38 @@ func TestJudgeVariants(t *testing.T) {
 	}
 }
 
+// TestVariantOutOfTime: a criterion that ran out of time on a variant rejects nothing. A
+// variant nothing else rejected was not measured, and the check is busy (run again), so a
+// weak contract is not offered because a busy host timed out on its lazy variant; a variant
+// another criterion failed is rejected whatever timed out beside it.
+func TestVariantOutOfTime(t *testing.T) {
+	d := &criteria.Draft{Plan: []criteria.PlannedCriterion{{ID: "change", Role: criteria.RoleChange}, {ID: "guard", Role: criteria.RoleGuard}}}
+	base := []BaseResult{{CriterionID: "change", Outcome: OutcomeFail, Failures: []string{"observed 0"}}, {CriterionID: "guard", Outcome: OutcomePass}}
+	late := BaseResult{CriterionID: "guard", Outcome: OutcomeError, Error: contracts.StatusTimeout + ": 390x844: the page did not settle"}
+	report := func(vs ...VariantReport) *BaseReport {
+		return &BaseReport{CommitSHA: strings.Repeat("b", 40), Results: base, Variants: vs}
+	}
+	lateOnly := VariantReport{Variant: contracts.Variant{Name: "hooks-on-existing"}, Results: []BaseResult{{CriterionID: "change", Outcome: OutcomePass}, late}}
+	j, err := JudgeBase(d, report(lateOnly))
+	var be *BaseCheckError
+	if !errors.As(err, &be) || be.Code != BaseBusy || !strings.Contains(be.Reason, "hooks-on-existing") {
+		t.Fatalf("a variant only a timeout stood against: want busy, got %v", err)
+	}
+	if o := j.Variants[0]; o.Rejected || !strings.Contains(o.Error, "ran out of time: guard") {
+		t.Errorf("hooks-on-existing: %+v", o)
+	}
+
+	failedToo := VariantReport{Variant: contracts.Variant{Name: "retext"}, Results: []BaseResult{{CriterionID: "change", Outcome: OutcomeFail, Failures: []string{"x"}}, late}}
+	if _, err := JudgeBase(d, report(failedToo)); err != nil {
+		t.Fatalf("a variant a criterion failed: %v", err)
+	}
+	// A measured weak variant is a refusal even while another ran out of time.
+	weak := VariantReport{Variant: contracts.Variant{Name: "nothing"}, Results: []BaseResult{{CriterionID: "change", Outcome: OutcomePass}, {CriterionID: "guard", Outcome: OutcomePass}}}
+	if _, err := JudgeBase(d, report(lateOnly, weak)); !errors.As(err, &be) || be.Code != BaseWeak {
+		t.Fatalf("weak beside late: want weak, got %v", err)
+	}
+}
+
 // TestFillStructure: the structure a base check observed becomes the terms, per viewport;
 // the checks then compare it, and a filled contract is not filled again.
 func TestFillStructure(t *testing.T) {
