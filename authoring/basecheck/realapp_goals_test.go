@@ -214,6 +214,11 @@ func TestGoalsOnCreateNextApp(t *testing.T) {
 	var be *authoring.BaseCheckError
 	if !errors.As(err, &be) || be.Code != authoring.BaseWeak || weak.Offered {
 		t.Errorf("the weakened stacking contract: want a %q refusal, got %v", authoring.BaseWeak, err)
+		if weak != nil && weak.BaseCheck != nil {
+			for _, v := range weak.BaseCheck.Variants {
+				t.Logf("  %s: rejected %v by %q; error %q", v.Name, v.Rejected, v.FailedBy, v.Error)
+			}
+		}
 	}
 
 	// Implementations, each built and judged.
