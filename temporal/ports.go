@@ -32,10 +32,7 @@ func (e *PortInUseError) Unwrap() error { return e.Err }
 // bind them, so that ports picked for "any" cannot collide with each other.
 type ports struct {
 	frontend, history, matching, worker, ui int
-	// uiBackend is where the ui-server itself listens; Signoff's front (Host check, write
-	// gate) listens on ui and proxies to it.
-	uiBackend int
-	held      []net.Listener
+	held                                    []net.Listener
 }
 
 // reservePorts checks the fixed ports and picks the free ones. The caller must
@@ -56,9 +53,6 @@ func reservePorts(host string, frontend, ui int) (*ports, error) {
 	// Internal services: with static hosts these are the only other listeners
 	// (no membership ports, frontend HTTP API off).
 	internal := []*int{&p.history, &p.matching, &p.worker}
-	if ui != 0 {
-		internal = append(internal, &p.uiBackend)
-	}
 	for _, dst := range internal {
 		if *dst, err = p.take(host, "internal", AnyPort); err != nil {
 			p.release()

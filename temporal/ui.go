@@ -9,10 +9,10 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/httputil"
-	"net/url"
+	"reflect"
 	"strconv"
 	"time"
+	"unsafe"
 
 	uiserver "github.com/temporalio/ui-server/v2/server"
 	uiconfig "github.com/temporalio/ui-server/v2/server/config"
@@ -25,14 +25,14 @@ import (
 // ui-server module (no Node, no network), behind Signoff's own front listener.
 //
 // The ui-server checks neither Host (DNS rebinding) nor CSRF when a request carries any
-// Authorization header, so it is never what people reach: it listens on an internal loopback
-// port, and the front on the UI port refuses foreign Host headers and proxies the rest. By
-// default the ui-server runs with its write actions disabled (it answers 405 to every
-// state-changing API call but workflow queries). With writes opted in, the front lets a
-// state-changing request through only with the per-process token (see writeGate).
+// Authorization header, so it never listens: its handler is served only by the front on the
+// UI port, which refuses foreign Host headers first. (It listened on an internal loopback port
+// once, which any local user could reach past the front.) By default the ui-server runs with
+// its write actions disabled (it answers 405 to every state-changing API call but workflow
+// queries). With writes opted in, the front lets a state-changing request through only with
+// the per-process token (see writeGate).
 type uiServer struct {
 	srv   *uiserver.Server
-	done  chan error
 	front *http.Server
 	token string // "" when the UI is read-only
 }
@@ -40,14 +40,13 @@ type uiServer struct {
 // uiSetup is where the UI listens and what it may do.
 type uiSetup struct {
 	host                string
-	port, backend       int // the front's port, the ui-server's internal one
+	port                int // the front's port
 	frontend, namespace string
 	writes              bool
 }
 
-// startUI serves the UI and waits until it accepts connections. The ports must have been
-// checked: ui-server exits the process on a bind error.
-func startUI(ctx context.Context, s uiSetup) (u *uiServer, err error) {
+// startUI serves the UI on the front's port. The port must have been checked.
+func startUI(_ context.Context, s uiSetup) (u *uiServer, err error) {
 	defer func() {
 		// NewServer panics on a bad config; turn that into an error.
 		if r := recover(); r != nil {
@@ -56,7 +55,7 @@ func startUI(ctx context.Context, s uiSetup) (u *uiServer, err error) {
 	}()
 	srv := uiserver.NewServer(uiopts.WithConfigProvider(&uiconfig.Config{
 		Host:                s.host,
-		Port:                s.backend,
+		Port:                s.port,
 		TemporalGRPCAddress: s.frontend,
 		EnableUI:            true,
 		DefaultNamespace:    s.namespace,
@@ -67,38 +66,47 @@ func startUI(ctx context.Context, s uiSetup) (u *uiServer, err error) {
 		DisableWriteActions:     !s.writes,
 		HideWorkflowQueryErrors: true,
 	}))
-	u = &uiServer{srv: srv, done: make(chan error, 1)}
-	go func() { u.done <- srv.Start() }()
-
-	backend := net.JoinHostPort(s.host, strconv.Itoa(s.backend))
-	if err := waitListening(ctx, backend, u.done, 10*time.Second); err != nil {
-		u.srv.Stop()
-		return nil, fmt.Errorf("temporal: web UI on %s: %w", backend, err)
+	h, err := uiHandler(srv)
+	if err != nil {
+		return nil, err
 	}
+	u = &uiServer{srv: srv}
 	addr := net.JoinHostPort(s.host, strconv.Itoa(s.port))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		u.srv.Stop()
 		return nil, fmt.Errorf("temporal: web UI front on %s: %w", addr, err)
 	}
 	if s.writes {
 		if u.token, err = newToken(); err != nil {
 			ln.Close()
-			u.srv.Stop()
 			return nil, err
 		}
 	}
-	u.front = &http.Server{Handler: u.frontHandler(ln.Addr(), backend), ReadHeaderTimeout: 10 * time.Second}
+	u.front = &http.Server{Handler: u.frontHandler(ln.Addr(), h), ReadHeaderTimeout: 10 * time.Second}
 	go u.front.Serve(ln) //nolint:errcheck // ends with Close
 	return u, nil
 }
 
+// uiHandler is the ui-server's HTTP handler (its echo router), which the module keeps in an
+// unexported field and only ever serves from a listener of its own. Reading the field is
+// what keeps the ui-server off the network; a ui-server release that renames it fails here,
+// at start, rather than serving without the front.
+func uiHandler(srv *uiserver.Server) (http.Handler, error) {
+	f := reflect.ValueOf(srv).Elem().FieldByName("httpServer")
+	if !f.IsValid() || f.Kind() != reflect.Pointer || f.IsNil() {
+		return nil, fmt.Errorf("temporal: web UI: this ui-server release keeps no httpServer handler to serve behind the front")
+	}
+	h, ok := reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem().Interface().(http.Handler)
+	if !ok {
+		return nil, fmt.Errorf("temporal: web UI: the ui-server's %s is not an http.Handler", f.Type())
+	}
+	return h, nil
+}
+
 // frontHandler is what the UI port serves: the Host check, then (with writes) the token gate,
-// then the ui-server. The proxy rewrites Host to the backend's, which the ui-server's CORS and
-// same-site checks then see consistently.
-func (u *uiServer) frontHandler(addr net.Addr, backend string) http.Handler {
-	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: backend})
-	var h http.Handler = proxy
+// then the ui-server.
+func (u *uiServer) frontHandler(addr net.Addr, ui http.Handler) http.Handler {
+	h := ui
 	if u.token != "" {
 		h = writeGate(u.token, h)
 	}
@@ -157,29 +165,6 @@ func (u *uiServer) stop() {
 	if u.front != nil {
 		if err := u.front.Close(); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			_ = err // closing anyway
-		}
-	}
-	u.srv.Stop()
-}
-
-// waitListening polls addr until it accepts a TCP connection, the server exits,
-// the context ends or the timeout passes.
-func waitListening(ctx context.Context, addr string, exited <-chan error, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			return c.Close()
-		}
-		select {
-		case e := <-exited:
-			return fmt.Errorf("server exited: %v", e)
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("not listening after %s: %w", timeout, err)
 		}
 	}
 }

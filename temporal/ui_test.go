@@ -1,10 +1,15 @@
 package temporal_test
 
 import (
+	"context"
 	"net/http"
 	"net/url"
+	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
@@ -119,4 +124,77 @@ func TestWebUIWriteActionsNeedTheToken(t *testing.T) {
 	if code := uiRequest(t, http.MethodPost, signal, "", hdr); code == http.StatusForbidden || code == http.StatusMethodNotAllowed {
 		t.Fatalf("POST signal with the token: %d, want it passed to the server", code)
 	}
+}
+
+// The ui-server never listens: besides the front, no port this process opened answers the
+// UI's API. (Its internal loopback port once let any local user, uid nobody included, reach
+// the ui-server past the front's Host check and write token.)
+func TestWebUIHasNoPortButTheFront(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the embedded Temporal server: not in the unit tier")
+	}
+	srv := temporaltest.StartServer(t, func(c *temporal.Config) { c.UIPort, c.UIWriteActions = temporal.AnyPort, true })
+	front, err := url.Parse(srv.UIURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ports := listeningPorts(t)
+	if !slices.Contains(ports, front.Port()) {
+		t.Fatalf("the UI front's port %s is not among this process's listeners %v", front.Port(), ports)
+	}
+	answered := 0
+	for _, p := range ports {
+		if p == front.Port() {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(temporaltest.Context(t), 5*time.Second)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://127.0.0.1:"+p+"/api/v1/settings", nil)
+		req.Header.Set("Authorization", "Bearer anything")
+		res, err := noFollow.Do(req)
+		cancel()
+		if err != nil {
+			continue // a gRPC port, not HTTP/1.1
+		}
+		res.Body.Close()
+		answered++
+		if res.StatusCode == http.StatusOK {
+			t.Errorf("port %s answers the Web UI's API past the front", p)
+		}
+	}
+	t.Logf("listeners: %v; front %s; other HTTP answers %d", ports, front.Port(), answered)
+}
+
+// listeningPorts are the TCP ports this process listens on (from /proc/net/tcp and tcp6,
+// matched to the process's own socket inodes).
+func listeningPorts(t *testing.T) []string {
+	t.Helper()
+	mine := map[string]bool{}
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	for _, fd := range fds {
+		if l, err := os.Readlink("/proc/self/fd/" + fd.Name()); err == nil && strings.HasPrefix(l, "socket:[") {
+			mine[strings.TrimSuffix(strings.TrimPrefix(l, "socket:["), "]")] = true
+		}
+	}
+	var out []string
+	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		data, err := os.ReadFile(table)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(data), "\n")[1:] {
+			f := strings.Fields(line)
+			if len(f) < 10 || f[3] != "0A" || !mine[f[9]] { // 0A: LISTEN
+				continue
+			}
+			_, hexPort, _ := strings.Cut(f[1], ":")
+			n, err := strconv.ParseUint(hexPort, 16, 16)
+			if err == nil && !slices.Contains(out, strconv.FormatUint(n, 10)) {
+				out = append(out, strconv.FormatUint(n, 10))
+			}
+		}
+	}
+	return out
 }
