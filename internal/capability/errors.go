@@ -9,8 +9,9 @@ import (
 // the answer. Match them with errors.Is; the activities package turns them into
 // non-retryable Temporal errors of the matching type, however deeply they are wrapped.
 var (
-	// ErrNotConfigured: the capability has no implementation in this process. In the product
-	// it ends the attempt as verification_error, never as a pass.
+	// ErrNotConfigured: the capability has no implementation in this process. It is never
+	// retried; inside an attempt the workflow ends the attempt as verification_error, never as
+	// a pass, and elsewhere it records the failure as an error event.
 	ErrNotConfigured = errors.New("capability not configured")
 	// ErrPaymentState: the provider refused a payment action for the authorization's state
 	// (capture after cancel, an expired authorization).
