@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
@@ -14,21 +16,33 @@ import (
 	"github.com/signoff/signoff/workers"
 )
 
-// slowGate answers after the ingestion lag an error tracker needs, like the Sentry gate.
-type slowGate struct{ lag time.Duration }
+// slowGate answers once the activity has heartbeated beats times (each beat is counted by
+// the test environment's heartbeat listener), like the Sentry gate waiting out an error
+// tracker's ingestion lag: it outlives the heartbeat timeout by events, not by a clock.
+type slowGate struct{ beats <-chan struct{} }
+
+// gateBeats: the SDK sends a heartbeat at most every 80% of the timeout, so three span more
+// than one timeout.
+const gateBeats = 3
 
 func (g slowGate) Check(ctx context.Context, _ capability.GateRequest) (contracts.GateResult, error) {
-	select {
-	case <-ctx.Done():
-		return contracts.GateResult{}, ctx.Err()
-	case <-time.After(g.lag): // the work itself: waiting out the tracker's lag
+	for i := 0; i < gateBeats; i++ {
+		select {
+		case <-ctx.Done():
+			return contracts.GateResult{}, ctx.Err()
+		case <-g.beats:
+		}
 	}
 	return contracts.GateResult{Source: "slow", Errors: []string{}}, nil
 }
 
+// gateHeartbeatTimeout is long against a busy machine's scheduling delays: the heartbeats
+// come every third of it.
+const gateHeartbeatTimeout = 2 * time.Second
+
 func gateWorkflow(ctx workflow.Context) (contracts.GateResult, error) {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute,
-		HeartbeatTimeout: 300 * time.Millisecond})
+		HeartbeatTimeout: gateHeartbeatTimeout})
 	var out contracts.GateResult
 	var v *activities.Verify
 	err := workflow.ExecuteActivity(ctx, v.RuntimeGate, capability.GateRequest{ContractID: "c-gate", Attempt: 1}).Get(ctx, &out)
@@ -40,7 +54,14 @@ func gateWorkflow(ctx workflow.Context) (contracts.GateResult, error) {
 func TestRuntimeGateHeartbeatsThroughTheLag(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
-	v := &activities.Verify{Gate: slowGate{lag: 1500 * time.Millisecond}}
+	beats := make(chan struct{}, 64)
+	env.SetOnActivityHeartbeatListener(func(*activity.Info, converter.EncodedValues) {
+		select {
+		case beats <- struct{}{}:
+		default:
+		}
+	})
+	v := &activities.Verify{Gate: slowGate{beats: beats}}
 	workers.RegisterVerify(env, v)
 	env.RegisterWorkflow(gateWorkflow)
 	env.ExecuteWorkflow(gateWorkflow)
