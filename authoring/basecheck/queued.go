@@ -5,20 +5,19 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
 	"github.com/signoff/signoff/authoring"
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/internal/localgit"
 	"github.com/signoff/signoff/workflows/contractapi"
+	"github.com/signoff/signoff/workflows/contractclient"
 )
 
 // Queued implements authoring.BaseChecker with BaseCheckWorkflow.
@@ -115,9 +114,8 @@ func (q *Queued) CheckBase(ctx context.Context, c contracts.Contract) (*authorin
 			WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING}
 	}
 	run, err := q.Client.ExecuteWorkflow(ctx, opts, contractapi.BaseCheckWorkflowName, contractapi.BaseCheckInput{Contract: c, ContractHash: hash, Variants: variants})
-	var done *serviceerror.WorkflowExecutionAlreadyStarted
 	switch {
-	case q.Key != "" && errors.As(err, &done):
+	case q.Key != "" && contractclient.AlreadyStarted(err):
 		run = q.Client.GetWorkflow(ctx, id, "") // finished before: its result stands
 	case err != nil:
 		return nil, fmt.Errorf("start the base check: %w", err)

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/signoff/signoff/chatbridge"
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/workflows/contractapi"
+	"github.com/signoff/signoff/workflows/contractclient"
 )
 
 // KeyedChecker is a base checker that can name its check after a key, so a draft retried
@@ -174,9 +174,8 @@ func (c *Conversation) task(ctx context.Context, in chatbridge.Inbound, text str
 		WorkflowIDConflictPolicy:                 enums.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
 	}, contractapi.QuoteWorkflowName, contractapi.QuoteRequest{Requester: in.Sender, Session: in.Session, MsgID: in.MsgID, Text: text})
-	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	switch {
-	case errors.As(err, &started):
+	case contractclient.AlreadyStarted(err):
 		return []string{"That request is already being quoted; the quote follows here."}, nil
 	case err != nil:
 		c.quotes.leave(id)

@@ -105,8 +105,9 @@ func StartOptions(contractID string) client.StartWorkflowOptions {
 	}
 }
 
-// AlreadyStarted reports whether err is Start's refusal of a contract id that has a workflow
-// already, in any state.
+// AlreadyStarted reports whether err is a start's refusal of a workflow id that has a
+// workflow already (Start's of a contract id, in any state; the chat's quote and the keyed
+// base check use it for theirs too).
 func AlreadyStarted(err error) bool {
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	return errors.As(err, &started)
