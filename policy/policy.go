@@ -115,6 +115,21 @@ func (d Decision) FailedCriteria() []string {
 	return out
 }
 
+// OnlyTimedOut reports a verification_error whose every reason is a criterion that ran out of
+// time: what a busy host does, not what the page is. The contract workflow verifies such a
+// commit again (contractapi.DefaultReverifyLimit); tests of correct implementations do too.
+func (d Decision) OnlyTimedOut() bool {
+	if d.Verdict != contracts.VerificationError || len(d.Reasons) == 0 {
+		return false
+	}
+	for _, r := range d.Reasons {
+		if r.Code != CodeCriterionErrored || !strings.Contains(r.Message, "("+contracts.StatusTimeout+")") {
+			return false
+		}
+	}
+	return true
+}
+
 // Summary is the decision in one line, naming the first reason.
 func (d Decision) Summary() string {
 	if len(d.Reasons) == 0 {

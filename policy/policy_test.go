@@ -407,3 +407,23 @@ func TestMeasureAndHTTPChecks(t *testing.T) {
 		t.Fatalf("http checks %+v %v", checks, err)
 	}
 }
+
+// OnlyTimedOut is a verification_error that time alone made: any other reason, or another
+// verdict, is not.
+func TestOnlyTimedOut(t *testing.T) {
+	late := contracts.Reason{Code: policy.CodeCriterionErrored, Criterion: "a", Message: "criterion 1 (a): the check could not run (timeout): 390x844: the page did not settle"}
+	broke := contracts.Reason{Code: policy.CodeCriterionErrored, Criterion: "b", Message: "criterion 2 (b): the check could not run (error): no such element"}
+	for _, tc := range []struct {
+		d    policy.Decision
+		want bool
+	}{
+		{policy.Decision{Verdict: contracts.VerificationError, Reasons: []contracts.Reason{late}}, true},
+		{policy.Decision{Verdict: contracts.VerificationError, Reasons: []contracts.Reason{late, broke}}, false},
+		{policy.Decision{Verdict: contracts.VerificationError}, false},
+		{policy.Decision{Verdict: contracts.NotSatisfied, Reasons: []contracts.Reason{late}}, false},
+	} {
+		if got := tc.d.OnlyTimedOut(); got != tc.want {
+			t.Errorf("%+v: OnlyTimedOut %v, want %v", tc.d, got, tc.want)
+		}
+	}
+}

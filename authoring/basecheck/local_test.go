@@ -320,6 +320,13 @@ func TestBaseCheckOnFinanceFixture(t *testing.T) {
 		res := byGoal[im.goal]
 		d, r := judge(ctx, t, checker, *res.Contract, res.Hash, sha)
 		t.Logf("%s (%s): build %d ms, verify %d ms: %s", im.name, sha[:8], r.BuildMS, r.VerifyMS, d.Summary())
+		if im.verdict == contracts.Satisfied && d.OnlyTimedOut() {
+			// The contract workflow verifies a commit whose verification only ran out of time
+			// once more before it pauses; a correct implementation on a busy host gets that
+			// second try here too, and a second timeout fails.
+			d, r = judge(ctx, t, checker, *res.Contract, res.Hash, sha)
+			t.Logf("%s (%s): timed out on a busy host; verified again, as the workflow does: verify %d ms: %s", im.name, sha[:8], r.VerifyMS, d.Summary())
+		}
 		if d.Verdict != im.verdict {
 			t.Errorf("%s: verdict %s, want %s: %+v", im.name, d.Verdict, im.verdict, d.Reasons)
 			continue

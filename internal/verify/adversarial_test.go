@@ -240,14 +240,14 @@ func wantVerdicts(t *testing.T, v *Verifier, im impl, base string, allowed []str
 		cc := *c
 		cc.AllowedOrigins = allowed
 		d, ev := verdictUnder(t, v, &cc, base)
-		if want == contracts.Satisfied && onlyTimedOut(d) {
+		if want == contracts.Satisfied && d.OnlyTimedOut() {
 			// The contract workflow re-verifies a verification_error once before it pauses for
 			// an operator (contractapi.DefaultReverifyLimit); a correct implementation whose
 			// verification only ran out of time on a loaded host gets that second try here too.
 			t.Logf("%s under %s: %s (timed out on a busy host; verifying again, as the workflow does)", im.name, cc.ContractID, d.Summary())
 			d, ev = verdictUnder(t, v, &cc, base)
 		}
-		if want == contracts.NotSatisfied && onlyTimedOut(d) {
+		if want == contracts.NotSatisfied && d.OnlyTimedOut() {
 			// A loaded host ran out the real budget before the page could be read: the
 			// implementation is not paid either way, and the evidence says it was time.
 			t.Logf("%s under %s: %s (timed out on a busy host; not satisfied either way)", im.name, cc.ContractID, d.Summary())
@@ -263,19 +263,6 @@ func wantVerdicts(t *testing.T, v *Verifier, im impl, base string, allowed []str
 		}
 		t.Logf("%s under %s: %s (%s)", im.name, cc.ContractID, d.Verdict, d.Summary())
 	}
-}
-
-// onlyTimedOut: a verification_error whose every reason is a criterion that ran out of time.
-func onlyTimedOut(d policy.Decision) bool {
-	if d.Verdict != contracts.VerificationError || len(d.Reasons) == 0 {
-		return false
-	}
-	for _, r := range d.Reasons {
-		if r.Code != policy.CodeCriterionErrored || !strings.Contains(r.Message, "("+contracts.StatusTimeout+")") {
-			return false
-		}
-	}
-	return true
 }
 
 // TestAdversarialWatchlist: every implementation built to pass a weak check is not_satisfied,
