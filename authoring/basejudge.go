@@ -270,7 +270,7 @@ func JudgeBase(d *criteria.Draft, r *BaseReport) (BaseJudgment, error) {
 				continue
 			}
 			errored++
-			if strings.HasPrefix(res.Error, contracts.StatusTimeout+": ") {
+			if res.timedOut() {
 				timedOut++
 			}
 			out.Problems = append(out.Problems, fmt.Sprintf("%s could not be measured on the base commit: %s", res.CriterionID, res.Error))
@@ -349,7 +349,7 @@ func judgeVariant(vr VariantReport, total int, preexisting, quiet []string) (o c
 			passed++
 		case res.Outcome == OutcomeFail || res.Outcome == OutcomeAbsent:
 			o.FailedBy = append(o.FailedBy, res.CriterionID+": "+firstOf(res.Failures))
-		case strings.HasPrefix(res.Error, contracts.StatusTimeout+": "):
+		case res.timedOut():
 			late = append(late, res.CriterionID)
 		default:
 			// The criterion could not do what it does on the variant (fill a block that is
@@ -368,6 +368,12 @@ func judgeVariant(vr VariantReport, total int, preexisting, quiet []string) (o c
 		o.Error = fmt.Sprintf("only %d of %d criteria were run on it", passed, total-len(preexisting))
 	}
 	return o, false
+}
+
+// timedOut: the criterion could not be measured because it ran out of time (classifyOne
+// prefixes the error with the status).
+func (r BaseResult) timedOut() bool {
+	return r.Outcome == OutcomeError && strings.HasPrefix(r.Error, contracts.StatusTimeout+": ")
 }
 
 func firstOf(failures []string) string {

@@ -128,7 +128,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 
 	if cfg.UIPort != 0 {
-		s.ui, err = startUI(ctx, uiSetup{host: cfg.Host, port: p.ui, frontend: s.frontend,
+		s.ui, err = startUI(uiSetup{host: cfg.Host, port: p.ui, frontend: s.frontend,
 			namespace: cfg.Namespace, writes: cfg.UIWriteActions})
 		if err != nil {
 			return nil, err

@@ -1,7 +1,6 @@
 package temporal
 
 import (
-	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
@@ -32,7 +31,6 @@ import (
 // queries). With writes opted in, the front lets a state-changing request through only with
 // the per-process token (see writeGate).
 type uiServer struct {
-	srv   *uiserver.Server
 	front *http.Server
 	token string // "" when the UI is read-only
 }
@@ -46,7 +44,7 @@ type uiSetup struct {
 }
 
 // startUI serves the UI on the front's port. The port must have been checked.
-func startUI(_ context.Context, s uiSetup) (u *uiServer, err error) {
+func startUI(s uiSetup) (u *uiServer, err error) {
 	defer func() {
 		// NewServer panics on a bad config; turn that into an error.
 		if r := recover(); r != nil {
@@ -70,7 +68,7 @@ func startUI(_ context.Context, s uiSetup) (u *uiServer, err error) {
 	if err != nil {
 		return nil, err
 	}
-	u = &uiServer{srv: srv}
+	u = &uiServer{}
 	addr := net.JoinHostPort(s.host, strconv.Itoa(s.port))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
