@@ -7,7 +7,6 @@ package e2e_test
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -24,7 +23,6 @@ import (
 
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/fixtures/runs"
-	"github.com/signoff/signoff/temporal"
 	"github.com/signoff/signoff/workflows/contractapi"
 )
 
@@ -361,11 +359,7 @@ func TestChatConversationAgainstDev(t *testing.T) {
 		t.Fatal("signoff dev printed the Agentverse API key")
 	}
 	if os.Getenv("SIGNOFF_RECORD_HISTORIES") != "" {
-		c, err := temporal.Dial(context.Background(), temporal.DialConfig{Address: "127.0.0.1:" + port, Namespace: temporal.DefaultNamespace})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
+		c := dialDev(t, dataDir, "127.0.0.1:"+port)
 		// A task cancelled before approval (the index is told), and W1 quoted, approved and
 		// satisfied from chat (a stranger's approval no longer reaches the workflow).
 		recordHistory(t, c, contractapi.WorkflowID(task[1]), "c2-chat-task-cancelled")

@@ -33,7 +33,6 @@ import (
 	"time"
 
 	"github.com/signoff/signoff/internal/cpuhog"
-	"github.com/signoff/signoff/temporal"
 	"github.com/signoff/signoff/workflows/contractapi"
 )
 
@@ -367,11 +366,7 @@ func TestChatLoadAcrossRestart(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond) // polling another process's file through the CLI
 	}
-	c, err := temporal.Dial(context.Background(), temporal.DialConfig{Address: "127.0.0.1:" + tport, Namespace: temporal.DefaultNamespace})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialDev(t, dataDir, "127.0.0.1:"+tport)
 
 	// Every ack was out before the work for its message started: the bridge logged the ack
 	// delivered before Temporal recorded the start of the message's quote workflow.

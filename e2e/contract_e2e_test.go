@@ -317,6 +317,7 @@ func TestWorkerKilledAtEachPhase(t *testing.T) {
 			srv := temporaltest.StartServer(t)
 			c := temporaltest.Dial(t, srv)
 			dataDir := t.TempDir()
+			admit(t, srv, dataDir)
 			barrier := t.TempDir()
 			r := loadRun(t, "H1")
 			common := []string{"--temporal-address", srv.FrontendAddress(), "--data-dir", dataDir, "--runs-dir", testRunsDir(), "--preview", "static"}

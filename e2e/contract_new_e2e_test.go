@@ -19,7 +19,6 @@ import (
 	"github.com/signoff/signoff/fixtures/finance"
 	"github.com/signoff/signoff/fixtures/fixturerepo"
 	"github.com/signoff/signoff/internal/localgit"
-	"github.com/signoff/signoff/temporal"
 	"github.com/signoff/signoff/workflows/contractapi"
 )
 
@@ -66,9 +65,10 @@ func TestContractNewOnQueues(t *testing.T) {
 		"--goal", "Make the Watchlist page work well on mobile: cards instead of the table below 640px, desktop table kept.",
 		"--check", "queues", "--out", out}
 
-	// Another data dir than the server's would register the base where no worker looks.
+	// Another data dir than the server's would register the base where no worker looks; it
+	// holds no client certificate for the server either, so the dial is refused first.
 	other := t.TempDir()
-	if code, msg := cliExit(t, append(newArgs, "--data-dir", other, "--temporal-address", addr)...); code != 1 || !strings.Contains(msg, "is not the data dir of the Signoff server") {
+	if code, msg := cliExit(t, append(newArgs, "--data-dir", other, "--temporal-address", addr)...); code != 1 || !strings.Contains(msg, "pass --data-dir of the `signoff dev`") {
 		t.Fatalf("contract new with a foreign data dir: exit %d %s", code, msg)
 	}
 	if _, err := os.Stat(out); err == nil {
@@ -190,11 +190,7 @@ func TestContractNewOnQueues(t *testing.T) {
 	cli(t, append([]string{"contract", "cancel", contractID.ID}, common...)...)
 
 	if os.Getenv("SIGNOFF_RECORD_HISTORIES") != "" {
-		c, err := temporal.Dial(context.Background(), temporal.DialConfig{Address: addr, Namespace: temporal.DefaultNamespace})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
+		c := dialDev(t, dataDir, addr)
 		if err := c.GetWorkflow(context.Background(), contractapi.WorkflowID(contractID.ID), "").Get(context.Background(), nil); err != nil {
 			t.Fatalf("the cancelled contract: %v", err)
 		}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
 
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/fixtures/runs"
@@ -21,6 +22,7 @@ import (
 	"github.com/signoff/signoff/internal/datadir"
 	"github.com/signoff/signoff/internal/signing"
 	"github.com/signoff/signoff/policy/policytest"
+	"github.com/signoff/signoff/temporal"
 	"github.com/signoff/signoff/temporal/temporaltest"
 	"github.com/signoff/signoff/workflows/contractapi"
 	"github.com/signoff/signoff/workflows/contractclient"
@@ -158,6 +160,7 @@ func TestOneContractPerQuote(t *testing.T) {
 	}
 	file := filepath.Join(t.TempDir(), "h1.contract.json")
 	copyFile(t, filepath.Join(runsDir, "H1", "contract.json"), file)
+	admit(t, srv, dataDir)
 	code, out := cliExit(t, "contract", "start", file, "--quote", "none", "--requester", "replay",
 		"--data-dir", dataDir, "--temporal-address", srv.DialConfig().Address)
 	if code != 2 || !strings.Contains(out, "contract "+id+" already has a workflow (workflow completed") || !strings.Contains(out, "nothing was started") {
@@ -226,4 +229,45 @@ func copyFile(t *testing.T, src, dst string) {
 	if err := os.WriteFile(dst, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// admit gives dataDir the test server's client certificate, as an operator copies it to a
+// worker's host: a process started with --data-dir dataDir dials srv with it (the embedded
+// server answers nothing else).
+func admit(t *testing.T, srv *temporal.Server, dataDir string) {
+	t.Helper()
+	from := filepath.Dir(srv.DialConfig().TLS.ClientCertFile)
+	to := datadir.Paths(dataDir).TemporalClient
+	if err := os.MkdirAll(to, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(from, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(to, e.Name()), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// dialDev dials the embedded server of the `signoff dev` process on dataDir, with the client
+// certificate it left there; the client is closed at cleanup.
+func dialDev(t *testing.T, dataDir, addr string) client.Client {
+	t.Helper()
+	tc, ok, err := temporal.EmbeddedClientTLS(datadir.Paths(dataDir).Temporal, addr)
+	if err != nil || !ok {
+		t.Fatalf("the client certificate of the server at %s in %s: found %v, %v", addr, dataDir, ok, err)
+	}
+	c, err := temporal.Dial(context.Background(), temporal.DialConfig{Address: addr, Namespace: temporal.DefaultNamespace, TLS: tc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
 }

@@ -36,10 +36,11 @@ type Config struct {
 	// DataDir holds temporal.db and its lock file; created (0700) when missing.
 	DataDir string
 	// Host is the loopback address every listener binds to. Default 127.0.0.1.
-	// Non-loopback addresses are refused: the embedded server has no auth.
+	// Non-loopback addresses are refused unless OtherHosts is set.
 	Host string
 	// OtherHosts lifts the loopback rule, UI off, for workers on other hosts: the server
-	// then answers anyone who reaches Host, with no TLS and no authentication, so it
+	// then answers anyone who reaches Host and holds a copy of the client certificate
+	// (ClientDirName), with no further authorization between them, so it
 	// belongs on a private network only (a test rig's namespaces, a firewalled LAN).
 	OtherHosts bool
 	// FrontendPort is the gRPC port clients dial. 0 or AnyPort picks a free port.

@@ -1,5 +1,5 @@
 // Package temporal runs Signoff's embedded Temporal server (SQLite file, Web UI,
-// loopback only) for the one-machine default, and builds SDK client options for
+// loopback only, mutual TLS) for the one-machine default, and builds SDK client options for
 // an external cluster or Temporal Cloud. Choosing between the two is the caller's
 // job: with an external address, don't call Start; just Dial.
 //
@@ -47,6 +47,7 @@ type Server struct {
 	cfg      Config
 	frontend string
 	uiURL    string
+	creds    credentials
 
 	srv  temporalsrv.Server
 	ui   *uiServer
@@ -81,6 +82,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 			_ = s.Stop()
 		}
 	}()
+	if s.creds, err = ensureCredentials(cfg.DataDir, time.Now()); err != nil {
+		return nil, err
+	}
 
 	p, err := reservePorts(cfg.Host, cfg.FrontendPort, cfg.UIPort)
 	if err != nil {
@@ -88,6 +92,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	defer p.release()
 	s.frontend = net.JoinHostPort(cfg.Host, strconv.Itoa(p.frontend))
+	if err := s.creds.recordAddress(s.frontend); err != nil {
+		return nil, fmt.Errorf("temporal: record the frontend address for clients: %w", err)
+	}
 
 	sqlCfg := sqliteConfig(dbPath)
 	if err := ensureSchema(dbPath); err != nil {
@@ -100,7 +107,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	// Free our placeholder listeners only now: NewServer already binds.
 	p.release()
 	srv, err := temporalsrv.NewServer(
-		temporalsrv.WithConfig(serverConfig(cfg.Host, p, sqlCfg)),
+		temporalsrv.WithConfig(serverConfig(cfg.Host, p, sqlCfg, s.creds)),
 		temporalsrv.ForServices(temporalsrv.DefaultServices),
 		temporalsrv.WithStaticHosts(map[primitives.ServiceName]static.Hosts{
 			primitives.FrontendService: static.SingleLocalHost(s.frontend),
@@ -128,7 +135,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 
 	if cfg.UIPort != 0 {
-		s.ui, err = startUI(uiSetup{host: cfg.Host, port: p.ui, frontend: s.frontend,
+		s.ui, err = startUI(uiSetup{host: cfg.Host, port: p.ui, frontend: s.frontend, tls: s.creds.clientTLS(),
 			namespace: cfg.Namespace, writes: cfg.UIWriteActions})
 		if err != nil {
 			return nil, err
@@ -162,9 +169,10 @@ func (s *Server) RetentionDays() int { return s.cfg.RetentionDays }
 // DBPath is the SQLite file holding all workflow state.
 func (s *Server) DBPath() string { return filepath.Join(s.cfg.DataDir, DBFileName) }
 
-// DialConfig reaches this server; set Logger on the copy if needed.
+// DialConfig reaches this server with its client certificate; set Logger on the copy if
+// needed. Another process finds the same credentials with EmbeddedClientTLS.
 func (s *Server) DialConfig() DialConfig {
-	return DialConfig{Address: s.frontend, Namespace: s.cfg.Namespace}
+	return DialConfig{Address: s.frontend, Namespace: s.cfg.Namespace, TLS: s.creds.clientTLS()}
 }
 
 // Stop shuts down the UI and the server and releases the data dir. It is safe
@@ -269,12 +277,24 @@ func preRegisterNamespace(sqlCfg *config.SQL, name string, retentionDays int) er
 
 func retention(days int) time.Duration { return time.Duration(days) * 24 * time.Hour }
 
-func serverConfig(host string, p *ports, sqlCfg *config.SQL) *config.Config {
+func serverConfig(host string, p *ports, sqlCfg *config.SQL, c credentials) *config.Config {
 	frontend := net.JoinHostPort(host, strconv.Itoa(p.frontend))
 	svc := func(port int) config.Service {
 		return config.Service{RPC: config.RPC{GRPCPort: port, BindOnIP: host}}
 	}
+	// Every listener, the frontend and the internal ones alike, wants a certificate from the
+	// CA; the internal clients and the system worker present the server's own.
+	mutual := config.GroupTLS{
+		Server: config.ServerTLS{CertFile: c.serverCert(), KeyFile: c.serverKey(), ClientCAFiles: []string{c.ca()}, RequireClientAuth: true},
+		Client: config.ClientTLS{ServerName: EmbeddedServerName, RootCAFiles: []string{c.ca()}},
+	}
 	return &config.Config{
+		Global: config.Global{TLS: config.RootTLS{
+			Internode: mutual,
+			Frontend:  mutual,
+			SystemWorker: config.WorkerTLS{CertFile: c.serverCert(), KeyFile: c.serverKey(),
+				Client: config.ClientTLS{ServerName: EmbeddedServerName, RootCAFiles: []string{c.ca()}}},
+		}},
 		Persistence: config.Persistence{
 			DefaultStore:     sqliteplugin.PluginName,
 			VisibilityStore:  sqliteplugin.PluginName,

@@ -40,6 +40,7 @@ type uiSetup struct {
 	host                string
 	port                int // the front's port
 	frontend, namespace string
+	tls                 TLSConfig // the client credentials the ui-server dials the frontend with
 	writes              bool
 }
 
@@ -55,8 +56,10 @@ func startUI(s uiSetup) (u *uiServer, err error) {
 		Host:                s.host,
 		Port:                s.port,
 		TemporalGRPCAddress: s.frontend,
-		EnableUI:            true,
-		DefaultNamespace:    s.namespace,
+		TLS: uiconfig.TLS{CaFile: s.tls.CACertFile, CertFile: s.tls.ClientCertFile, KeyFile: s.tls.ClientKeyFile,
+			ServerName: s.tls.ServerName, EnableHostVerification: true},
+		EnableUI:         true,
+		DefaultNamespace: s.namespace,
 		// Plain HTTP on loopback: a Secure CSRF cookie would never be sent back.
 		CORS:                    uiconfig.CORS{CookieInsecure: true},
 		HideLogs:                true,

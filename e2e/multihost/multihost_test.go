@@ -132,6 +132,28 @@ func (c *cluster) executeWorker(name string, octet int, runsDir string) *host {
 		"--advertise", rigSubnet+strconv.Itoa(octet), "--install-network", "none")
 }
 
+// start runs a host that talks to Temporal: like an operator, the rig first copies the
+// server's client certificate folder into the host's data dir (the embedded server answers
+// nothing else).
+func (c *cluster) start(name string, octet int, env []string, readyLine string, argv ...string) *host {
+	c.t.Helper()
+	from := datadir.Paths(filepath.Join(c.root, "temporal")).TemporalClient
+	entries, err := os.ReadDir(from)
+	if err != nil {
+		c.t.Fatalf("the Temporal host's client credentials: %v", err)
+	}
+	// The host's folder is traversed by the preview and browser users (its tmp is 1777).
+	if err := os.MkdirAll(filepath.Join(c.root, name), 0o755); err != nil {
+		c.t.Fatal(err)
+	}
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), ".") {
+			copyFile(c.t, filepath.Join(from, e.Name()), filepath.Join(datadir.Paths(filepath.Join(c.root, name)).TemporalClient, e.Name()), 0o600)
+		}
+	}
+	return c.rig.start(name, octet, env, readyLine, argv...)
+}
+
 // copyFile provisions one host's file on another, as an operator does: public keys to the
 // control host, the verify queue's key to a second verify host.
 func copyFile(t testing.TB, from, to string, mode os.FileMode) {

@@ -16,6 +16,10 @@ type Layout struct {
 	// Rates is the per-requester rate window of contract authoring, shared by `contract new`
 	// and chat.
 	Rates string
+	// TemporalClient is what the embedded server under Temporal leaves for its clients: the CA,
+	// the client certificate and key, and the address they are for. A copy in another host's
+	// data dir lets that host's workers in.
+	TemporalClient string
 }
 
 // Paths returns the data dir layout.
@@ -23,7 +27,8 @@ func Paths(dataDir string) Layout {
 	j := func(p ...string) string { return filepath.Join(append([]string{dataDir}, p...)...) }
 	return Layout{Index: j("index.json"), Proofs: j("proofs"), Remotes: j("remotes"),
 		Jobs: j("jobs"), PRs: j("prs"), Keys: j("keys"), Temporal: j("temporal"),
-		Stripe: j("stripe"), GitHubPRs: j("prs-github"), ExecutorLogs: j("executor-logs"), Rates: j("authoring", "rates.json")}
+		Stripe: j("stripe"), GitHubPRs: j("prs-github"), ExecutorLogs: j("executor-logs"), Rates: j("authoring", "rates.json"),
+		TemporalClient: j("temporal", "client")}
 }
 
 // ControlKeyFile and VerifierKeyFile are the signing keys under Layout.Keys. Only the control

@@ -52,7 +52,7 @@ func (f *Factory) NewClient(ctx context.Context) (client.Client, error) {
 	if f.Dial != nil {
 		return f.Dial(ctx)
 	}
-	c, err := f.Conn.Dial(ctx)
+	c, err := f.Conn.In(f.DataDir).Dial(ctx)
 	if err != nil {
 		return nil, iostreams.Failed(err)
 	}

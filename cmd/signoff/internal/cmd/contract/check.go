@@ -128,7 +128,7 @@ func checkBase(ctx context.Context, o *CheckOptions, c *contracts.Contract) (aut
 	remotes := localgit.Remotes{Root: datadir.Paths(dataDir).Remotes}
 	ch := &basecheck.Choice{Mode: basecheck.ModeLocal, DataDir: dataDir, Artifacts: o.Artifacts}
 	if o.Conn.Address != "" {
-		ch.Mode, ch.Address, ch.Dial, ch.Register = basecheck.ModeQueues, o.Conn.Address, o.Conn.Dial, queueRegister(o, remotes, dataDir, c)
+		ch.Mode, ch.Address, ch.Dial, ch.Register = basecheck.ModeQueues, o.Conn.Address, o.Conn.In(dataDir).Dial, queueRegister(o, remotes, dataDir, c)
 	} else {
 		src, err := localSource(ctx, o, remotes, dataDir, c)
 		if err != nil {

@@ -14,7 +14,7 @@ import (
 // newChoice is the base check of `contract new` in mode: the queues of the server at
 // opts.Conn, or this process.
 func newChoice(opts *NewOptions, mode, dataDir string, src *survey.Source) *basecheck.Choice {
-	return &basecheck.Choice{Mode: basecheck.Mode(mode), Address: opts.Conn.Address, Dial: opts.Conn.Dial,
+	return &basecheck.Choice{Mode: basecheck.Mode(mode), Address: opts.Conn.Address, Dial: opts.Conn.In(dataDir).Dial,
 		DataDir: dataDir, Source: src, Progress: opts.IO.ErrOut, Artifacts: opts.Artifacts,
 		Local: localChecker(basecheck.LocalOptions{DataDir: dataDir, Source: src, SharedDeps: opts.SharedDeps, RunAs: opts.RunAs, Unsandboxed: opts.Unsandboxed,
 			Browser: opts.Settings.Browser, PackageManagersDir: opts.Settings.PackageManagersDir}, "or pass --no-check")}

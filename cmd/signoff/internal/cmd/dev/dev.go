@@ -165,9 +165,13 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return iostreams.BadInput(err)
 	}
+	dial, err := o.Conn.In(dataDir).DialConfig()
+	if err != nil {
+		return iostreams.Failed(err)
+	}
 	var execute *activities.Execute
 	st, err := devstack.Start(ctx, devstack.Options{
-		DataDir: dataDir, Dial: o.Conn.DialConfig(), TemporalPort: o.TemporalPort, UIPort: o.UIPort, UIWriteActions: o.UIWrites, RetentionDays: o.Retention,
+		DataDir: dataDir, Dial: dial, TemporalPort: o.TemporalPort, UIPort: o.UIPort, UIWriteActions: o.UIWrites, RetentionDays: o.Retention,
 		LoopbackAddr: o.Loopback, PublicAddr: o.Public, PublicHosts: o.PublicHosts, RunsDir: runsDir, Allow: o.Allow, Control: true, Execute: true, Verify: true,
 		Interceptors: barrier,
 		BuildExecute: func(cfg workers.Config) (*activities.Execute, error) {
@@ -196,6 +200,7 @@ func Run(ctx context.Context, o *Options) error {
 	if st.Server != nil {
 		o.IO.Printf("Temporal (embedded, SQLite %s): %s, namespace %s, retention %d days\n",
 			st.Server.DBPath(), st.Server.FrontendAddress(), st.Namespace, st.Server.RetentionDays())
+		o.IO.Printf("                  mutual TLS only: commands with --data-dir %s use its client certificate\n", dataDir)
 		if st.Server.UIURL() != "" {
 			o.IO.Printf("Temporal Web UI:  %s\n", st.Server.UIOpenURL())
 		}

@@ -107,7 +107,11 @@ func RunWorker(ctx context.Context, o *WorkerOptions) error {
 		return iostreams.BadInput(err)
 	}
 	// Each queue carries its own authority: only this queue's clients are built.
-	so := devstack.Options{DataDir: dataDir, Dial: o.Conn.DialConfig(), RunsDir: runsDir, Allow: o.Allow, Headless: true,
+	dial, err := o.Conn.In(dataDir).DialConfig()
+	if err != nil {
+		return iostreams.Failed(err)
+	}
+	so := devstack.Options{DataDir: dataDir, Dial: dial, RunsDir: runsDir, Allow: o.Allow, Headless: true,
 		Settings: o.Settings, Interceptors: interceptors, Artifacts: o.Artifacts}
 	var execute *activities.Execute
 	switch o.Queue {

@@ -34,7 +34,7 @@ func NewCmdPayment(f *cmdutil.Factory) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.DataDir = f.DataDir
 			o.ID = args[0]
-			c, err := o.Conn.Dial(cmd.Context())
+			c, err := o.Conn.In(f.DataDir).Dial(cmd.Context())
 			if err != nil {
 				return iostreams.Failed(err)
 			}

@@ -86,6 +86,8 @@ func NewCmdReplay(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command 
 				return err
 			}
 			o.Conn.APIKey = o.Settings.TemporalAPIKey
+			// The embedded server a replay dials runs on the root data dir, not the replay's own.
+			o.Conn = o.Conn.In(f.DataDir)
 			if runF != nil {
 				return runF(o)
 			}
@@ -152,9 +154,13 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return iostreams.BadInput(fmt.Errorf("--install-network %w", err))
 	}
+	dial, err := o.Conn.DialConfig()
+	if err != nil {
+		return iostreams.Failed(err)
+	}
 	faults := &runs.FaultPlan{}
 	st, err := devstack.Start(ctx, devstack.Options{
-		DataDir: dataDir, Dial: o.Conn.DialConfig(), ProofDir: o.ProofDir, TemporalPort: temporal.AnyPort, Artifacts: o.Artifacts,
+		DataDir: dataDir, Dial: dial, ProofDir: o.ProofDir, TemporalPort: temporal.AnyPort, Artifacts: o.Artifacts,
 		RunsDir: runsDir, Allow: slices.Clone(workers.DefaultAllow), Control: true, Execute: queues["execute"], Verify: queues["verify"],
 		BuildExecute: func(cfg workers.Config) (*activities.Execute, error) {
 			return workers.NewExecute(cfg, workers.ExecuteOptions{Executor: workers.NewPreparedExecutor(cfg),

@@ -15,6 +15,7 @@ import (
 
 	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
+	"github.com/signoff/signoff/internal/datadir"
 	"github.com/signoff/signoff/temporal"
 )
 
@@ -39,9 +40,11 @@ func NewCmdServer(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command 
 		Long: "Starts the embedded Temporal server (SQLite under <data-dir>/temporal) and nothing else: no\n" +
 			"workers, no listeners. Workers started with `signoff worker --temporal-address` on this or\n" +
 			"other hosts connect to it.\n\n" +
-			"By default it listens on 127.0.0.1. --ip with another address serves every host that reaches\n" +
-			"it, with no TLS and no authentication, and needs --ui-port 0: use it on a private network\n" +
-			"only (a test rig, a firewalled LAN). A production deployment uses a Temporal cluster.",
+			"Every port it opens answers only mutual TLS with the client certificate it makes on first\n" +
+			"start in <data-dir>/temporal/client (owner-only): Signoff's commands with this --data-dir use\n" +
+			"it; a worker on another host needs a copy of that folder in its own <data-dir>/temporal/client.\n\n" +
+			"By default it listens on 127.0.0.1. --ip with another address serves other hosts and needs\n" +
+			"--ui-port 0 (the Web UI stays on loopback). A production deployment uses a Temporal cluster.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.DataDir = f.DataDir
@@ -54,7 +57,7 @@ func NewCmdServer(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command 
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&o.IP, "ip", temporal.DefaultHost, "address to listen on; not loopback: every host that reaches it may use it, no TLS or auth")
+	fs.StringVar(&o.IP, "ip", temporal.DefaultHost, "address to listen on; not loopback: hosts holding a copy of the client certificate may use it")
 	fs.IntVar(&o.Port, "port", temporal.DefaultFrontendPort, "frontend gRPC port")
 	fs.IntVar(&o.UIPort, "ui-port", temporal.DefaultUIPort, "Web UI port on loopback (0 turns it off; must be 0 with a non-loopback --ip)")
 	fs.IntVar(&o.Retention, "retention-days", temporal.DefaultRetentionDays, "workflow history retention")
@@ -70,7 +73,7 @@ func Run(ctx context.Context, o *Options) error {
 	if !ip.IsLoopback() && o.UIPort != 0 {
 		return iostreams.BadInput(fmt.Errorf("--ip %s serves other hosts; pass --ui-port 0 (the Web UI stays on loopback)", o.IP))
 	}
-	dir := filepath.Join(o.DataDir, "temporal")
+	dir := datadir.Paths(o.DataDir).Temporal
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return iostreams.Failed(err)
 	}
@@ -86,9 +89,8 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	defer func() { _ = srv.Stop() }()
 	fmt.Fprintf(o.IO.ErrOut, "Temporal server on %s (namespace %s, history in %s), pid %d\n", srv.FrontendAddress(), srv.Namespace(), srv.DBPath(), os.Getpid())
-	if !ip.IsLoopback() {
-		fmt.Fprintf(o.IO.ErrOut, "serving other hosts on %s: no TLS, no authentication; keep it on a private network\n", o.IP)
-	}
+	fmt.Fprintf(o.IO.ErrOut, "clients need the certificate in %s (mutual TLS; copy the folder to another host's <data-dir>/temporal/%s)\n",
+		datadir.Paths(o.DataDir).TemporalClient, temporal.ClientDirName)
 	if u := srv.UIURL(); u != "" {
 		fmt.Fprintf(o.IO.ErrOut, "Web UI: %s\n", u)
 	}
