@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -119,6 +120,9 @@ wait:
 	footer := fmt.Sprintf("exit status %d after %s, %d bytes of output", code, time.Since(began).Round(time.Millisecond), out.total.Load())
 	if stopErr != nil {
 		return run(footer + ", " + stopErr.Error()), stopErr
+	}
+	if errors.Is(waitErr, sandbox.ErrDiskLimit) {
+		return run(footer + ", " + waitErr.Error()), fmt.Errorf("coding CLI %s stopped: %w", filepath.Base(argv[0]), waitErr)
 	}
 	if waitErr != nil {
 		return run(footer), fmt.Errorf("coding CLI %s failed with exit status %d", filepath.Base(argv[0]), code)

@@ -347,7 +347,7 @@ func (l *Launcher) Prepare(ctx context.Context, repoDir, commitSHA string, opts 
 		last := &job.Build.Steps[len(job.Build.Steps)-1]
 		if last.TimedOut {
 			last.Next = fmt.Sprintf("the %s step ran past the preview's limit of %s: a step that waits for input, or for a host it cannot reach, never ends", last.Name, l.cfg.StepTimeout)
-		} else if last.Log != "" {
+		} else if last.Cause == "" && last.Log != "" {
 			last.Cause, last.Next = diagnoseFile(last.Name, last.Log)
 		}
 		return job, &BuildFailedError{Step: last.Name, ExitCode: last.ExitCode, TimedOut: last.TimedOut, Log: last.Log, Cause: last.Cause, Next: last.Next}

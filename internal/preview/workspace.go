@@ -419,6 +419,10 @@ func (l *Launcher) runStepNet(ctx context.Context, ws *workspace, name, dir stri
 		if p.err == nil && !st.TimedOut && ctx.Err() == nil {
 			st.Status = StatusPassed
 		}
+		if errors.Is(p.err, sandbox.ErrDiskLimit) {
+			st.Detail, st.Cause = p.err.Error(), p.err.Error()
+			st.Next = fmt.Sprintf("the %s step was stopped for filling the preview's folders past its quota: a build that needs more is refused here, not judged", name)
+		}
 	}
 	return st
 }

@@ -442,6 +442,28 @@ func TestLimitsBite(t *testing.T) {
 			t.Errorf("control, 192 MiB under 512 MiB: %q, err %v", out, err)
 		}
 	})
+	// The quota kills a job whose folders grow past it, whether by bytes or by files, and
+	// says which; what it wrote up to then stays for the caller to remove.
+	for _, q := range []struct {
+		what  string
+		limit Limits
+		says  string
+	}{
+		{"bytes", Limits{Disk: 16 << 20}, "more than 16 MiB"},
+		{"files", Limits{Files: 2000}, "more than 2000 files"},
+	} {
+		t.Run("disk-"+q.what, func(t *testing.T) {
+			uid, gid := sandboxUser(t)
+			dir := jobDir(t, uid, gid)
+			s := probeSpec(t, "fill", dir, q.what)
+			s.Writable, s.Limits = []string{dir}, q.limit
+			out, _, err := run(t, s)
+			t.Logf("%s: %q, err %v", q.what, strings.TrimSpace(out), err)
+			if !errors.Is(err, ErrDiskLimit) || !strings.Contains(err.Error(), q.says) {
+				t.Errorf("filling its folder under %+v: %v, want ErrDiskLimit saying %q", q.limit, err, q.says)
+			}
+		})
+	}
 	t.Run("wall", func(t *testing.T) {
 		s := probeSpec(t, "echo")
 		s.Limits.Wall = 200 * time.Millisecond

@@ -35,6 +35,7 @@ var probes = map[string]func(args []string) int{
 	"alloc":       probeAlloc,
 	"serve":       probeServe,
 	"exec":        probeExec,
+	"fill":        probeFill,
 }
 
 // runProbe is TestMain's branch for a process started inside a sandbox.
@@ -258,4 +259,40 @@ func probeExec(args []string) int {
 		fmt.Println("exec:", err)
 	}
 	return 0
+}
+
+// probeFill fills the folder args[0] ("bytes": one file up to 1 GiB, "files": empty files up
+// to a million), says how far it got, and then holds on, as a job that keeps what it wrote.
+func probeFill(args []string) int {
+	dir, what := args[0], args[1]
+	switch what {
+	case "bytes":
+		f, err := os.Create(dir + "/fill")
+		if err != nil {
+			fmt.Println("create:", err)
+			return 1
+		}
+		chunk := make([]byte, 1<<20)
+		for i := range chunk {
+			chunk[i] = byte(i) | 1 // not zeros: nothing may turn them into holes
+		}
+		n := 0
+		for ; n < 1024; n++ {
+			if _, err := f.Write(chunk); err != nil {
+				break
+			}
+		}
+		fmt.Printf("wrote %d MiB\n", n)
+	case "files":
+		n := 0
+		for ; n < 1_000_000; n++ {
+			f, err := os.Create(fmt.Sprintf("%s/f%d", dir, n))
+			if err != nil {
+				break
+			}
+			f.Close()
+		}
+		fmt.Printf("made %d files\n", n)
+	}
+	select {}
 }

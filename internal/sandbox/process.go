@@ -64,7 +64,7 @@ func (r *Runner) Start(ctx context.Context, s Spec) (*Process, error) {
 		p.teardown()
 		return nil, err
 	}
-	go p.wait(ctx, s.Limits.Wall)
+	go p.wait(ctx, s.Limits, s.Writable)
 	return p, nil
 }
 
@@ -221,29 +221,56 @@ func readChildPid(f *os.File, deadline time.Time) (int, error) {
 }
 
 // wait reaps bwrap, then makes sure the namespace is gone before Done closes.
-func (p *Process) wait(ctx context.Context, wall time.Duration) {
-	stop := context.AfterFunc(ctx, p.Kill)
-	defer stop()
-	var walled atomic.Bool
-	if wall > 0 {
-		t := time.AfterFunc(wall, func() { walled.Store(true); p.Kill() })
-		defer t.Stop()
-	}
+func (p *Process) wait(ctx context.Context, l Limits, writable []string) {
+	ended := p.guard(ctx, l, writable)
 	err := p.cmd.Wait()
 	p.exitCode = p.cmd.ProcessState.ExitCode()
 	terr := p.teardown()
-	p.err = errors.Join(endError(ctx, walled.Load(), p.cmd.Args[0], err), terr)
+	p.err = errors.Join(ended(p.cmd.Args[0], err), terr)
 	close(p.done)
 }
 
+// guard kills p when ctx ends, at the wall limit, or when its Writable folders go over the
+// disk quota. Once the command has ended, ended stops the guards and says which one killed
+// it, if any (else the command's own exit error).
+func (p *Process) guard(ctx context.Context, l Limits, writable []string) (ended func(name string, err error) error) {
+	stop := context.AfterFunc(ctx, p.Kill)
+	var walled atomic.Bool
+	stopWall := func() bool { return false }
+	if l.Wall > 0 {
+		stopWall = time.AfterFunc(l.Wall, func() { walled.Store(true); p.Kill() }).Stop
+	}
+	var overDisk atomic.Pointer[error]
+	watching := make(chan struct{})
+	if len(writable) > 0 {
+		go watchDisk(writable, l, watching, func(u usage) {
+			err := diskError(u, l)
+			overDisk.Store(&err)
+			p.Kill()
+		})
+	}
+	return func(name string, err error) error {
+		stop()
+		stopWall()
+		close(watching)
+		var disk error
+		if e := overDisk.Load(); e != nil {
+			disk = *e
+		}
+		return endError(ctx, walled.Load(), disk, name, err)
+	}
+}
+
 // endError is what Wait reports of a command that ended: killed by its context, by the wall
-// limit, or its own exit error.
-func endError(ctx context.Context, walled bool, name string, err error) error {
+// limit, by the disk quota, or its own exit error.
+func endError(ctx context.Context, walled bool, disk error, name string, err error) error {
 	switch {
 	case ctx.Err() != nil:
 		return fmt.Errorf("sandbox: killed: %w", context.Cause(ctx))
 	case walled:
 		return ErrWallLimit
+	case disk != nil:
+		return disk
 	case err != nil:
 		return fmt.Errorf("sandbox: %s: %w", name, err)
 	}
@@ -305,7 +332,7 @@ func (p *Process) Pid() int { return p.cmd.Process.Pid }
 
 // Wait waits for the command. When it returns, nothing started inside survives,
 // however it detached. The error wraps *exec.ExitError for a non-zero exit, the
-// context's cause for a kill by ctx, or ErrWallLimit.
+// context's cause for a kill by ctx, ErrWallLimit, or ErrDiskLimit.
 func (p *Process) Wait() error {
 	<-p.done
 	return p.err

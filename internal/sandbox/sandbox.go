@@ -74,6 +74,13 @@ type Limits struct {
 	// Wall kills the sandbox after this long; 0 leaves it to the Start context, which
 	// callers already bound per step.
 	Wall time.Duration
+	// Disk and Files bound what the Writable folders hold while the command runs: bytes in
+	// use (each inode once, what was there before included) and inodes; 0 means DefaultDisk
+	// and DefaultFiles. Going over gets the sandbox killed (ErrDiskLimit); the folders are
+	// measured every few seconds (see quota.go), so a fast writer overshoots by what it
+	// writes in between.
+	Disk  int64
+	Files int
 }
 
 func (l Limits) withDefaults() Limits {
@@ -82,6 +89,12 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.Pids == 0 {
 		l.Pids = DefaultPids
+	}
+	if l.Disk == 0 {
+		l.Disk = DefaultDisk
+	}
+	if l.Files == 0 {
+		l.Files = DefaultFiles
 	}
 	return l
 }

@@ -7,7 +7,6 @@ import (
 	"net"
 	"os/exec"
 	"strconv"
-	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -29,18 +28,12 @@ func (p *Process) startOff(ctx context.Context, s Spec) error {
 		return fmt.Errorf("sandbox: starting %s unsandboxed: %w", s.Argv[0], err)
 	}
 	p.cmd, p.off = cmd, true
+	ended := p.guard(ctx, s.Limits, s.Writable)
 	go func() {
-		stop := context.AfterFunc(ctx, p.Kill)
-		defer stop()
-		var walled atomic.Bool
-		if s.Limits.Wall > 0 {
-			t := time.AfterFunc(s.Limits.Wall, func() { walled.Store(true); p.Kill() })
-			defer t.Stop()
-		}
 		err := cmd.Wait()
 		p.exitCode = cmd.ProcessState.ExitCode()
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // what stayed in the group
-		p.err = endError(ctx, walled.Load(), s.Argv[0], err)
+		p.err = ended(s.Argv[0], err)
 		close(p.done)
 	}()
 	return nil
