@@ -46,6 +46,7 @@ const (
 // credentials are the embedded server's certificate files.
 type credentials struct {
 	serverDir, clientDir string
+	made                 bool // this start made the set (first start, or a damaged or expiring one replaced)
 }
 
 func (c credentials) ca() string         { return filepath.Join(c.serverDir, caFile) }
@@ -69,6 +70,7 @@ func ensureCredentials(dataDir string, now time.Time) (credentials, error) {
 	if err := c.make(now); err != nil {
 		return c, fmt.Errorf("temporal: make TLS credentials in %s: %w", dataDir, err)
 	}
+	c.made = true
 	if err := c.check(now); err != nil {
 		return c, fmt.Errorf("temporal: TLS credentials just made in %s: %w", dataDir, err)
 	}

@@ -16,8 +16,8 @@ func TestCredentialsAreMadeOnceAndRenewed(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Now()
 	c, err := ensureCredentials(dir, now)
-	if err != nil {
-		t.Fatal(err)
+	if err != nil || !c.made {
+		t.Fatalf("first start: made %v, %v", c.made, err)
 	}
 	for _, d := range []string{c.serverDir, c.clientDir} {
 		if fi, err := os.Stat(d); err != nil || fi.Mode().Perm() != 0o700 {
@@ -37,8 +37,8 @@ func TestCredentialsAreMadeOnceAndRenewed(t *testing.T) {
 		return b
 	}
 	first := key()
-	if _, err := ensureCredentials(dir, now.Add(time.Hour)); err != nil {
-		t.Fatal(err)
+	if again, err := ensureCredentials(dir, now.Add(time.Hour)); err != nil || again.made {
+		t.Fatalf("second start: made %v, %v", again.made, err)
 	}
 	if !bytes.Equal(key(), first) {
 		t.Fatal("a second start replaced sound credentials")

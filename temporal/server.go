@@ -160,6 +160,11 @@ func (s *Server) UIOpenURL() string {
 	return s.uiURL + "/?" + uiTokenParam + "=" + s.ui.token
 }
 
+// NewClientCertificate reports whether this start made the client certificate (the first start
+// on the data dir, or one that replaced a damaged or expiring set): copies on other hosts no
+// longer get in.
+func (s *Server) NewClientCertificate() bool { return s.creds.made }
+
 // Namespace is the namespace Start registered.
 func (s *Server) Namespace() string { return s.cfg.Namespace }
 

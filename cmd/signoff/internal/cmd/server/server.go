@@ -91,6 +91,9 @@ func Run(ctx context.Context, o *Options) error {
 	fmt.Fprintf(o.IO.ErrOut, "Temporal server on %s (namespace %s, history in %s), pid %d\n", srv.FrontendAddress(), srv.Namespace(), srv.DBPath(), os.Getpid())
 	fmt.Fprintf(o.IO.ErrOut, "clients need the certificate in %s (mutual TLS; copy the folder to another host's <data-dir>/temporal/%s)\n",
 		datadir.Paths(o.DataDir).TemporalClient, temporal.ClientDirName)
+	if srv.NewClientCertificate() {
+		fmt.Fprintln(o.IO.ErrOut, "the client certificate is new: copies made before this start no longer get in")
+	}
 	if u := srv.UIURL(); u != "" {
 		fmt.Fprintf(o.IO.ErrOut, "Web UI: %s\n", u)
 	}
