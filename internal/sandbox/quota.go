@@ -23,6 +23,9 @@ const (
 	// of a core however big the folders grow.
 	quotaFloor = 2 * time.Second
 	quotaShare = 20
+	// quotaFirst is the pause before the first measurement: a job that fills its folders at
+	// once is caught early, and measuring a folder that holds little is cheap.
+	quotaFirst = 250 * time.Millisecond
 )
 
 // ErrDiskLimit is the cause of a kill by Limits.Disk or Limits.Files.
@@ -95,7 +98,7 @@ func measure(dirs []string, maxBytes int64, maxFiles int) (usage, error) {
 // watchDisk measures dirs until stop closes, and calls over (once) with the usage that
 // crossed a bound.
 func watchDisk(dirs []string, l Limits, stop <-chan struct{}, over func(usage)) {
-	pause := quotaFloor
+	pause := quotaFirst
 	for {
 		select {
 		case <-stop:
