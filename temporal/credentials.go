@@ -11,6 +11,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"math/big"
 	"net"
 	"os"
@@ -225,21 +226,21 @@ func writePrivate(path string, data []byte) error {
 	return os.Rename(tmp.Name(), path)
 }
 
+// readLimited reads a credentials file, refusing one over maxCredentials.
 func readLimited(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	b := make([]byte, maxCredentials+1)
-	n, err := f.ReadAt(b, 0)
-	if n > maxCredentials {
-		return nil, fmt.Errorf("%s is over %d bytes", path, maxCredentials)
-	}
-	if err != nil && n == 0 {
+	b, err := io.ReadAll(io.LimitReader(f, maxCredentials+1))
+	if err != nil {
 		return nil, err
 	}
-	return b[:n], nil
+	if len(b) > maxCredentials {
+		return nil, fmt.Errorf("%s is over %d bytes", path, maxCredentials)
+	}
+	return b, nil
 }
 
 // recordAddress writes the frontend address beside the client credentials, so a client given

@@ -236,9 +236,9 @@ func (p *Process) wait(ctx context.Context, l Limits, writable []string) {
 func (p *Process) guard(ctx context.Context, l Limits, writable []string) (ended func(name string, err error) error) {
 	stop := context.AfterFunc(ctx, p.Kill)
 	var walled atomic.Bool
-	stopWall := func() bool { return false }
+	var wall *time.Timer
 	if l.Wall > 0 {
-		stopWall = time.AfterFunc(l.Wall, func() { walled.Store(true); p.Kill() }).Stop
+		wall = time.AfterFunc(l.Wall, func() { walled.Store(true); p.Kill() })
 	}
 	var overDisk atomic.Pointer[error]
 	watching := make(chan struct{})
@@ -251,7 +251,9 @@ func (p *Process) guard(ctx context.Context, l Limits, writable []string) (ended
 	}
 	return func(name string, err error) error {
 		stop()
-		stopWall()
+		if wall != nil {
+			wall.Stop()
+		}
 		close(watching)
 		var disk error
 		if e := overDisk.Load(); e != nil {
