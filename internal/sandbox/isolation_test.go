@@ -451,6 +451,7 @@ func TestLimitsBite(t *testing.T) {
 	}{
 		{"bytes", Limits{Disk: 16 << 20}, "more than 16 MiB"},
 		{"files", Limits{Files: 2000}, "more than 2000 files"},
+		{"deep", Limits{Disk: 16 << 20}, "could not be measured"},
 	} {
 		t.Run("disk-"+q.what, func(t *testing.T) {
 			uid, gid := sandboxUser(t)

@@ -283,6 +283,39 @@ func probeFill(args []string) int {
 			}
 		}
 		fmt.Printf("wrote %d MiB\n", n)
+	case "deep":
+		// A file at the bottom of folders nested past PATH_MAX, where no full path reaches.
+		if err := os.Chdir(dir); err != nil {
+			fmt.Println("chdir:", err)
+			return 1
+		}
+		name := strings.Repeat("d", 200)
+		for i := 0; i < 40; i++ {
+			if err := os.Mkdir(name, 0o755); err != nil {
+				fmt.Println("mkdir:", err)
+				return 1
+			}
+			if err := os.Chdir(name); err != nil {
+				fmt.Println("chdir:", err)
+				return 1
+			}
+		}
+		f, err := os.Create("fill")
+		if err != nil {
+			fmt.Println("create:", err)
+			return 1
+		}
+		chunk := make([]byte, 1<<20)
+		for i := range chunk {
+			chunk[i] = 1
+		}
+		n := 0
+		for ; n < 64; n++ {
+			if _, err := f.Write(chunk); err != nil {
+				break
+			}
+		}
+		fmt.Printf("wrote %d MiB deep\n", n)
 	case "files":
 		n := 0
 		for ; n < 1_000_000; n++ {

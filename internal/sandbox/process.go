@@ -243,8 +243,7 @@ func (p *Process) guard(ctx context.Context, l Limits, writable []string) (ended
 	var overDisk atomic.Pointer[error]
 	watching := make(chan struct{})
 	if len(writable) > 0 {
-		go watchDisk(writable, l, watching, func(u usage) {
-			err := diskError(u, l)
+		go watchDisk(writable, l, watching, func(err error) {
 			overDisk.Store(&err)
 			p.Kill()
 		})

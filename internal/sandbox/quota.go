@@ -55,16 +55,14 @@ func measure(dirs []string, maxBytes int64, maxFiles int) (usage, error) {
 		rootDev := rootInfo.Sys().(*syscall.Stat_t).Dev
 		err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
-				// A file removed while we walk, or a folder the command made unreadable to
-				// us (we are root: only a vanished one): neither is usage.
-				if errors.Is(err, fs.ErrNotExist) {
+				if vanished(err) {
 					return nil
 				}
 				return err
 			}
 			fi, err := d.Info()
 			if err != nil {
-				if errors.Is(err, fs.ErrNotExist) {
+				if vanished(err) {
 					return nil
 				}
 				return err
@@ -95,9 +93,17 @@ func measure(dirs []string, maxBytes int64, maxFiles int) (usage, error) {
 	return u, nil
 }
 
-// watchDisk measures dirs until stop closes, and calls over (once) with the usage that
-// crossed a bound.
-func watchDisk(dirs []string, l Limits, stop <-chan struct{}, over func(usage)) {
+// vanished is an error of a walk that raced the command: an entry removed, or a folder
+// replaced by a file or a link (as package managers do), since it was listed. It is not usage.
+func vanished(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
+}
+
+// watchDisk measures dirs until stop closes, and calls over (once) with why the sandbox must
+// end: a bound crossed, or folders that cannot be measured. The second fails closed: folders
+// nested past PATH_MAX (or, for a worker that is not root, made unreadable) would otherwise
+// hide whatever they hold from every later measurement.
+func watchDisk(dirs []string, l Limits, stop <-chan struct{}, over func(error)) {
 	pause := quotaFirst
 	for {
 		select {
@@ -107,8 +113,12 @@ func watchDisk(dirs []string, l Limits, stop <-chan struct{}, over func(usage)) 
 		}
 		start := time.Now()
 		u, err := measure(dirs, l.Disk, l.Files)
-		if err == nil && (u.bytes > l.Disk || u.files > l.Files) {
-			over(u)
+		if err != nil {
+			over(fmt.Errorf("%w: its folders could not be measured: %v", ErrDiskLimit, shortPathError(err)))
+			return
+		}
+		if u.bytes > l.Disk || u.files > l.Files {
+			over(diskError(u, l))
 			return
 		}
 		pause = max(quotaFloor, quotaShare*time.Since(start))
@@ -121,4 +131,14 @@ func diskError(u usage, l Limits) error {
 		return fmt.Errorf("%w: its folders held more than %d files", ErrDiskLimit, l.Files)
 	}
 	return fmt.Errorf("%w: its folders held more than %d MiB", ErrDiskLimit, l.Disk>>20)
+}
+
+// shortPathError keeps the start of a path in a measuring error: a path nested past PATH_MAX
+// would otherwise put kilobytes of it into a step's cause.
+func shortPathError(err error) error {
+	var pe *fs.PathError
+	if !errors.As(err, &pe) || len(pe.Path) <= 120 {
+		return err
+	}
+	return fmt.Errorf("%s %s… (%d characters): %w", pe.Op, pe.Path[:120], len(pe.Path), pe.Err)
 }
