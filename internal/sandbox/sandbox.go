@@ -77,9 +77,8 @@ type Limits struct {
 	// Disk and Files bound what the Writable folders hold while the command runs: bytes in
 	// use (each inode once, what was there before included) and inodes; 0 means DefaultDisk
 	// and DefaultFiles. Going over, or folders that cannot be measured, gets the sandbox
-	// killed (ErrDiskLimit); the folders are
-	// measured every few seconds (see quota.go), so a fast writer overshoots by what it
-	// writes in between.
+	// killed (ErrDiskLimit); the folders are measured every few seconds (see quota.go), so
+	// a fast writer overshoots by what it writes in between.
 	Disk  int64
 	Files int
 }
