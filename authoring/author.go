@@ -177,6 +177,20 @@ func (a *Author) Draft(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return res, err
 	}
+	if len(report.FailingChecks) > 0 {
+		// The terms change: the checks the base fails are recorded in the stack (or, when
+		// the goal is about them, must pass). The contract is validated and hashed again.
+		var notes []string
+		c, notes = RecordFailingChecks(c, goal, report.FailingChecks)
+		draft.Notes = append(draft.Notes, notes...)
+		if err := contracts.Validate(c, contracts.LoadOptions{}); err != nil {
+			return res, fmt.Errorf("contract with the base's failing checks is invalid: %w", err)
+		}
+		if hash, err = contracts.Hash(c); err != nil {
+			return res, err
+		}
+		res.Contract, res.Hash = &c, hash
+	}
 	if len(disc.Preexisting) > 0 {
 		// The terms change: what the base already fails and the goal does not ask for is
 		// not a condition of payment. The contract is validated and hashed again.

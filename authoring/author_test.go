@@ -28,6 +28,8 @@ type fakeChecker struct {
 	errText string
 	// retries records the ForRetry numbers asked for.
 	retries []int
+	// failingChecks are the repository checks the base "fails".
+	failingChecks []contracts.PreexistingFailure
 }
 
 // ForRetry makes fakeChecker a RetryingChecker: it records n and answers as itself.
@@ -38,7 +40,7 @@ func (f *fakeChecker) ForRetry(n int) BaseChecker {
 
 func (f *fakeChecker) CheckBase(_ context.Context, c contracts.Contract) (*BaseReport, error) {
 	f.calls++
-	r := &BaseReport{CommitSHA: c.Repo.BaseCommitSHA, BuiltSHA: c.Repo.BaseCommitSHA, RuntimeSHA: c.Repo.BaseCommitSHA}
+	r := &BaseReport{CommitSHA: c.Repo.BaseCommitSHA, BuiltSHA: c.Repo.BaseCommitSHA, RuntimeSHA: c.Repo.BaseCommitSHA, FailingChecks: f.failingChecks}
 	for _, cr := range c.Criteria {
 		res := BaseResult{CriterionID: cr.ID, Outcome: f.outcome(cr)}
 		switch res.Outcome {
@@ -320,5 +322,41 @@ func TestClassify(t *testing.T) {
 		if res.Outcome != OutcomeError {
 			t.Errorf("%s measured on the wrong commit: %s", res.CriterionID, res.Outcome)
 		}
+	}
+}
+
+// A lint that fails on the base commit is recorded in the stack and named in the notes, so
+// a goal about layout is still quoted; a goal about lint must make it pass instead.
+func TestFailingChecksOnTheBase(t *testing.T) {
+	lint := contracts.PreexistingFailure{Step: "lint", Errors: 2, Cause: "✖ 2 problems (2 errors, 0 warnings)"}
+	checker := func() *fakeChecker {
+		return &fakeChecker{failingChecks: []contracts.PreexistingFailure{lint}, outcome: func(c contracts.Criterion) string {
+			if c.ID == "mobile-cards" || c.ID == "mobile-no-overflow" {
+				return OutcomeFail
+			}
+			return OutcomePass
+		}}
+	}
+	res, err := newAuthor(checker()).Draft(context.Background(), Request{Requester: "ann", Source: financeSource(t), Goal: wlGoal})
+	if err != nil || !res.Offered {
+		t.Fatalf("layout goal on a base whose lint fails: %v", err)
+	}
+	if got := res.Contract.Stack.Preexisting; len(got) != 1 || got[0] != lint {
+		t.Errorf("stack records %+v, want %+v", got, lint)
+	}
+	if !slices.ContainsFunc(res.Draft.Notes, func(n string) bool {
+		return strings.HasPrefix(n, "lint fails on the base commit (2 errors): ✖ 2 problems") && strings.Contains(n, "Recorded as pre-existing")
+	}) {
+		t.Errorf("notes %q do not name the failing lint", res.Draft.Notes)
+	}
+	if h, herr := contracts.Hash(*res.Contract); herr != nil || h != res.Hash {
+		t.Errorf("hash %s is not the offered contract's (%s, %v)", res.Hash, h, herr)
+	}
+	res, err = newAuthor(checker()).Draft(context.Background(), Request{Requester: "ann", Source: financeSource(t), Goal: wlGoal + " Also fix the ESLint errors."})
+	if err != nil || !res.Offered {
+		t.Fatalf("goal about lint: %v", err)
+	}
+	if len(res.Contract.Stack.Preexisting) != 0 || !slices.ContainsFunc(res.Draft.Notes, func(n string) bool { return strings.Contains(n, "the change must make lint pass") }) {
+		t.Errorf("goal about lint: stack %+v, notes %q", res.Contract.Stack.Preexisting, res.Draft.Notes)
 	}
 }

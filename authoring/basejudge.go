@@ -44,6 +44,9 @@ type BaseReport struct {
 	// ProofDir holds the signed evidence, screenshots and traces of the check.
 	ProofDir string   `json:"proof_dir,omitempty"`
 	Notes    []string `json:"notes,omitempty"`
+	// FailingChecks are the repository's checks (lint, test) that fail on the base commit;
+	// the check went on past them, and the quote names them (RecordFailingChecks).
+	FailingChecks []contracts.PreexistingFailure `json:"failing_checks,omitempty"`
 	// Variants are the contract's lazy variants (LazyVariants) measured on the same
 	// preview: the contract's self-test.
 	Variants []VariantReport `json:"variants,omitempty"`

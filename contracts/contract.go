@@ -72,6 +72,10 @@ type Stack struct {
 	// root. The preview builds and serves that folder of the commit and still reports the
 	// commit's own SHA.
 	AppDir string `json:"app_dir,omitempty"`
+	// Preexisting are the repository's checks that already fail on the base commit and that
+	// the goal is not about: the change is judged by the same steps, and may fail them no
+	// worse than the base does (Tolerates).
+	Preexisting []PreexistingFailure `json:"preexisting_failures,omitempty"`
 }
 
 // TestHook is a selector the contract declares and hands to the executor, so criteria may

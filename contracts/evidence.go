@@ -179,6 +179,11 @@ type BuildStep struct {
 	// Cause is the line of a failed step's log that shows why; Next what the requester can do.
 	Cause string `json:"cause,omitempty"`
 	Next  string `json:"next,omitempty"`
+	// Errors is how many errors a failed check step's log counted (CountErrors), and
+	// Preexisting that the preview went on past it because the contract records it as
+	// failing on the base commit (Stack.Tolerates); the policy checks that again.
+	Errors      int  `json:"errors,omitempty"`
+	Preexisting bool `json:"preexisting,omitempty"`
 }
 
 // GateResult is the runtime gate: page errors always, an error tracker when configured.

@@ -289,6 +289,13 @@ func semanticErrors(c *Contract, opts LoadOptions) []FieldError {
 	if n < MinCriteria || (n > MaxCriteria && !opts.AllowMoreCriteria) {
 		add("/criteria", RuleCriteriaCount, "a contract has %d to %d criteria, this one has %d (more need an explicit allowance)", MinCriteria, MaxCriteria, n)
 	}
+	steps := map[string]bool{}
+	for i, pf := range c.Stack.Preexisting {
+		if steps[pf.Step] {
+			add("/stack/preexisting_failures/"+strconv.Itoa(i), RuleUniqueID, "step %q is recorded twice", pf.Step)
+		}
+		steps[pf.Step] = true
+	}
 	seen := map[string]int{}
 	for i, cr := range c.Criteria {
 		p := "/criteria/" + strconv.Itoa(i)

@@ -140,9 +140,14 @@ func (d Decision) Summary() string {
 
 // Decide applies the rules in order; the first rule with reasons decides.
 func Decide(c contracts.Contract, exp Expectation, ev *contracts.Evidence) Decision {
+	if exp.Build.Passed && len(untolerated(c, exp.Build)) > 0 {
+		// The preview went on past a failed step: only a check the contract records as
+		// failing on the base, and no worse, is not the executor's to answer for.
+		exp.Build.Passed = false
+	}
 	if ev == nil {
 		if !exp.Build.Passed {
-			return decision(contracts.NotSatisfied, buildReasons(exp.Build))
+			return decision(contracts.NotSatisfied, buildReasons(c, exp.Build))
 		}
 		return decision(contracts.VerificationError, []contracts.Reason{{Rule: RuleIntegrity, Code: CodeNoEvidence,
 			Message: "the verifier produced no evidence for a build that passed"}})
@@ -152,7 +157,7 @@ func Decide(c contracts.Contract, exp Expectation, ev *contracts.Evidence) Decis
 	case len(j.integrity) > 0:
 		return decision(contracts.VerificationError, j.integrity)
 	case !exp.Build.Passed:
-		return decision(contracts.NotSatisfied, buildReasons(exp.Build))
+		return decision(contracts.NotSatisfied, buildReasons(c, exp.Build))
 	case len(j.failed) > 0:
 		return decision(contracts.NotSatisfied, j.failed)
 	case len(j.incomplete) > 0:
@@ -165,13 +170,19 @@ func Decide(c contracts.Contract, exp Expectation, ev *contracts.Evidence) Decis
 
 func decision(v string, rs []contracts.Reason) Decision { return Decision{Verdict: v, Reasons: rs} }
 
-func buildReasons(b contracts.BuildResult) []contracts.Reason {
-	var failed []string
+// untolerated are the failed steps of a build that the contract does not excuse.
+func untolerated(c contracts.Contract, b contracts.BuildResult) []string {
+	var out []string
 	for _, s := range b.Steps {
-		if !s.Passed {
-			failed = append(failed, s.Name)
+		if !s.Passed && !(s.Preexisting && c.Stack.Tolerates(s.Name, s.Errors)) {
+			out = append(out, s.Name)
 		}
 	}
+	return out
+}
+
+func buildReasons(c contracts.Contract, b contracts.BuildResult) []contracts.Reason {
+	failed := untolerated(c, b)
 	msg := "the build failed"
 	if len(failed) > 0 {
 		msg = "the build failed at: " + strings.Join(failed, ", ")

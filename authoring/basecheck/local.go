@@ -70,7 +70,7 @@ func (l *Local) Check(ctx context.Context, c contracts.Contract, sha string) (*a
 	if err != nil {
 		return nil, err
 	}
-	r.BuildMS = run.BuildMS
+	r.BuildMS, r.FailingChecks = run.BuildMS, run.FailingChecks
 	r.DurationMS = time.Since(start).Milliseconds()
 	r.Where, r.ProofDir = authoring.WhereLocal, run.OutDir
 	if l.AppDir != "" {
@@ -140,6 +140,9 @@ type Run struct {
 	URL      string
 	// OutDir holds the evidence, screenshots and traces.
 	OutDir string
+	// FailingChecks are the repository's checks (lint, test) that failed on the commit; the
+	// preview went on past them to measure the criteria.
+	FailingChecks []contracts.PreexistingFailure
 }
 
 // rejects says whether a criterion's result on a variant tells it from the base: it did not
@@ -204,7 +207,8 @@ func (l *Local) evidence(ctx context.Context, c contracts.Contract, sha string, 
 		if err != nil {
 			return nil, fmt.Errorf("verify %s: %w", contracts.ShortSHA(sha), err)
 		}
-		run := &Run{Evidence: ev, BuiltSHA: job.SHA, Hash: hash, BuildMS: buildMS, VerifyMS: time.Since(t).Milliseconds(), URL: job.URL, OutDir: out}
+		run := &Run{Evidence: ev, BuiltSHA: job.SHA, Hash: hash, BuildMS: buildMS, VerifyMS: time.Since(t).Milliseconds(), URL: job.URL, OutDir: out,
+			FailingChecks: job.Result().Preexisting()}
 		if first == nil {
 			first = run
 		}
@@ -227,7 +231,8 @@ func (l *Local) preview(ctx context.Context, sha string) (*preview.Job, int64, e
 		slot = DefaultSlot
 	}
 	t := time.Now()
-	job, err := l.Launcher.Prepare(ctx, l.RepoDir, sha, preview.Options{Slot: slot, AppDir: l.AppDir})
+	// A failing lint or test does not stop the check: the quote names it.
+	job, err := l.Launcher.Prepare(ctx, l.RepoDir, sha, preview.Options{Slot: slot, AppDir: l.AppDir, BaseCheck: true})
 	if err != nil {
 		if job != nil {
 			_ = l.Launcher.Stop(job)

@@ -140,7 +140,7 @@ func (q *Queued) CheckBase(ctx context.Context, c contracts.Contract) (*authorin
 		return nil, e
 	}
 	rep := authoring.Classify(c, res.Verify.Evidence, c.Repo.BaseCommitSHA)
-	rep.BuildMS = buildMS
+	rep.BuildMS, rep.FailingChecks = buildMS, res.Build.Preexisting()
 	rep.DurationMS = time.Since(start).Milliseconds()
 	rep.Where, rep.ProofDir = authoring.WhereQueues, res.Verify.ProofDir
 	rep.Variants = variantReports(c, variants, res.Variants)

@@ -51,12 +51,19 @@ export default function Home() {
 	cnaProjects = "export default function Projects() {\n  return (\n    <main>\n      <h1>%s</h1>\n      <p>Three things we made this year.</p>\n    </main>\n  );\n}\n"
 )
 
+// cnaLegacy is a module the team left behind that the app's own ESLint configuration
+// (create-next-app's, with typescript-eslint's no-explicit-any as an error) refuses: the
+// repository's lint fails on the base commit, as a real team's often does, for reasons no
+// goal below is about.
+const cnaLegacy = "// Kept for the old importer.\nexport const legacyImport: any = { retries: 3 };\n"
+
 func cnaFiles(home, homeCSS, about, projects string) map[string]string {
 	return map[string]string{
 		"app/page.tsx":          home,
 		"app/home.css":          homeCSS,
 		"app/about/page.tsx":    about,
 		"app/projects/page.tsx": projects,
+		"app/legacy.ts":         cnaLegacy,
 	}
 }
 
@@ -202,6 +209,17 @@ func TestGoalsOnCreateNextApp(t *testing.T) {
 			for _, r := range vr.Results {
 				t.Logf("  %s on %s: %s %v %s", r.CriterionID, vr.Variant.Name, r.Outcome, r.Failures, r.Error)
 			}
+		}
+	}
+	// The lint that fails on the base is named in each quote and recorded in its stack, and
+	// no goal was refused for it.
+	for _, res := range []*authoring.Result{stack, top, heading} {
+		pre := res.Contract.Stack.Preexisting
+		if len(pre) != 1 || pre[0].Step != contracts.StepLint || pre[0].Errors < 1 || !strings.Contains(pre[0].Cause, "problem") {
+			t.Errorf("%q: stack records %+v, want the base's failing lint with its count and cause", res.Contract.Goal, pre)
+		}
+		if !slices.ContainsFunc(res.Draft.Notes, func(n string) bool { return strings.HasPrefix(n, "lint fails on the base commit") }) {
+			t.Errorf("%q: the quote's notes %q do not name the failing lint", res.Contract.Goal, res.Draft.Notes)
 		}
 	}
 	for _, v := range heading.BaseCheck.Variants {

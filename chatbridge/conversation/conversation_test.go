@@ -526,6 +526,8 @@ func writeBundle(t *testing.T, root string, c contracts.Contract, hash string, a
 type busyOnce struct {
 	mu    sync.Mutex
 	calls int
+	// failing are the repository checks the base fails once measured.
+	failing []contracts.PreexistingFailure
 }
 
 func (b *busyOnce) CheckBase(_ context.Context, c contracts.Contract) (*authoring.BaseReport, error) {
@@ -534,6 +536,9 @@ func (b *busyOnce) CheckBase(_ context.Context, c contracts.Contract) (*authorin
 	first := b.calls == 1
 	b.mu.Unlock()
 	r := &authoring.BaseReport{CommitSHA: c.Repo.BaseCommitSHA, BuiltSHA: c.Repo.BaseCommitSHA, RuntimeSHA: c.Repo.BaseCommitSHA}
+	if !first {
+		r.FailingChecks = b.failing
+	}
 	for _, cr := range c.Criteria {
 		res := authoring.BaseResult{CriterionID: cr.ID, Outcome: authoring.OutcomePass}
 		switch {
@@ -551,7 +556,7 @@ func (b *busyOnce) CheckBase(_ context.Context, c contracts.Contract) (*authorin
 // rerun is scheduled, not only at the end, and then gets the quote.
 func TestBaseCheckRerunIsTold(t *testing.T) {
 	e := newEnv(t, true)
-	checker := &busyOnce{}
+	checker := &busyOnce{failing: []contracts.PreexistingFailure{{Step: "lint", Errors: 2, Cause: "✖ 2 problems (2 errors, 0 warnings)"}}}
 	e.cfg.Author.Checker = checker
 	e.cfg.Author.BusyRetries = []time.Duration{time.Millisecond}
 	alice := newPerson(t, sessionA)
@@ -560,7 +565,8 @@ func TestBaseCheckRerunIsTold(t *testing.T) {
 	if !strings.Contains(told.Text, "run 2 of 2") || told.To != alice.addr {
 		t.Errorf("rerun notice %+v", told)
 	}
-	mustContain(t, reply, "Quoted contract watchlist-")
+	// The quote names the lint the base already fails, recorded rather than refused.
+	mustContain(t, reply, "Quoted contract watchlist-", "Already failing: lint fails on the base commit (2 errors): ✖ 2 problems (2 errors, 0 warnings). Not part of the goal")
 	checker.mu.Lock()
 	defer checker.mu.Unlock()
 	if checker.calls != 2 {

@@ -61,6 +61,9 @@ func (cv *Conversation) quoteText(c contracts.Contract, hash string, q *pricing.
 	if baseCheck != "" {
 		b.WriteString(baseCheck + "\n")
 	}
+	for _, p := range c.Stack.Preexisting {
+		fmt.Fprintf(&b, "Already failing: %s. Not part of the goal: it does not count against the change, which must fail %s no worse.\n", p, p.Step)
+	}
 	if note != "" {
 		b.WriteString("Note: " + note + "\n")
 	}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/internal/localgit"
 	"github.com/signoff/signoff/internal/sentrygate"
@@ -36,8 +35,11 @@ func (p *Previews) Start(ctx context.Context, req capability.PreviewRequest) (ca
 	// attempts share its slot; its base check (attempt 0: the base and its lazy variants,
 	// which take no lock) has another, and a one-off folder when a retried check still
 	// holds it.
+	// An attempt's lint and test may fail only as the contract records they fail on the base;
+	// the base check records what fails there, for the quote to name.
 	opts := Options{Slot: slotFor(req), AppDir: req.Stack.AppDir, PackageManager: req.Stack.PackageManager, PackageManagerVersion: req.Stack.PackageManagerVersion,
-		Release: sentrygate.Release(req.ContractID, req.Attempt), Environment: sentrygate.Environment(req.ContractID)}
+		Release: sentrygate.Release(req.ContractID, req.Attempt), Environment: sentrygate.Environment(req.ContractID),
+		Preexisting: req.Stack.Preexisting, BaseCheck: req.Attempt == 0}
 	job, err := p.Launcher.Prepare(ctx, repo, req.CommitSHA, opts)
 	if errors.Is(err, ErrSlotBusy) && req.Attempt == 0 {
 		opts.Slot = ""
@@ -47,7 +49,7 @@ func (p *Previews) Start(ctx context.Context, req capability.PreviewRequest) (ca
 	var ie *InputError
 	switch {
 	case errors.As(err, &bf) && job != nil:
-		return capability.PreviewResult{PreviewID: p.keep(job), Build: buildResult(job)}, nil
+		return capability.PreviewResult{PreviewID: p.keep(job), Build: job.Result()}, nil
 	case errors.As(err, &ie):
 		return capability.PreviewResult{}, capability.Refused(err)
 	case err != nil:
@@ -56,7 +58,7 @@ func (p *Previews) Start(ctx context.Context, req capability.PreviewRequest) (ca
 		}
 		return capability.PreviewResult{}, err
 	}
-	return capability.PreviewResult{PreviewID: p.keep(job), URL: job.URL, Build: buildResult(job)}, nil
+	return capability.PreviewResult{PreviewID: p.keep(job), URL: job.URL, Build: job.Result()}, nil
 }
 
 // Stop stops a preview by its recorded PID.
@@ -79,19 +81,6 @@ func (p *Previews) keep(job *Job) string {
 	}
 	p.jobs[job.ID] = job
 	return job.ID
-}
-
-func buildResult(job *Job) contracts.BuildResult {
-	b := job.Build
-	out := contracts.BuildResult{Passed: b.Passed, Steps: []contracts.BuildStep{}, Sandbox: job.Isolation, PackageManager: job.PackageManagerRan}
-	for _, s := range b.Steps {
-		if s.Status == StatusSkipped {
-			continue
-		}
-		out.Steps = append(out.Steps, contracts.BuildStep{Name: s.Name, Passed: s.Status == StatusPassed,
-			DurationMS: s.Duration.Milliseconds(), Log: s.Log, Cause: s.Cause, Next: s.Next})
-	}
-	return out
 }
 
 // slotFor is the slot of a request, a name the Launcher accepts ([a-z0-9-], up to 32): one per

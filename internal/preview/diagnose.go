@@ -6,7 +6,10 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
+
+	"github.com/signoff/signoff/contracts"
 )
 
 // A failed step's log is read for the one line that says why and what the requester can do
@@ -80,13 +83,91 @@ func cleanLine(b []byte) string {
 
 // diagnoseFile diagnoses a step's log file.
 func diagnoseFile(step, path string) (cause, next string) {
-	var data []byte
-	if f, err := os.Open(path); err == nil {
-		if fi, err := f.Stat(); err == nil && fi.Size() > maxDiagnosedLog {
-			_, _ = f.Seek(fi.Size()-maxDiagnosedLog, io.SeekStart)
-		}
-		data, _ = io.ReadAll(io.LimitReader(f, maxDiagnosedLog))
-		f.Close()
+	return Diagnose(step, readTail(path))
+}
+
+// readTail is the end of a log file that diagnosis reads (nil when it cannot be read).
+func readTail(path string) []byte {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
 	}
-	return Diagnose(step, data)
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Size() > maxDiagnosedLog {
+		_, _ = f.Seek(fi.Size()-maxDiagnosedLog, io.SeekStart)
+	}
+	data, _ := io.ReadAll(io.LimitReader(f, maxDiagnosedLog))
+	return data
+}
+
+// errorCounts read how many errors a check step's log reports, in the forms linters, type
+// checkers and test runners print: a summary line first (its last match wins), else
+// per-error lines counted.
+var (
+	errorSummaries = []*regexp.Regexp{
+		regexp.MustCompile(`\d+ problems? \((\d+) errors?`),      // ESLint
+		regexp.MustCompile(`Found (\d+) errors?\b`),              // tsc
+		regexp.MustCompile(`Tests:\s+(\d+) failed`),              // Jest
+		regexp.MustCompile(`Tests\s+(\d+) failed`),               // Vitest
+		regexp.MustCompile(`^(?:#|ℹ)\s*fail (\d+)$`),             // node --test
+		regexp.MustCompile(`^(\d+) failing$`),                    // Mocha
+		regexp.MustCompile(`^(\d+) (?:tests? )?failed(?:,| |$)`), // Playwright
+	}
+	errorLine = regexp.MustCompile(`^\d+:\d+\s+(?:error\b|Error:)`) // ESLint stylish, next lint
+)
+
+// CountErrors is how many errors a check step's log reports, 0 when it does not say. The
+// preview records it on a failed lint or test step, so a contract can allow the base's own
+// failure and no more.
+func CountErrors(log []byte) int {
+	if len(log) > maxDiagnosedLog {
+		log = log[len(log)-maxDiagnosedLog:]
+	}
+	summary, lines := 0, 0
+	for _, raw := range bytes.Split(log, []byte("\n")) {
+		l := cleanLine(raw)
+		if l == "" {
+			continue
+		}
+		for _, re := range errorSummaries {
+			if m := re.FindStringSubmatch(l); m != nil {
+				if n, err := strconv.Atoi(m[1]); err == nil && n < 1_000_000 {
+					summary = n
+				}
+				break
+			}
+		}
+		if errorLine.MatchString(l) {
+			lines++
+		}
+	}
+	if summary > 0 {
+		return summary
+	}
+	return lines
+}
+
+// countErrorsFile counts a step log file's errors.
+func countErrorsFile(path string) int {
+	return CountErrors(readTail(path))
+}
+
+// preexisting is the recorded base failure of a step, or nil.
+func preexisting(ps []contracts.PreexistingFailure, step string) *contracts.PreexistingFailure {
+	for i := range ps {
+		if ps[i].Step == step {
+			return &ps[i]
+		}
+	}
+	return nil
+}
+
+func errorsWord(n int) string {
+	switch n {
+	case 0:
+		return "errors it did not count"
+	case 1:
+		return "1 error"
+	}
+	return fmt.Sprintf("%d errors", n)
 }

@@ -41,3 +41,26 @@ func TestDiagnose(t *testing.T) {
 		t.Errorf("a long line is quoted whole (%d bytes)", len(cause))
 	}
 }
+
+// Each log is what a check tool prints when it fails (trimmed): the count a contract compares
+// an attempt's failure against the base's by.
+func TestCountErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, log string
+		want      int
+	}{
+		{"eslint summary", "/app/a.tsx\n  3:10  error  'x' is defined but never used  no-unused-vars\n  4:1  warning  Unexpected console  no-console\n\n\x1b[31m✖ 2 problems (1 error, 1 warning)\x1b[39m\n", 1},
+		{"eslint lines without a summary", "./app/page.tsx\n3:10  Error: 'x' is defined but never used.  @typescript-eslint/no-unused-vars\n7:2  Error: Unexpected any.  @typescript-eslint/no-explicit-any\n", 2},
+		{"tsc", "app/a.ts(3,7): error TS2322: Type 'string' is not assignable to type 'number'.\n\nFound 4 errors in 2 files.\n", 4},
+		{"jest", "Tests:       2 failed, 8 passed, 10 total\nSnapshots:   0 total\n", 2},
+		{"vitest", " Test Files  1 failed (1)\n      Tests  3 failed | 5 passed (8)\n", 3},
+		{"node --test", "ℹ tests 4\nℹ pass 3\nℹ fail 1\n", 1},
+		{"mocha", "  3 passing (12ms)\n  2 failing\n", 2},
+		{"nothing counted", "Error: something broke\n", 0},
+		{"warnings only", "✖ 3 problems (0 errors, 3 warnings)\nESLint found too many warnings (maximum: 0).\n", 0},
+	} {
+		if got := CountErrors([]byte(tc.log)); got != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/signoff/signoff/contracts"
 )
 
 // Step is one timed part of preparing a preview.
@@ -20,6 +22,10 @@ type Step struct {
 	// can do about it (Diagnose).
 	Cause string `json:"cause,omitempty"`
 	Next  string `json:"next,omitempty"`
+	// Errors is how many errors a failed check step's log counted (CountErrors), and
+	// Preexisting that the build went on past it (Options.Preexisting, Options.BaseCheck).
+	Errors      int  `json:"errors,omitempty"`
+	Preexisting bool `json:"preexisting,omitempty"`
 }
 
 // BuildResult is the outcome of checkout, install, build, lint and test.
@@ -131,3 +137,18 @@ const (
 	StatusFailed  = "failed"
 	StatusSkipped = "skipped"
 )
+
+// Result is the build as evidence records it: the steps that ran (skipped ones left out),
+// how the code was isolated and which package manager release ran.
+func (j *Job) Result() contracts.BuildResult {
+	b := j.Build
+	out := contracts.BuildResult{Passed: b.Passed, Steps: []contracts.BuildStep{}, Sandbox: j.Isolation, PackageManager: j.PackageManagerRan}
+	for _, s := range b.Steps {
+		if s.Status == StatusSkipped {
+			continue
+		}
+		out.Steps = append(out.Steps, contracts.BuildStep{Name: s.Name, Passed: s.Status == StatusPassed,
+			DurationMS: s.Duration.Milliseconds(), Log: s.Log, Cause: s.Cause, Next: s.Next, Errors: s.Errors, Preexisting: s.Preexisting})
+	}
+	return out
+}

@@ -146,6 +146,13 @@ type Options struct {
 	// SENTRY_RELEASE and SENTRY_ENVIRONMENT at build and start: the verify queue's Sentry
 	// gate asks for exactly this attempt's events by them.
 	Release, Environment string
+	// Preexisting are the checks (lint, test) the contract records as failing on the base
+	// commit: a failure of one that is no worse than there (contracts.Stack.Tolerates) is
+	// recorded and the build goes on. Any other failed step fails the build.
+	Preexisting []contracts.PreexistingFailure
+	// BaseCheck is a base commit's check before a quote: a failed check step is recorded
+	// (with its cause and error count) and the build goes on, so the quote can name it.
+	BaseCheck bool
 }
 
 // Launcher prepares, runs and stops previews.
@@ -339,7 +346,7 @@ func (l *Launcher) Prepare(ctx context.Context, repoDir, commitSHA string, opts 
 		}
 	}()
 
-	ok, err := l.build(ctx, ws, objects, commitSHA, job)
+	ok, err := l.build(ctx, ws, objects, commitSHA, job, opts)
 	if err != nil {
 		return job, err
 	}
@@ -361,7 +368,7 @@ func (l *Launcher) Prepare(ctx context.Context, repoDir, commitSHA string, opts 
 
 // build runs every step up to a started app. It returns false when one of
 // the repository's steps failed, and an error for anything else.
-func (l *Launcher) build(ctx context.Context, ws *workspace, objects, sha string, job *Job) (bool, error) {
+func (l *Launcher) build(ctx context.Context, ws *workspace, objects, sha string, job *Job, opts Options) (bool, error) {
 	steps := &job.Build.Steps
 	checkout, err := l.checkout(ctx, ws, objects, sha, job.AppDir)
 	*steps = append(*steps, checkout)
@@ -391,10 +398,11 @@ func (l *Launcher) build(ctx context.Context, ws *workspace, objects, sha string
 		name, script string
 		env          []string
 		net          sandbox.Network
+		check        bool // a check step, which may fail on the base commit too
 	}{
-		{"build", "build", []string{"NODE_ENV=production"}, l.cfg.InstallNetwork},
-		{"lint", "lint", nil, sandbox.NetNone},
-		{"test", "test", nil, sandbox.NetNone},
+		{"build", "build", []string{"NODE_ENV=production"}, l.cfg.InstallNetwork, false},
+		{contracts.StepLint, "lint", nil, sandbox.NetNone, true},
+		{contracts.StepTest, "test", nil, sandbox.NetNone, true},
 	}
 	for _, s := range scripts {
 		if _, ok := pkg.Scripts[s.script]; !ok {
@@ -406,6 +414,19 @@ func (l *Launcher) build(ctx context.Context, ws *workspace, objects, sha string
 		*steps = append(*steps, st)
 		if err := ctx.Err(); err != nil {
 			return false, fmt.Errorf("preview: %s: %w", s.name, err)
+		}
+		if st.Status == StatusFailed && s.check {
+			st := &(*steps)[len(*steps)-1]
+			st.Errors = countErrorsFile(st.Log)
+			if opts.BaseCheck || (contracts.Stack{Preexisting: opts.Preexisting}).Tolerates(st.Name, st.Errors) {
+				st.Preexisting = true
+				st.Cause, _ = diagnoseFile(st.Name, st.Log)
+				continue
+			}
+			if p := preexisting(opts.Preexisting, st.Name); p != nil {
+				st.Cause, st.Next = diagnoseFile(st.Name, st.Log)
+				st.Next = fmt.Sprintf("%s fails worse than on the base commit (%s where the base had %d): %s", st.Name, errorsWord(st.Errors), p.Errors, st.Next)
+			}
 		}
 		if st.Status == StatusFailed {
 			return false, nil

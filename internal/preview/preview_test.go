@@ -3,12 +3,14 @@ package preview
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/fixtures/fixturerepo"
 	"github.com/signoff/signoff/internal/sandbox/sandboxtest"
 )
@@ -435,5 +437,67 @@ func TestPrepareBuildsAnAppFolder(t *testing.T) {
 		if j != nil && err == nil {
 			l.Stop(j)
 		}
+	}
+}
+
+// TestPreexistingChecksGoOn: a lint failure the base commit already has does not stop the
+// base check (it is recorded with its count and cause, for the quote to name), nor an
+// attempt that fails no worse; an attempt that fails worse, or a contract that records
+// nothing, stops at lint as before.
+func TestPreexistingChecksGoOn(t *testing.T) {
+	root := testRoot(t)
+	repo, _ := tinyRepo(t, root)
+	l := newTinyLauncher(t, root, nil)
+	lint := func(errors int) map[string]string {
+		script := fmt.Sprintf(`for (let i = 0; i < %d; i++) console.log('  %%d:5  error  Unexpected any  @typescript-eslint/no-explicit-any', i + 1); console.log('\n✖ %d problems (%d errors, 0 warnings)'); process.exit(1)`, errors, errors, errors)
+		return map[string]string{
+			"lint.js":      script + "\n",
+			"package.json": strings.Replace(tinyApp["package.json"], `"build"`, `"lint": "node lint.js", "build"`, 1),
+		}
+	}
+	base := commit(t, repo, lint(2), "base: lint fails with 2 errors")
+	worse := commit(t, repo, lint(3), "worse: 3 errors")
+	recorded := []contracts.PreexistingFailure{{Step: "lint", Errors: 2}}
+	for _, tc := range []struct {
+		name string
+		sha  string
+		opts Options
+		// errors is the lint step's count; wantNext is in the refusal, "" when it builds.
+		errors   int
+		wantNext string
+	}{
+		{"the base check records it", base, Options{BaseCheck: true}, 2, ""},
+		{"an attempt no worse", base, Options{Preexisting: recorded}, 2, ""},
+		{"an attempt worse", worse, Options{Preexisting: recorded}, 3, "lint fails worse than on the base commit (3 errors where the base had 2)"},
+		{"a contract that records nothing", base, Options{}, 2, "lint fails at this commit"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			job, err := l.Prepare(context.Background(), repo, tc.sha, tc.opts)
+			st := stepByName(job, "lint")
+			if st.Errors != tc.errors {
+				t.Errorf("lint counted %d errors, want %d", st.Errors, tc.errors)
+			}
+			if tc.wantNext != "" {
+				var bf *BuildFailedError
+				if !errors.As(err, &bf) || bf.Step != "lint" || !strings.Contains(bf.Next, tc.wantNext) || st.Preexisting {
+					t.Fatalf("err = %v (step %+v), want a lint failure saying %q", err, st, tc.wantNext)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("prepare: %v", err)
+			}
+			defer l.Stop(job)
+			res := job.Result()
+			if !res.Passed || !st.Preexisting || st.Cause != fmt.Sprintf("✖ %d problems (%d errors, 0 warnings)", tc.errors, tc.errors) {
+				t.Fatalf("build %+v, lint %+v: want it passed past a recorded lint failure", res, st)
+			}
+			if got := res.Preexisting(); len(got) != 1 || got[0].Step != "lint" || got[0].Errors != tc.errors {
+				t.Errorf("recorded %+v", got)
+			}
+			if job.URL == "" {
+				t.Error("no app started")
+			}
+		})
 	}
 }

@@ -252,8 +252,8 @@ func TestDeclaredReleases(t *testing.T) {
 			defer l.Stop(job)
 			logSteps(t, tc.name, job)
 			want := tc.pm + " " + tc.version
-			if job.PackageManagerRan != want || buildResult(job).PackageManager != want {
-				t.Errorf("ran %q (build result %q), want %q", job.PackageManagerRan, buildResult(job).PackageManager, want)
+			if job.PackageManagerRan != want || job.Result().PackageManager != want {
+				t.Errorf("ran %q (build result %q), want %q", job.PackageManagerRan, job.Result().PackageManager, want)
 			}
 			if deps := stepByName(job, "deps"); deps.Status == StatusPassed && !strings.HasPrefix(deps.Command, tc.install) && !strings.Contains(deps.Detail, "kept the slot") {
 				t.Errorf("installed with %q, want %q", deps.Command, tc.install)

@@ -28,7 +28,7 @@ func newAttemptView(a *Attempt, c *contracts.Contract, base *baseShots, links Li
 			av.B.BaseEvidence = b.Base.EvidenceDigest
 		}
 		for _, s := range b.Build.Steps {
-			sv := stepView{Name: s.Name, Passed: s.Passed, DurationMS: s.DurationMS, Log: logName(s.Log)}
+			sv := stepView{Name: s.Name, Passed: s.Passed, Preexisting: s.Preexisting, Errors: s.Errors, DurationMS: s.DurationMS, Log: logName(s.Log)}
 			for _, art := range b.Artifacts {
 				if art.Name == s.Log && fileNameRe.MatchString(art.Name) {
 					sv.LogHref = join(a.Rel, art.Name)

@@ -149,11 +149,15 @@ type bundleFields struct {
 }
 
 type stepView struct {
-	Name       string
-	Passed     bool
-	DurationMS int64
-	Log        string // the log's file name: never the path on the worker that built it
-	LogHref    string // set when the proof holds a file of that name
+	Name   string
+	Passed bool
+	// Preexisting: a check that failed and that the contract records as failing on the base
+	// commit too (Errors counted in its log).
+	Preexisting bool
+	Errors      int
+	DurationMS  int64
+	Log         string // the log's file name: never the path on the worker that built it
+	LogHref     string // set when the proof holds a file of that name
 }
 
 type evidenceFields struct {
