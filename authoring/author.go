@@ -127,6 +127,9 @@ func (a *Author) Draft(ctx context.Context, req Request) (*Result, error) {
 		return res, err
 	}
 	res.Survey = s
+	if s.PreviewEnvProblem != "" {
+		return res, &refusal.InputError{Field: "preview environment", Reason: s.PreviewEnvProblem + "; fix the file, commit it and ask again (nothing was started)"}
+	}
 	gen := a.Generator
 	if gen == nil {
 		gen = criteria.Rules{}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"slices"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/signoff/signoff/authoring/refusal"
 	"github.com/signoff/signoff/authoring/survey"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/fixtures/finance"
 )
 
 var fixedNow = time.Date(2026, 3, 1, 9, 30, 0, 0, time.UTC)
@@ -358,5 +360,33 @@ func TestFailingChecksOnTheBase(t *testing.T) {
 	}
 	if len(res.Contract.Stack.Preexisting) != 0 || !slices.ContainsFunc(res.Draft.Notes, func(n string) bool { return strings.Contains(n, "the change must make lint pass") }) {
 		t.Errorf("goal about lint: stack %+v, notes %q", res.Contract.Stack.Preexisting, res.Draft.Notes)
+	}
+}
+
+// A preview environment file the preview could not take is the requester's to fix: the
+// quote is refused with the line that says why, before anything is built.
+func TestBadPreviewEnvIsRefused(t *testing.T) {
+	files := map[string]string{contracts.PreviewEnvFile: "SITE=Acme\nPORT=8080\n"}
+	err := fs.WalkDir(finance.Files, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := finance.Files.ReadFile(p)
+		files[p] = string(data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo, _ := authoringtest.RepoFrom(t, files)
+	src, err := survey.ResolveSource(context.Background(), repo, "", "signoff-fixtures/finance")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checker := &fakeChecker{outcome: func(contracts.Criterion) string { return OutcomeFail }}
+	_, err = newAuthor(checker).Draft(context.Background(), Request{Requester: "ann", Source: src, Goal: wlGoal})
+	var ie *refusal.InputError
+	if !errors.As(err, &ie) || !strings.Contains(err.Error(), ".signoff/preview.env: line 2: PORT is set by the preview itself") || checker.calls != 0 {
+		t.Fatalf("err = %v after %d base checks; want the file's line refused before any check", err, checker.calls)
 	}
 }

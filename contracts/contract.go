@@ -76,6 +76,13 @@ type Stack struct {
 	// the goal is not about: the change is judged by the same steps, and may fail them no
 	// worse than the base does (Tolerates).
 	Preexisting []PreexistingFailure `json:"preexisting_failures,omitempty"`
+	// Env are the non-secret variables every preview step (install aside) and the app get:
+	// what the repository declares in .signoff/preview.env, or what the survey proposes
+	// from its .env.example. A value may name a service's address (PostgresURLRef).
+	Env map[string]string `json:"preview_env,omitempty"`
+	// Services are throwaway services the preview starts for the app, inside the job's
+	// sandbox, their data thrown away with it (ServicePostgres).
+	Services []string `json:"services,omitempty"`
 }
 
 // TestHook is a selector the contract declares and hands to the executor, so criteria may

@@ -278,6 +278,7 @@ const (
 	RuleArtifacts         = "artifacts_applicable"
 	RuleSeedKey           = "seed_key"
 	RuleLocator           = "role_locator"
+	RuleStack             = "stack"
 )
 
 func semanticErrors(c *Contract, opts LoadOptions) []FieldError {
@@ -292,9 +293,21 @@ func semanticErrors(c *Contract, opts LoadOptions) []FieldError {
 	steps := map[string]bool{}
 	for i, pf := range c.Stack.Preexisting {
 		if steps[pf.Step] {
-			add("/stack/preexisting_failures/"+strconv.Itoa(i), RuleUniqueID, "step %q is recorded twice", pf.Step)
+			add("/stack/preexisting_failures/"+strconv.Itoa(i), RuleStack, "step %q is recorded twice", pf.Step)
 		}
 		steps[pf.Step] = true
+	}
+	if len(c.Stack.Env) > MaxPreviewEnv {
+		add("/stack/preview_env", RuleStack, "%d preview variables, at most %d", len(c.Stack.Env), MaxPreviewEnv)
+	}
+	for _, kv := range c.Stack.PreviewEnvWords("") {
+		k, v, _ := strings.Cut(kv, "=")
+		if msg := PreviewEnvProblem(k, v); msg != "" {
+			add("/stack/preview_env/"+k, RuleStack, "%s", msg)
+		}
+		if strings.Contains(v, PostgresURLRef) && !slices.Contains(c.Stack.Services, ServicePostgres) {
+			add("/stack/preview_env/"+k, RuleStack, "%s names %s, but the stack starts no postgres service", k, PostgresURLRef)
+		}
 	}
 	seen := map[string]int{}
 	for i, cr := range c.Criteria {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -42,7 +43,7 @@ type Local struct {
 
 	mu     sync.Mutex
 	job    *preview.Job
-	jobFor string // the commit the running job serves
+	jobFor string // the commit the running job serves, and the environment it runs with
 }
 
 var _ authoring.BaseChecker = (*Local)(nil)
@@ -177,7 +178,7 @@ func (l *Local) evidence(ctx context.Context, c contracts.Contract, sha string, 
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	job, buildMS, err := l.preview(ctx, sha)
+	job, buildMS, err := l.preview(ctx, c.Stack, sha)
 	if err != nil {
 		return nil, err
 	}
@@ -220,9 +221,11 @@ func (l *Local) evidence(ctx context.Context, c contracts.Contract, sha string, 
 	return first, nil
 }
 
-// preview returns a running preview of sha, building it unless the kept one serves it.
-func (l *Local) preview(ctx context.Context, sha string) (*preview.Job, int64, error) {
-	if l.job != nil && l.jobFor == sha {
+// preview returns a running preview of sha with the stack's environment and services,
+// building it unless the kept one serves it.
+func (l *Local) preview(ctx context.Context, stack contracts.Stack, sha string) (*preview.Job, int64, error) {
+	key := strings.Join(append(append([]string{sha}, stack.PreviewEnvWords("")...), stack.Services...), "\x00")
+	if l.job != nil && l.jobFor == key {
 		return l.job, 0, nil
 	}
 	l.stop()
@@ -232,14 +235,14 @@ func (l *Local) preview(ctx context.Context, sha string) (*preview.Job, int64, e
 	}
 	t := time.Now()
 	// A failing lint or test does not stop the check: the quote names it.
-	job, err := l.Launcher.Prepare(ctx, l.RepoDir, sha, preview.Options{Slot: slot, AppDir: l.AppDir, BaseCheck: true})
+	job, err := l.Launcher.Prepare(ctx, l.RepoDir, sha, preview.Options{Slot: slot, AppDir: l.AppDir, BaseCheck: true, Env: stack.Env, Services: stack.Services})
 	if err != nil {
 		if job != nil {
 			_ = l.Launcher.Stop(job)
 		}
 		return nil, 0, fmt.Errorf("preview of %s: %w", contracts.ShortSHA(sha), err)
 	}
-	l.job, l.jobFor = job, sha
+	l.job, l.jobFor = job, key
 	return job, time.Since(t).Milliseconds(), nil
 }
 

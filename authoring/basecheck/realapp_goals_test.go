@@ -218,6 +218,7 @@ func TestGoalsOnCreateNextApp(t *testing.T) {
 		if len(pre) != 1 || pre[0].Step != contracts.StepLint || pre[0].Errors < 1 || !strings.Contains(pre[0].Cause, "problem") {
 			t.Errorf("%q: stack records %+v, want the base's failing lint with its count and cause", res.Contract.Goal, pre)
 		}
+		t.Logf("%q: recorded %+v", res.Contract.Goal, pre)
 		if !slices.ContainsFunc(res.Draft.Notes, func(n string) bool { return strings.HasPrefix(n, "lint fails on the base commit") }) {
 			t.Errorf("%q: the quote's notes %q do not name the failing lint", res.Contract.Goal, res.Draft.Notes)
 		}

@@ -39,7 +39,12 @@ type Survey struct {
 	// ExternalOrigins are the https origins the app's code loads from (a font or stylesheet
 	// host): the contract allows them, and blocks every other.
 	ExternalOrigins []string `json:"external_origins,omitempty"`
-	Notes           []string `json:"notes,omitempty"`
+	// PreviewEnv and Services are what previews run the app with (readPreviewEnv); the
+	// contract's stack records them. PreviewEnvProblem says why the declared file was refused.
+	PreviewEnv        map[string]string `json:"preview_env,omitempty"`
+	Services          []string          `json:"services,omitempty"`
+	PreviewEnvProblem string            `json:"preview_env_problem,omitempty"`
+	Notes             []string          `json:"notes,omitempty"`
 }
 
 // RepoRef is the repository's identity as the contract records it.
@@ -190,7 +195,7 @@ func (s *Survey) Stack() contracts.Stack {
 		install, build, start = cd+install, cd+build, cd+start
 	}
 	return contracts.Stack{Framework: s.Framework.ContractFramework(), PackageManager: s.PackageManager, PackageManagerVersion: s.PackageManagerVersion,
-		Install: install, Build: build, Start: start, Port: s.Port, AppDir: s.AppDir}
+		Install: install, Build: build, Start: start, Port: s.Port, AppDir: s.AppDir, Env: s.PreviewEnv, Services: s.Services}
 }
 
 // Options tune a survey.
@@ -360,6 +365,7 @@ func (sv *surveyor) readPackage() {
 		}
 	}
 
+	sv.readPreviewEnv(deps)
 	s.PackageManager, s.Lockfile = contracts.DetectPackageManager(func(f string) bool { return sv.r.Has(sv.p(f)) || sv.r.Has(f) })
 	sv.readRelease(pkg.PackageManager)
 	if s.Lockfile == "" {

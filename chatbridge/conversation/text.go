@@ -2,6 +2,7 @@ package conversation
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/signoff/signoff/authoring/pricing"
@@ -60,6 +61,16 @@ func (cv *Conversation) quoteText(c contracts.Contract, hash string, q *pricing.
 		price, c.MaxAttempts)
 	if baseCheck != "" {
 		b.WriteString(baseCheck + "\n")
+	}
+	if words := c.Stack.PreviewEnvWords(""); len(words) > 0 || len(c.Stack.Services) > 0 {
+		b.WriteString("Previews run the app")
+		if len(words) > 0 {
+			b.WriteString(" with " + strings.Join(words, ", "))
+		}
+		if slices.Contains(c.Stack.Services, contracts.ServicePostgres) {
+			b.WriteString(" and a throwaway PostgreSQL of their own")
+		}
+		b.WriteString(" (nothing secret: the values are part of the terms).\n")
 	}
 	for _, p := range c.Stack.Preexisting {
 		fmt.Fprintf(&b, "Already failing: %s. Not part of the goal: it does not count against the change, which must fail %s no worse.\n", p, p.Step)

@@ -39,7 +39,7 @@ func (p *Previews) Start(ctx context.Context, req capability.PreviewRequest) (ca
 	// the base check records what fails there, for the quote to name.
 	opts := Options{Slot: slotFor(req), AppDir: req.Stack.AppDir, PackageManager: req.Stack.PackageManager, PackageManagerVersion: req.Stack.PackageManagerVersion,
 		Release: sentrygate.Release(req.ContractID, req.Attempt), Environment: sentrygate.Environment(req.ContractID),
-		Preexisting: req.Stack.Preexisting, BaseCheck: req.Attempt == 0}
+		Preexisting: req.Stack.Preexisting, BaseCheck: req.Attempt == 0, Env: req.Stack.Env, Services: req.Stack.Services}
 	job, err := p.Launcher.Prepare(ctx, repo, req.CommitSHA, opts)
 	if errors.Is(err, ErrSlotBusy) && req.Attempt == 0 {
 		opts.Slot = ""

@@ -60,6 +60,10 @@ http.createServer((req, res) => {
   switch (url.pathname) {
     case "/__verification": return sha ? json(200, { commit_sha: sha }) : json(404, { error: "no sha" });
     case "/env": return json(200, process.env);
+    case "/db":
+      // What a page that reads a table at render sees (psql stands in for a driver).
+      try { return json(200, { rows: require("child_process").execFileSync(process.env.PSQL, [process.env.DATABASE_URL, "-Atc", "select string_agg(name, ',' order by name) from items"], { encoding: "utf8" }).trim() }); }
+      catch (e) { return json(500, { error: String(e.stderr || e) }); }
     case "/whoami": return json(200, { uid: process.getuid(), groups: process.getgroups(), child: child.pid, built: fs.readFileSync("dist/built.txt", "utf8") });
     case "/read":
       try { return json(200, { content: fs.readFileSync(url.searchParams.get("path"), "utf8") }); }

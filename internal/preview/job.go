@@ -39,6 +39,15 @@ type BuildResult struct {
 
 // Job is a prepared (and, if the build passed, running) preview.
 type Job struct {
+	// ServicePID and ServiceTicks identify the job's database server (its sandbox's leader)
+	// for Stop after a restart, like PID and StartTicks for the app.
+	ServicePID   int    `json:"service_pid,omitempty"`
+	ServiceTicks uint64 `json:"service_start_ticks,omitempty"`
+	// env is the preview environment with the services' addresses; postgresURL the
+	// database's, when it runs.
+	env         []string
+	postgresURL string
+
 	ID   string `json:"id"`
 	Slot string `json:"slot,omitempty"`
 	// Dir is the work tree that was built.

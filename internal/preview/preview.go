@@ -40,6 +40,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -118,6 +119,9 @@ type Config struct {
 	// FirstPort, when set, keeps the proxies on ports FirstPort to FirstPort+PortSpan-1
 	// (so a firewall can open that range); 0 takes any free port.
 	FirstPort int
+	// Postgres is the folder of PostgreSQL's server programs for contracts that start one
+	// (stack.services); "" finds Debian's newest (FindPostgres).
+	Postgres string
 	// MaxSlots is how many slots stay on disk; a new one removes the least recently used
 	// that no preview holds. Zero: DefaultMaxSlots.
 	MaxSlots int
@@ -150,6 +154,11 @@ type Options struct {
 	// commit: a failure of one that is no worse than there (contracts.Stack.Tolerates) is
 	// recorded and the build goes on. Any other failed step fails the build.
 	Preexisting []contracts.PreexistingFailure
+	// Env and Services are the contract's preview environment and throwaway services
+	// (stack.preview_env, stack.services): every step after the install, and the app, get
+	// the variables, with the services' addresses filled in.
+	Env      map[string]string
+	Services []string
 	// BaseCheck is a base commit's check before a quote: a failed check step is recorded
 	// (with its cause and error count) and the build goes on, so the quote can name it.
 	BaseCheck bool
@@ -169,9 +178,10 @@ type Launcher struct {
 	// (npm, pnpm and Yarn 1 read it from there; Yarn Berry is told through its environment).
 	npmVersion, caFile string
 
-	mu      sync.Mutex
-	slots   map[string]string // slot -> job ID holding it
-	running map[string]*proc  // job ID -> app server
+	mu       sync.Mutex
+	slots    map[string]string // slot -> job ID holding it
+	running  map[string]*proc  // job ID -> app server
+	services map[string]*proc  // job ID -> its database server
 }
 
 var (
@@ -197,6 +207,9 @@ func New(cfg Config) (*Launcher, error) {
 	if cfg.StopGrace <= 0 {
 		cfg.StopGrace = 5 * time.Second
 	}
+	if cfg.Postgres == "" {
+		cfg.Postgres = FindPostgres()
+	}
 	if cfg.Listen == "" {
 		cfg.Listen = "127.0.0.1"
 	}
@@ -212,7 +225,7 @@ func New(cfg Config) (*Launcher, error) {
 	if err := CheckHost(cfg.Advertise); err != nil {
 		return nil, &InputError{Field: "advertise", Reason: err.Error()}
 	}
-	l := &Launcher{cfg: cfg, slots: map[string]string{}, running: map[string]*proc{}}
+	l := &Launcher{cfg: cfg, slots: map[string]string{}, running: map[string]*proc{}, services: map[string]*proc{}}
 	node, err := lookBin(cfg.Node, "node")
 	if err != nil {
 		return nil, err
@@ -342,6 +355,7 @@ func (l *Launcher) Prepare(ctx context.Context, repoDir, commitSHA string, opts 
 	started := false
 	defer func() {
 		if !started {
+			l.stopServices(job)
 			l.release(ws)
 		}
 	}()
@@ -394,6 +408,18 @@ func (l *Launcher) build(ctx context.Context, ws *workspace, objects, sha string
 	if err != nil || deps.Status == StatusFailed {
 		return false, err
 	}
+	svc, err := l.startServices(ctx, ws, job, opts.Services)
+	*steps = append(*steps, svc...)
+	if err != nil {
+		return false, err
+	}
+	if n := len(svc); n > 0 && svc[n-1].Status == StatusFailed {
+		return false, nil
+	}
+	job.env = (contracts.Stack{Env: opts.Env}).PreviewEnvWords(job.postgresURL)
+	if job.postgresURL != "" {
+		job.env = append(job.env, contracts.PostgresURLVar+"="+job.postgresURL)
+	}
 	scripts := []struct {
 		name, script string
 		env          []string
@@ -409,7 +435,7 @@ func (l *Launcher) build(ctx context.Context, ws *workspace, objects, sha string
 			*steps = append(*steps, Step{Name: s.name, Status: StatusSkipped, Detail: "no " + s.script + " script in package.json"})
 			continue
 		}
-		env := append(append(append(s.env, "npm_config_update_notifier=false"), pm.env()...), job.sentryEnv()...)
+		env := append(append(append(append(slices.Clip(job.env), s.env...), "npm_config_update_notifier=false"), pm.env()...), job.sentryEnv()...)
 		st := l.runStepNet(ctx, ws, s.name, ws.src, l.env(ws, env...), nil, s.net, pm.run(s.script)...)
 		*steps = append(*steps, st)
 		if err := ctx.Err(); err != nil {
@@ -474,9 +500,10 @@ func (l *Launcher) Stop(job *Job) error {
 	case p != nil:
 		p.stop()
 	case job.PID > 1:
-		if st, err := readStat(job.PID); err == nil && st.StartTicks == job.StartTicks && st.Pgrp == job.PID {
-			procstat.KillGroup(job.PID, l.cfg.StopGrace)
-		}
+		l.killRecorded(job.PID, job.StartTicks)
+	}
+	l.stopServices(job)
+	if p == nil {
 		files, _ := filepath.Glob(filepath.Join(l.pidDir(), job.ID+"-*.json"))
 		for _, f := range files {
 			os.Remove(f)
@@ -487,6 +514,14 @@ func (l *Launcher) Stop(job *Job) error {
 }
 
 func (l *Launcher) pidDir() string { return filepath.Join(l.cfg.JobsRoot, pidsDir) }
+
+// killRecorded kills the process group a job recorded, if its leader is still that process
+// (a recycled PID is another's).
+func (l *Launcher) killRecorded(pid int, ticks uint64) {
+	if st, err := readStat(pid); err == nil && st.StartTicks == ticks && st.Pgrp == pid {
+		procstat.KillGroup(pid, l.cfg.StopGrace)
+	}
+}
 
 // HasProcesses reports whether a jobs root has processes on record (a pid file each), so a
 // caller cleaning up roots leaves one that may still be serving alone.

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -23,7 +24,7 @@ func (l *Launcher) start(ctx context.Context, ws *workspace, job *Job) error {
 	if err != nil {
 		return err
 	}
-	extra := append([]string{"NODE_ENV=production", "PORT=" + strconv.Itoa(port), "SIGNOFF_COMMIT_SHA=" + job.SHA}, job.sentryEnv()...)
+	extra := append(append(slices.Clip(job.env), "NODE_ENV=production", "PORT="+strconv.Itoa(port), "SIGNOFF_COMMIT_SHA="+job.SHA), job.sentryEnv()...)
 	logPath := filepath.Join(ws.logs, "start.log")
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {

@@ -65,6 +65,10 @@ func Sweep(jobsRoot string) (SweepReport, error) {
 		}
 		os.Remove(path)
 	}
+	// The databases of jobs that are gone: their servers were killed above.
+	if err := os.RemoveAll(filepath.Join(jobsRoot, pgDir)); err != nil {
+		return rep, fmt.Errorf("preview: sweep: %w", err)
+	}
 	jobs, err := os.ReadDir(filepath.Join(jobsRoot, jobsDir))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return rep, fmt.Errorf("preview: sweep: %w", err)

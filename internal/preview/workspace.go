@@ -26,13 +26,14 @@ import (
 // directory (root only), the work tree and HOME (owned by the preview user).
 type workspace struct {
 	id, slot string
-	root     string // jobs/<id> or slots/<slot>
-	git      string // root/git: bare repository borrowing the source's objects
-	src      string // root/src: the work tree that is built and served
-	home     string // root/home: HOME for repository code
-	npmCache string // root/npm-cache: this workspace's own npm cache
-	pmRoot   string // a fetched package manager release, bound read-only ("" for a pinned one)
-	logs     string // <jobs root>/logs/<id>
+	root     string   // jobs/<id> or slots/<slot>
+	git      string   // root/git: bare repository borrowing the source's objects
+	src      string   // root/src: the work tree that is built and served
+	home     string   // root/home: HOME for repository code
+	npmCache string   // root/npm-cache: this workspace's own npm cache
+	pmRoot   string   // a fetched package manager release, bound read-only ("" for a pinned one)
+	logs     string   // <jobs root>/logs/<id>
+	services []string // the job's service folders (its database and socket), bound into every step after them
 }
 
 // kept survive in a slot between jobs: they are the incremental-build cache.
@@ -429,7 +430,7 @@ func (l *Launcher) runStepNet(ctx context.Context, ws *workspace, name, dir stri
 
 // spec is the sandbox for one command of repository code in ws.
 func (l *Launcher) spec(ws *workspace, dir string, env []string, stdin io.Reader, out io.Writer, network sandbox.Network, args ...string) sandbox.Spec {
-	writable := []string{ws.src, ws.home}
+	writable := append([]string{ws.src, ws.home}, ws.services...)
 	if network != sandbox.NetNone {
 		writable = append(writable, ws.npmCache)
 	}

@@ -149,6 +149,35 @@ func DeclaredRelease(name, pm, rel, bin string) Recipe {
 	return r
 }
 
+// WithDependencies is create-next-app's npm app without cacheComponents (Recipes[1]) with
+// more dependencies in package.json, as a team adds them (npm's lockfile resolves them):
+// the app a page that reads a database is written in.
+func WithDependencies(name string, deps, devDeps map[string]string) Recipe {
+	r := Recipes[1]
+	r.Name = name
+	r.Edits += fmt.Sprintf(", dependencies %v, devDependencies %v", deps, devDeps)
+	base := r.Edit
+	r.Edit = func(dir string) error {
+		if err := base(dir); err != nil {
+			return err
+		}
+		return editPackageJSON(dir, func(pkg map[string]any) error {
+			for field, add := range map[string]map[string]string{"dependencies": deps, "devDependencies": devDeps} {
+				m, _ := pkg[field].(map[string]any)
+				if m == nil {
+					m = map[string]any{}
+				}
+				for k, v := range add {
+					m[k] = v
+				}
+				pkg[field] = m
+			}
+			return nil
+		})
+	}
+	return r
+}
+
 // npmCAFile is the CA bundle the host's npm configuration names, "" when none.
 var npmCAFile = sync.OnceValue(func() string {
 	out, err := exec.Command("npm", "config", "get", "cafile").Output()
