@@ -72,7 +72,7 @@ func NewExecute(cfg Config, o ExecuteOptions) (*activities.Execute, error) {
 		if err != nil {
 			return nil, fmt.Errorf("preview: %w", err)
 		}
-		e.Previews = &preview.Previews{Launcher: l, Remotes: remotes}
+		e.Previews = &preview.Previews{Launcher: l, Remotes: remotes, BaseLinger: preview.DefaultBaseLinger}
 	default:
 		return nil, fmt.Errorf("unknown preview kind %q (want %s or %s)", o.Preview, PreviewNext, PreviewStatic)
 	}

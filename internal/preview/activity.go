@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/internal/localgit"
@@ -19,13 +21,28 @@ import (
 type Previews struct {
 	Launcher *Launcher
 	Remotes  localgit.Remotes
+	// BaseLinger is how long a base commit's preview stays up after its last base check
+	// stopped it, for the next quote of the same tree; 0 stops it at once.
+	BaseLinger time.Duration
 
-	mu   sync.Mutex
-	jobs map[string]*Job
+	mu         sync.Mutex
+	jobs       map[string]*Job
+	bases      map[string]*baseShare // tree key -> its one base build
+	baseRefs   map[string]string     // preview id handed to a base check -> tree key
+	nextRef    int
+	baseBuilds atomic.Int64
 }
 
-// Start builds and runs the app at the requested commit.
+// Start builds and runs the app at the requested commit. A base check (attempt 0) shares
+// the build of its tree with every other base check of it (baseShare).
 func (p *Previews) Start(ctx context.Context, req capability.PreviewRequest) (capability.PreviewResult, error) {
+	if req.Attempt == 0 {
+		return p.startBase(ctx, req)
+	}
+	return p.start(ctx, req)
+}
+
+func (p *Previews) start(ctx context.Context, req capability.PreviewRequest) (capability.PreviewResult, error) {
 	repo, err := p.Remotes.Path(req.Repo.Owner, req.Repo.Name)
 	if err != nil {
 		return capability.PreviewResult{}, capability.Refused(err)
@@ -63,6 +80,13 @@ func (p *Previews) Start(ctx context.Context, req capability.PreviewRequest) (ca
 
 // Stop stops a preview by its recorded PID.
 func (p *Previews) Stop(ctx context.Context, id string) error {
+	if p.releaseBase(id) {
+		return nil
+	}
+	return p.stopJob(id)
+}
+
+func (p *Previews) stopJob(id string) error {
 	p.mu.Lock()
 	job := p.jobs[id]
 	delete(p.jobs, id)

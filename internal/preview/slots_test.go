@@ -2,8 +2,11 @@ package preview
 
 import (
 	"context"
+	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -123,5 +126,97 @@ fs.writeFileSync("dist/built.txt", seen);
 	}
 	if got := built("contract-a", 2, read); got != "planted by contract A" {
 		t.Errorf("contract A's repair did not reuse its own build state: %q", got)
+	}
+}
+
+// Quotes of one base commit share its build: concurrent base checks of different contracts
+// get one preview (one build, counted), which stops when the last lets go; a later check
+// within BaseLinger finds it still up, and another tree is a build of its own.
+func TestBaseChecksShareOneBuild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds in the sandbox; skipped in -short")
+	}
+	root := testRoot(t)
+	repo, base := tinyRepo(t, root)
+	other := commit(t, repo, map[string]string{"version.txt": "two\n"}, "another tree")
+	remotes := localgit.Remotes{Root: filepath.Join(root, "remotes")}
+	for _, sha := range []string{base, other} {
+		if _, err := remotes.Register(context.Background(), "acme", "web", repo, sha); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := &Previews{Launcher: newTinyLauncher(t, root, nil), Remotes: remotes}
+	check := func(contract, sha string) capability.PreviewResult {
+		res, err := p.Start(context.Background(), capability.PreviewRequest{ContractID: contract, Attempt: 0,
+			Repo: contracts.Repo{Owner: "acme", Name: "web"}, CommitSHA: sha})
+		if err != nil || res.URL == "" {
+			t.Errorf("base check of %s: %v %+v", contract, err, res.Build)
+		}
+		return res
+	}
+	results := make([]capability.PreviewResult, 4)
+	var wg sync.WaitGroup
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = check(fmt.Sprintf("quote-%d", i), base)
+		}()
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	if n := p.BaseBuilds(); n != 1 {
+		t.Errorf("4 concurrent base checks of one tree made %d builds, want 1", n)
+	}
+	ids := map[string]bool{}
+	for _, r := range results {
+		ids[r.PreviewID] = true
+		if r.URL != results[0].URL {
+			t.Errorf("base checks of one tree got %s and %s", r.URL, results[0].URL)
+		}
+	}
+	if len(ids) != 4 {
+		t.Errorf("preview ids %v: each check needs its own to let go of", ids)
+	}
+	// Three let go: it stays up for the fourth; the fourth lets go: it stops.
+	for _, r := range results[:3] {
+		if err := p.Stop(context.Background(), r.PreviewID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var who struct{ Built string }
+	if code := getJSON(t, results[3].URL+"/whoami", &who); code != 200 || who.Built != "built from one" {
+		t.Fatalf("the shared preview after three stops: %d %q", code, who.Built)
+	}
+	if err := p.Stop(context.Background(), results[3].PreviewID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := http.Get(results[3].URL + "/whoami"); err == nil {
+		t.Error("the shared preview still answers after every check stopped it")
+	}
+	// Another tree is its own build; with a linger, a later check of it finds it up.
+	p.BaseLinger = time.Hour
+	first := check("quote-x", other)
+	if n := p.BaseBuilds(); n != 2 {
+		t.Errorf("%d builds after another tree, want 2", n)
+	}
+	if err := p.Stop(context.Background(), first.PreviewID); err != nil {
+		t.Fatal(err)
+	}
+	again := check("quote-y", other)
+	if n := p.BaseBuilds(); n != 2 || again.URL != first.URL {
+		t.Errorf("a check within the linger made build %d at %s (the kept one is %s)", n, again.URL, first.URL)
+	}
+	if err := p.Stop(context.Background(), again.PreviewID); err != nil {
+		t.Fatal(err)
+	}
+	p.Close()
+	if _, err := http.Get(again.URL + "/whoami"); err == nil {
+		t.Error("Close left a kept base preview answering")
+	}
+	if files := pidFiles(t, p.Launcher); len(files) != 0 {
+		t.Errorf("processes recorded after Close: %v", files)
 	}
 }
