@@ -40,6 +40,9 @@ type contractRun struct {
 	cancel     *contractapi.Cancel
 	capturing  bool
 	lockHeld   bool
+	// lockPublishOnly: the lock is taken around each publish, not the whole run
+	// (versionLockPublishOnly).
+	lockPublishOnly bool
 	// approvedCh wakes awaitApproval when the approve update took an approval.
 	approvedCh workflow.Channel
 }
@@ -128,10 +131,14 @@ func (w *contractRun) run() (contractapi.Status, error) {
 		w.settle("")
 		return w.end(), nil
 	}
-	if w.acquireLock() {
+	switch {
+	case workflow.GetVersion(w.root, versionLockPublishOnly, workflow.DefaultVersion, 1) >= 1:
+		w.lockPublishOnly = true
+		w.settle(w.attempts())
+	case w.acquireLock():
 		verdict := w.attempts()
 		w.settle(verdict)
-	} else {
+	default:
 		w.settle("")
 	}
 	w.releaseLock()

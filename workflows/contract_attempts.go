@@ -18,7 +18,8 @@ import (
 	"github.com/signoff/signoff/workflows/contractapi"
 )
 
-// acquireLock takes the repo lock so only one contract works on a repository at a time.
+// acquireLock takes the repo lock: only one contract publishes to a repository at a time
+// (before versionLockPublishOnly, only one worked on it at a time).
 func (w *contractRun) acquireLock() bool {
 	info := workflow.GetInfo(w.root)
 	req := capability.LockRequest{
@@ -101,11 +102,17 @@ func (w *contractRun) attempts() string {
 		}
 		w.notify(contracts.NoticeExecuted, fmt.Sprintf("Attempt %d: executor committed %s (%s).", attempt, contracts.ShortSHA(exec.CommitSHA), exec.DiffSummary))
 
+		if w.lockPublishOnly && !w.acquireLock() {
+			return "" // cancelled while waiting, or the lock could not be asked for (recorded)
+		}
 		var pr contracts.PRRef
 		err = workflow.ExecuteActivity(controlCtx(w.work, w.timeouts), control.Publish, capability.PublishRequest{
 			ContractID: w.contract.ContractID, ContractHash: w.st.ContractHash, Goal: w.contract.Goal, Repo: w.contract.Repo,
 			Criteria: w.contract.Criteria, Branch: exec.Branch, CommitSHA: exec.CommitSHA, Attempt: attempt,
 		}).Get(w.work, &pr)
+		if w.lockPublishOnly {
+			w.releaseLock()
+		}
 		if err != nil {
 			if w.cancel != nil {
 				return ""

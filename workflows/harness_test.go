@@ -36,23 +36,27 @@ type fakes struct {
 	contract contracts.Contract
 	env      *testsuite.TestWorkflowEnvironment
 
-	mu          sync.Mutex
-	script      []verifyScript // consumed one per verification
-	emptyOn     map[int]bool   // attempts whose executor changes nothing
-	executions  int
-	verifies    int
-	captures    int
-	cancels     int
-	authorized  bool
-	indexed     []string // states written to the index, in order
-	payState    string
-	feedbacks   [][]contracts.Reason
-	releases    int
-	bundles     []contracts.Bundle
-	settlements []contracts.Settlement
-	settleErr   error // what WriteSettlement returns, when set
-	settleTries int
-	captureHook func()
+	mu         sync.Mutex
+	script     []verifyScript // consumed one per verification
+	emptyOn    map[int]bool   // attempts whose executor changes nothing
+	executions int
+	verifies   int
+	captures   int
+	cancels    int
+	authorized bool
+	indexed    []string // states written to the index, in order
+	payState   string
+	feedbacks  [][]contracts.Reason
+	releases   int
+	// lockRequests counts the lock's requests: each one is released (lock-publish-only asks
+	// around every publish).
+	lockRequests int
+	publishes    int
+	bundles      []contracts.Bundle
+	settlements  []contracts.Settlement
+	settleErr    error // what WriteSettlement returns, when set
+	settleTries  int
+	captureHook  func()
 }
 
 func (f *fakes) Authorize(ctx context.Context, r capability.AuthorizeRequest) (capability.PaymentState, error) {
@@ -96,6 +100,12 @@ func (f *fakes) Cancel(ctx context.Context, a capability.PaymentAction) (capabil
 }
 
 func (f *fakes) Publish(ctx context.Context, r capability.PublishRequest) (contracts.PRRef, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.publishes++
+	if f.lockRequests != f.releases+1 {
+		f.t.Errorf("publish with %d lock requests and %d releases: it must hold the lock, alone", f.lockRequests, f.releases)
+	}
 	return contracts.PRRef{Branch: r.Branch, URL: "local://" + r.Branch}, nil
 }
 
@@ -139,6 +149,7 @@ func (f *fakes) Put(e capability.IndexEntry) error {
 type idleLock struct {
 	client.Client
 	env *testsuite.TestWorkflowEnvironment
+	f   *fakes
 }
 
 func commitFor(attempt int) string { return fmt.Sprintf("%040d", attempt) }
@@ -148,6 +159,9 @@ func (f *fakes) Run(ctx context.Context, r capability.ExecRequest) (capability.E
 	defer f.mu.Unlock()
 	f.executions++
 	f.feedbacks = append(f.feedbacks, r.Feedback)
+	if f.lockRequests != f.releases {
+		f.t.Errorf("attempt %d ran while the contract held the repository lock: other contracts on it would wait", r.Attempt)
+	}
 	if f.emptyOn[r.Attempt] {
 		return capability.ExecResult{Empty: true, CommitSHA: r.ParentSHA, Branch: "signoff/w1"}, nil
 	}
@@ -236,7 +250,7 @@ func newHarness(t *testing.T, script ...verifyScript) *harness {
 	f := &fakes{t: t, contract: *c, env: env, script: script, emptyOn: map[int]bool{}}
 	// The runtime gate has no client here: page errors in the evidence are the gate.
 	workers.RegisterControl(env, &activities.Control{Payments: f, Deliverer: f, Proofs: f, Index: f,
-		BundleKey: ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize)), Temporal: idleLock{env: env}})
+		BundleKey: ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize)), Temporal: idleLock{env: env, f: f}})
 	workers.RegisterExecute(env, &activities.Execute{Executor: f, Previews: f})
 	workers.RegisterVerify(env, &activities.Verify{Verifier: f})
 	env.OnSignalExternalWorkflow(mock.Anything, contractapi.LockWorkflowID("signoff-fixtures/finance"), "", contractapi.SignalLockRelease, mock.Anything).
@@ -279,6 +293,9 @@ const (
 
 func (l idleLock) SignalWithStartWorkflow(ctx context.Context, workflowID, signalName string, signalArg any,
 	options client.StartWorkflowOptions, workflow any, workflowArgs ...any) (client.WorkflowRun, error) {
+	l.f.mu.Lock()
+	l.f.lockRequests++
+	l.f.mu.Unlock()
 	l.env.SignalWorkflow(contractapi.SignalLockGranted, workflowID)
 	return nil, nil
 }
@@ -322,9 +339,10 @@ func (h *harness) assertPayment(t *testing.T, captures, cancels int) {
 	}
 }
 
+// assertLockReleased: every request of the repository lock was released, once.
 func (h *harness) assertLockReleased(t *testing.T) {
 	t.Helper()
-	if h.releases != 1 {
-		t.Fatalf("lock released %d times, want 1", h.releases)
+	if h.releases != h.lockRequests || h.lockRequests != h.publishes {
+		t.Fatalf("lock requested %d times and released %d times for %d publishes", h.lockRequests, h.releases, h.publishes)
 	}
 }

@@ -24,4 +24,9 @@ const (
 	// versionLazyVariants: the base check also runs the criteria on the contract's lazy
 	// variants (BaseCheckInput.Variants) on the same preview, before it is stopped.
 	versionLazyVariants = "lazy-variants"
+
+	// versionLockPublishOnly: the repository lock is held around each publish (the branch
+	// and the pull request) instead of the whole run, so contracts on one repository execute
+	// and verify at the same time.
+	versionLockPublishOnly = "lock-publish-only"
 )
