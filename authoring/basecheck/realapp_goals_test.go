@@ -211,6 +211,11 @@ func TestGoalsOnCreateNextApp(t *testing.T) {
 			}
 		}
 	}
+	// Three quotes of one base commit: one build, which the first made (BuildMS is 0 when a
+	// check reuses the running preview).
+	if b := stack.BaseCheck.Report.BuildMS; b == 0 || top.BaseCheck.Report.BuildMS != 0 || heading.BaseCheck.Report.BuildMS != 0 {
+		t.Errorf("build times %d, %d, %d ms: want one build, by the first quote", b, top.BaseCheck.Report.BuildMS, heading.BaseCheck.Report.BuildMS)
+	}
 	// The lint that fails on the base is named in each quote and recorded in its stack, and
 	// no goal was refused for it.
 	for _, res := range []*authoring.Result{stack, top, heading} {
