@@ -77,8 +77,8 @@ fs.writeFileSync("dist/built.txt", "built with " + rows + " rows for " + process
 	}
 	if st := stepByName(other, "build"); st.Status != StatusFailed {
 		t.Errorf("the other job's build %+v", st)
-	} else if log, _ := os.ReadFile(st.Log); !strings.Contains(string(log), "No such file or directory") {
-		t.Errorf("the other job's build log: %s", tail(log, 600))
+	} else if log, _ := os.ReadFile(st.Log); !strings.Contains(string(log), "No such file or directory") || !strings.Contains(st.Next, "DATABASE_URL="+contracts.PostgresURLRef) {
+		t.Errorf("the other job's build (next %q) log: %s", st.Next, tail(log, 600))
 	}
 
 	pid := job.ServicePID
@@ -112,8 +112,8 @@ func TestPostgresSeedFailureIsTheRepositorys(t *testing.T) {
 	sha := commit(t, repo, map[string]string{contracts.PreviewSeedFile: "insert into missing values (1);\n"}, "a seed for a table that is not there")
 	job, err := l.Prepare(context.Background(), repo, sha, Options{Services: []string{contracts.ServicePostgres}})
 	var bf *BuildFailedError
-	if !errors.As(err, &bf) || bf.Step != "seed" || !strings.Contains(bf.Cause, `relation "missing" does not exist`) {
-		t.Fatalf("err = %v, want the seed step failing with its cause", err)
+	if !errors.As(err, &bf) || bf.Step != "seed" || !strings.Contains(bf.Cause, `relation "missing" does not exist`) || !strings.Contains(bf.Next, "make it create the tables it fills") {
+		t.Fatalf("err = %v, want the seed step failing with its cause and what to do", err)
 	}
 	if job.ServicePID > 1 && processAlive(job.ServicePID) {
 		t.Errorf("database server %d left running after a failed build", job.ServicePID)
