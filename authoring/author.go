@@ -180,49 +180,50 @@ func (a *Author) Draft(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return res, err
 	}
+	// Each change of the terms below is validated and hashed again, and the result offers
+	// the changed contract.
+	rehash := func(c contracts.Contract, what string) error {
+		if err := contracts.Validate(c, contracts.LoadOptions{}); err != nil {
+			return fmt.Errorf("contract %s is invalid (a generator defect): %w", what, err)
+		}
+		hash, err := contracts.Hash(c)
+		if err != nil {
+			return err
+		}
+		res.Contract, res.Hash = &c, hash
+		return nil
+	}
 	if len(report.FailingChecks) > 0 {
-		// The terms change: the checks the base fails are recorded in the stack (or, when
-		// the goal is about them, must pass). The contract is validated and hashed again.
+		// The checks the base fails are recorded in the stack (or, when the goal is about
+		// them, must pass).
 		var notes []string
 		c, notes = RecordFailingChecks(c, goal, report.FailingChecks)
 		draft.Notes = append(draft.Notes, notes...)
-		if err := contracts.Validate(c, contracts.LoadOptions{}); err != nil {
-			return res, fmt.Errorf("contract with the base's failing checks is invalid: %w", err)
-		}
-		if hash, err = contracts.Hash(c); err != nil {
+		if err := rehash(c, "with the base's failing checks"); err != nil {
 			return res, err
 		}
-		res.Contract, res.Hash = &c, hash
 	}
 	if len(disc.Preexisting) > 0 {
-		// The terms change: what the base already fails and the goal does not ask for is
-		// not a condition of payment. The contract is validated and hashed again.
+		// What the base already fails and the goal does not ask for is not a condition of
+		// payment.
 		c = omitCriteria(c, disc.Preexisting)
 		draft.Notes = append(draft.Notes, disc.PreexistingNotes...)
 		if len(c.Criteria) < contracts.MinCriteria {
 			return res, &BaseCheckError{Code: BaseTooFew, Reason: fmt.Sprintf("leaving out what the base commit already fails (%s) leaves %d criteria, fewer than %d",
 				strings.Join(disc.Preexisting, ", "), len(c.Criteria), contracts.MinCriteria)}
 		}
-		if err := contracts.Validate(c, contracts.LoadOptions{}); err != nil {
-			return res, fmt.Errorf("contract without the pre-existing failures is invalid (a generator defect): %w", err)
-		}
-		if hash, err = contracts.Hash(c); err != nil {
+		if err := rehash(c, "without the pre-existing failures"); err != nil {
 			return res, err
 		}
-		res.Contract, res.Hash = &c, hash
 	}
 	if filled, notes, ok := FillStructure(c, report); ok {
 		// The pages the goal leaves alone keep the structure the base check saw: the terms
-		// take the observed values, and are validated and hashed again.
+		// take the observed values.
 		c = filled
 		draft.Notes = append(draft.Notes, notes...)
-		if err := contracts.Validate(c, contracts.LoadOptions{}); err != nil {
-			return res, fmt.Errorf("contract with the base's structure is invalid (a generator defect): %w", err)
-		}
-		if hash, err = contracts.Hash(c); err != nil {
+		if err := rehash(c, "with the base's structure"); err != nil {
 			return res, err
 		}
-		res.Contract, res.Hash = &c, hash
 	}
 	res.Offered = true
 	return res, nil

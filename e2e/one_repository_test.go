@@ -7,11 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/fixtures/runs"
-	"github.com/signoff/signoff/web"
-	"github.com/signoff/signoff/workers"
 	"github.com/signoff/signoff/workflows/contractapi"
 )
 
@@ -26,21 +23,11 @@ func TestContractsOnOneRepositoryRunTogether(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the fixture app twice and drives Chromium")
 	}
-	root := repoRoot()
-	dataDir := t.TempDir()
-	runsDir := filepath.Join(root, "fixtures", "runs")
-	faults := &runs.FaultPlan{}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	st := fixtureStack(ctx, t, dataDir, func(cfg workers.Config) (*activities.Execute, error) {
-		return workers.NewExecute(cfg, workers.ExecuteOptions{Executor: workers.NewPreparedExecutor(cfg), Preview: workers.PreviewNext,
-			SharedDeps: filepath.Join(root, ".cache", "finance-deps"), WrapPreviews: faults.Decorator()})
-	})
+	st, env := preparedStack(ctx, t, t.TempDir())
 	defer st.Close()
-	trust, err := workers.ReadTrust(dataDir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	runsDir := filepath.Join(repoRoot(), "fixtures", "runs")
 	w1, err := runs.Load(runsDir, "W1")
 	if err != nil {
 		t.Fatal(err)
@@ -52,11 +39,6 @@ func TestContractsOnOneRepositoryRunTogether(t *testing.T) {
 	if w1.Contract.Repo.Key() != w5.Contract.Repo.Key() {
 		t.Fatalf("W1 is on %s and W5 on %s: the test needs one repository", w1.Contract.Repo.Key(), w5.Contract.Repo.Key())
 	}
-	env := runs.Env{Client: st.Client, Remotes: st.ControlPlane.Deliverer.Remotes, DataDir: dataDir, Trust: trust, Faults: faults,
-		Pay: func(ctx context.Context, id string) error {
-			_, err := web.CompleteTestCheckout(ctx, st.Client, id)
-			return err
-		}}
 	var w1Final contractapi.Status
 	w5Env := env
 	w5Env.BeforeOperator = func(ctx context.Context, paused contractapi.Status) error {

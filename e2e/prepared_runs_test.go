@@ -31,21 +31,12 @@ func TestPreparedRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the fixture app and drives Chromium for every prepared run")
 	}
-	root := repoRoot()
-	dataDir := t.TempDir()
-	runsDir := filepath.Join(root, "fixtures", "runs")
-	faults := &runs.FaultPlan{}
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
 	defer cancel()
-	st := fixtureStack(ctx, t, dataDir, func(cfg workers.Config) (*activities.Execute, error) {
-		return workers.NewExecute(cfg, workers.ExecuteOptions{Executor: workers.NewPreparedExecutor(cfg), Preview: workers.PreviewNext,
-			SharedDeps: filepath.Join(root, ".cache", "finance-deps"), WrapPreviews: faults.Decorator()})
-	})
+	dataDir := t.TempDir()
+	st, env := preparedStack(ctx, t, dataDir)
 	defer st.Close()
-	trust, err := workers.ReadTrust(dataDir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	runsDir := filepath.Join(repoRoot(), "fixtures", "runs")
 	vk, _ := signing.LoadPublic(filepath.Join(dataDir, "keys", datadir.VerifierKeyFile))
 	ck, _ := signing.LoadPublic(filepath.Join(dataDir, "keys", datadir.ControlKeyFile))
 
@@ -55,12 +46,7 @@ func TestPreparedRuns(t *testing.T) {
 			t.Fatal(err)
 		}
 		started := time.Now()
-		final, mismatches, err := r.Replay(ctx, runs.Env{Client: st.Client, Remotes: st.ControlPlane.Deliverer.Remotes, DataDir: dataDir,
-			Trust: trust, Faults: faults,
-			Pay: func(ctx context.Context, id string) error {
-				_, err := web.CompleteTestCheckout(ctx, st.Client, id)
-				return err
-			}})
+		final, mismatches, err := r.Replay(ctx, env)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -116,6 +102,28 @@ func TestPreparedRuns(t *testing.T) {
 
 // fixtureStack starts the whole stack on the embedded server for the fixture's prepared runs,
 // with the execute queue buildExecute makes and the real verifier. The caller closes it.
+// preparedStack is the one-machine default with the prepared executor and real previews of
+// the fixture (faults armed per run), and the replay environment for its prepared runs.
+func preparedStack(ctx context.Context, t *testing.T, dataDir string) (*devstack.Stack, runs.Env) {
+	t.Helper()
+	root := repoRoot()
+	faults := &runs.FaultPlan{}
+	st := fixtureStack(ctx, t, dataDir, func(cfg workers.Config) (*activities.Execute, error) {
+		return workers.NewExecute(cfg, workers.ExecuteOptions{Executor: workers.NewPreparedExecutor(cfg), Preview: workers.PreviewNext,
+			SharedDeps: filepath.Join(root, ".cache", "finance-deps"), WrapPreviews: faults.Decorator()})
+	})
+	trust, err := workers.ReadTrust(dataDir)
+	if err != nil {
+		st.Close()
+		t.Fatal(err)
+	}
+	return st, runs.Env{Client: st.Client, Remotes: st.ControlPlane.Deliverer.Remotes, DataDir: dataDir, Trust: trust, Faults: faults,
+		Pay: func(ctx context.Context, id string) error {
+			_, err := web.CompleteTestCheckout(ctx, st.Client, id)
+			return err
+		}}
+}
+
 func fixtureStack(ctx context.Context, t *testing.T, dataDir string, buildExecute func(workers.Config) (*activities.Execute, error)) *devstack.Stack {
 	t.Helper()
 	root := repoRoot()
