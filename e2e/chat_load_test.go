@@ -58,6 +58,8 @@ type loadEvent struct {
 	Kind     string  `json:"kind"`
 	Expires  int64   `json:"expires"`
 	Envelope string  `json:"envelope"`
+	// seen is when the test read the event.
+	seen time.Time
 }
 
 // captureAgent is the agent whose two "cancel" envelopes are captured before the burst.
@@ -92,9 +94,52 @@ type loadPeers struct {
 	change  chan struct{}
 }
 
+// startLoadPeers runs chatbridge/testdata/load_peer.py: n uAgents reference agents that each
+// send text to the bridge at one moment and acknowledge what they are told.
+func startLoadPeers(t *testing.T, py, loopback, bridge string, n int, text string, extra ...string) *loadPeers {
+	t.Helper()
+	var ports []string
+	for range n {
+		ports = append(ports, freePort(t))
+	}
+	args := append([]string{filepath.Join(repoRoot(), "chatbridge", "testdata", "load_peer.py"), "--base", "http://127.0.0.1:" + loopback,
+		"--bridge", bridge, "--ports", strings.Join(ports, ","), "--seed-prefix", "signoff load test peer " + strconv.FormatInt(time.Now().UnixNano(), 36),
+		"--text", text}, extra...)
+	cmd := exec.Command(py, args...)
+	cmd.Dir = t.TempDir() // uagents writes its key-value store into the working directory
+	cmd.Env = append(os.Environ(), "PYTHONUNBUFFERED=1", "NO_PROXY=127.0.0.1,localhost", "no_proxy=127.0.0.1,localhost")
+	lp := &loadPeers{events: make([][]loadEvent, n), change: make(chan struct{})}
+	cmd.Stderr = &lockedWriter{mu: &lp.mu, w: &lp.stderr}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }) // the process this test started, by PID
+	go func() {
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			if rest, ok := strings.CutPrefix(sc.Text(), "PEER "); ok {
+				e := loadEvent{I: -1}
+				if json.Unmarshal([]byte(rest), &e) == nil {
+					if e.Event == "blocked" {
+						t.Errorf("a peer tried to reach %s (not loopback)", e.Host)
+					}
+					lp.add(e, sc.Text())
+				}
+			}
+		}
+	}()
+	return lp
+}
+
 func (p *loadPeers) add(e loadEvent, line string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	e.seen = time.Now()
 	p.all.WriteString(line + "\n")
 	if e.Phase == "capture" || e.Event == "captured" {
 		p.capture = append(p.capture, e)
@@ -166,40 +211,7 @@ func TestChatLoadAcrossRestart(t *testing.T) {
 	}
 	stopHog := cpuHog(t)
 
-	var ports []string
-	for range peers {
-		ports = append(ports, freePort(t))
-	}
-	cmd := exec.Command(py, filepath.Join(root, "chatbridge", "testdata", "load_peer.py"), "--base", "http://127.0.0.1:"+loopback,
-		"--bridge", agent[1], "--ports", strings.Join(ports, ","), "--seed-prefix", "signoff load test peer "+strconv.FormatInt(time.Now().UnixNano(), 36),
-		"--text", "make the Watchlist page work well on mobile", "--capture", strconv.Itoa(captureAgent))
-	cmd.Dir = t.TempDir() // uagents writes its key-value store into the working directory
-	cmd.Env = append(os.Environ(), "PYTHONUNBUFFERED=1", "NO_PROXY=127.0.0.1,localhost", "no_proxy=127.0.0.1,localhost")
-	lp := &loadPeers{events: make([][]loadEvent, peers), change: make(chan struct{})}
-	cmd.Stderr = &lockedWriter{mu: &lp.mu, w: &lp.stderr}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }) // the process this test started, by PID
-	go func() {
-		sc := bufio.NewScanner(out)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			if rest, ok := strings.CutPrefix(sc.Text(), "PEER "); ok {
-				e := loadEvent{I: -1}
-				if json.Unmarshal([]byte(rest), &e) == nil {
-					if e.Event == "blocked" {
-						t.Errorf("a peer tried to reach %s (not loopback)", e.Host)
-					}
-					lp.add(e, sc.Text())
-				}
-			}
-		}
-	}()
+	lp := startLoadPeers(t, py, loopback, agent[1], peers, "make the Watchlist page work well on mobile", "--capture", strconv.Itoa(captureAgent))
 
 	// Phase 1: everyone acknowledged, then told the quote is coming or their place in line.
 	lp.wait(t, "all peers started and sent", 3*time.Minute, func(ev [][]loadEvent) bool {

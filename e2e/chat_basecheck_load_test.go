@@ -1,0 +1,199 @@
+package e2e_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/signoff/signoff/internal/datadir"
+	"github.com/signoff/signoff/workflows/contractapi"
+)
+
+// TestChatQuotesWithBaseCheckUnderLoad is issue 29's load must-show: ten uAgents reference
+// agents ask `signoff dev` for a task on one repository at the same moment, with the base
+// check on (the default) and a CPU hog running in this test. Every one ends with a quote whose
+// base check ran on the queues, none with a refusal a busy host caused, and the base commit was
+// built once for all ten: base checks of one tree share one build. Time to quote is logged, a
+// figure and not an assertion.
+func TestChatQuotesWithBaseCheckUnderLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs signoff dev as a process with ten Python uAgents peers, builds the fixture app and drives Chromium")
+	}
+	root := repoRoot()
+	requireSetup(t, filepath.Join(root, ".bin", "stripe-mock"), "go tool task stripe:setup")
+	requireSetup(t, filepath.Join(root, ".cache", "finance-deps", "node_modules", "next"), "go tool task fixture:setup")
+	requireSetup(t, filepath.Join(root, ".cache", "pw-driver", "1.64.1", "package", "cli.js"), "go tool task browser:setup")
+	py := chatVenvPython(t)
+	const peers = 10
+	dataDir := t.TempDir()
+	loopback, public, tport := freePort(t), freePort(t), freePort(t)
+	dev := startProc(t, "", nil, "dev", "--data-dir", dataDir, "--temporal-port", tport, "--ui-port", "0",
+		"--loopback", "127.0.0.1:"+loopback, "--public", "127.0.0.1:"+public, "--runs-dir", filepath.Join(root, "fixtures", "runs"))
+	waitOutput(t, dev, "Ctrl-C stops.", 3*time.Minute)
+	agent := regexp.MustCompile(`Chat agent:\s+(agent1\w+)`).FindStringSubmatch(dev.output())
+	if agent == nil {
+		t.Fatalf("signoff dev does not announce the chat agent:\n%s", dev.output())
+	}
+	stopHog := cpuHog(t)
+	defer stopHog()
+	lp := startLoadPeers(t, py, loopback, agent[1], peers, "make the Watchlist page work well on mobile")
+
+	// The end for each peer: its quote, or any answer that is not one (a refusal).
+	final := func(e loadEvent) bool {
+		return e.Event == "chat" && (strings.HasPrefix(e.Text, "Quoted contract") || strings.Contains(e.Text, "No contract") ||
+			strings.Contains(e.Text, "could not") || strings.Contains(e.Text, "cannot"))
+	}
+	lp.wait(t, "a quote or a refusal for every peer", 30*time.Minute, func(ev [][]loadEvent) bool {
+		for _, e := range ev {
+			if !slices.ContainsFunc(e, final) {
+				return false
+			}
+		}
+		return true
+	})
+	stopHog()
+	var waits []float64
+	lp.mu.Lock()
+	for i, ev := range lp.events {
+		var sent, end loadEvent
+		for _, e := range ev {
+			switch {
+			case e.Event == "sent":
+				sent = e
+			case final(e) && end.Event == "":
+				end = e
+			}
+		}
+		if !strings.HasPrefix(end.Text, "Quoted contract") {
+			t.Errorf("peer %d was not quoted: %q", i, end.Text)
+			continue
+		}
+		if !strings.Contains(end.Text, "Base check (on the execute and verify queues): ") {
+			t.Errorf("peer %d's quote ran no base check on the queues:\n%s", i, end.Text)
+		}
+		waits = append(waits, end.seen.Sub(wall(sent.T0Wall)).Seconds())
+	}
+	lp.mu.Unlock()
+	if t.Failed() {
+		t.Fatalf("%s\n--- signoff dev ---\n%s", lp.dump(), dev.output())
+	}
+	// One base build for the ten: every base check's preview is logged under its job id, and
+	// a base build's job is in a slot named for its tree.
+	jobs, err := datadir.PreviewJobsRoot(dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs, err := os.ReadDir(filepath.Join(jobs, "logs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var builds []string
+	for _, e := range logs {
+		if strings.HasPrefix(e.Name(), "slot-b-") {
+			builds = append(builds, e.Name())
+		}
+	}
+	if len(builds) != 1 {
+		t.Errorf("%d base builds for %d quotes of one base commit, want 1: %v", len(builds), peers, builds)
+	}
+	slices.Sort(waits)
+	t.Logf("%d quotes with the base check on, CPU hog running: time to quote median %.0f s, max %.0f s, %d base build(s)",
+		len(waits), waits[len(waits)/2], waits[len(waits)-1], len(builds))
+}
+
+// TestChatQuoteSurvivesAKillDuringItsBuild: `signoff dev` is SIGKILLed while a chat quote's
+// base build runs, and started again on the same data dir. The requester gets the quote once,
+// and the build that was cut off leaves nothing that stops the next one (a Next.js build lock
+// in the shared base slot was the failure seen before).
+func TestChatQuoteSurvivesAKillDuringItsBuild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs signoff dev as a process, SIGKILLs it mid-build, builds the fixture app and drives Chromium")
+	}
+	root := repoRoot()
+	requireSetup(t, filepath.Join(root, ".bin", "stripe-mock"), "go tool task stripe:setup")
+	requireSetup(t, filepath.Join(root, ".cache", "finance-deps", "node_modules", "next"), "go tool task fixture:setup")
+	requireSetup(t, filepath.Join(root, ".cache", "pw-driver", "1.64.1", "package", "cli.js"), "go tool task browser:setup")
+	py := chatVenvPython(t)
+	dataDir := t.TempDir()
+	loopback, public, tport := freePort(t), freePort(t), freePort(t)
+	dev := startProc(t, "", nil, "dev", "--data-dir", dataDir, "--temporal-port", tport, "--ui-port", "0",
+		"--loopback", "127.0.0.1:"+loopback, "--public", "127.0.0.1:"+public, "--runs-dir", filepath.Join(root, "fixtures", "runs"))
+	waitOutput(t, dev, "Ctrl-C stops.", 3*time.Minute)
+	agent := regexp.MustCompile(`Chat agent:\s+(agent1\w+)`).FindStringSubmatch(dev.output())
+	if agent == nil {
+		t.Fatalf("signoff dev does not announce the chat agent:\n%s", dev.output())
+	}
+	jobs, err := datadir.PreviewJobsRoot(dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lp := startLoadPeers(t, py, loopback, agent[1], 1, "make the Watchlist page work well on mobile")
+
+	// The base build's step runs while its pid file is on record.
+	building := filepath.Join(jobs, "pids", "slot-b-*-build-*.json")
+	for deadline := time.Now().Add(10 * time.Minute); ; {
+		if m, _ := filepath.Glob(building); len(m) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no base build started within 10m:\n%s\n%s", lp.dump(), dev.output())
+		}
+		time.Sleep(20 * time.Millisecond) // waiting for a file another process writes
+	}
+	before := dev.output()
+	dev.kill()
+	dev.start()
+	waitOutput(t, dev, "Ctrl-C stops.", 3*time.Minute)
+
+	quoted := func(e loadEvent) bool { return e.Event == "chat" && strings.HasPrefix(e.Text, "Quoted contract") }
+	lp.wait(t, "the quote after the restart", 15*time.Minute, func(ev [][]loadEvent) bool { return slices.ContainsFunc(ev[0], quoted) })
+	// Exactly once: the quote workflow has ended, so nothing more is coming, and one quote came.
+	lp.mu.Lock()
+	var sent, started loadEvent
+	n := 0
+	for _, e := range lp.events[0] {
+		switch {
+		case e.Event == "sent":
+			sent = e
+		case e.Event == "started":
+			started = e
+		case quoted(e):
+			n++
+		}
+	}
+	lp.mu.Unlock()
+	c := dialDev(t, dataDir, "127.0.0.1:"+tport)
+	run := c.GetWorkflow(context.Background(), contractapi.QuoteWorkflowID(started.Address, sent.Session, sent.MsgID), "")
+	if err := run.Get(context.Background(), nil); err != nil {
+		t.Fatalf("the quote workflow: %v", err)
+	}
+	lp.mu.Lock()
+	n = 0
+	for _, e := range lp.events[0] {
+		if quoted(e) {
+			n++
+		}
+	}
+	lp.mu.Unlock()
+	if n != 1 {
+		t.Errorf("%d quotes for one request across the kill, want 1:\n%s", n, lp.dump())
+	}
+	// The cut-off build left no lock the next build tripped on.
+	logs, _ := filepath.Glob(filepath.Join(jobs, "logs", "slot-b-*", "build.log"))
+	if len(logs) < 2 {
+		t.Errorf("%d base build logs, want the one cut off and the one after the restart", len(logs))
+	}
+	for _, l := range logs {
+		if b, _ := os.ReadFile(l); strings.Contains(string(b), "already running") {
+			t.Errorf("%s: %s", l, b)
+		}
+	}
+	if strings.Contains(before+dev.output(), "already running") {
+		t.Errorf("signoff dev reported a build already running:\n%s\n%s", before, dev.output())
+	}
+}
