@@ -18,37 +18,66 @@ import (
 // agents ask `signoff dev` for a task on one repository at the same moment, with the base
 // check on (the default) and a CPU hog running in this test. Every one ends with a quote whose
 // base check ran on the queues, none with a refusal a busy host caused, and the base commit was
-// built once for all ten: base checks of one tree share one build. Time to quote is logged, a
-// figure and not an assertion.
+// built once for all ten: base checks of one tree share one build. Time to quote is logged;
+// BenchmarkChatQuotesWithBaseCheck measures it on a quiet machine.
 func TestChatQuotesWithBaseCheckUnderLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs signoff dev as a process with ten Python uAgents peers, builds the fixture app and drives Chromium")
 	}
+	waits, builds := chatQuotesWithBaseCheck(t, true)
+	if len(builds) != 1 {
+		t.Errorf("%d base builds for %d quotes of one base commit, want 1: %v", len(builds), len(waits), builds)
+	}
+	t.Logf("%d quotes with the base check on, CPU hog running: time to quote median %.0f s, max %.0f s, %d base build(s)",
+		len(waits), waits[len(waits)/2], waits[len(waits)-1], len(builds))
+}
+
+// BenchmarkChatQuotesWithBaseCheck is time to quote for ten requesters at once with the base
+// check on (issue 29's goal: median under 90 s on 2 cores), reported, not asserted.
+func BenchmarkChatQuotesWithBaseCheck(b *testing.B) {
+	var med, most float64
+	for range b.N {
+		waits, _ := chatQuotesWithBaseCheck(b, false)
+		med, most = waits[len(waits)/2], waits[len(waits)-1]
+	}
+	b.ReportMetric(med, "s-median/quote")
+	b.ReportMetric(most, "s-max/quote")
+}
+
+// chatQuotesWithBaseCheck has ten uAgents peers ask `signoff dev` (base check on) for a task
+// on the finance fixture at one moment, with a CPU hog when hog is set. It fails unless every
+// one is quoted after a base check on the queues, and returns the times to quote in seconds,
+// sorted, and the base builds' job ids.
+func chatQuotesWithBaseCheck(tb testing.TB, hog bool) (waits []float64, builds []string) {
+	tb.Helper()
 	root := repoRoot()
-	requireSetup(t, filepath.Join(root, ".bin", "stripe-mock"), "go tool task stripe:setup")
-	requireSetup(t, filepath.Join(root, ".cache", "finance-deps", "node_modules", "next"), "go tool task fixture:setup")
-	requireSetup(t, filepath.Join(root, ".cache", "pw-driver", "1.64.1", "package", "cli.js"), "go tool task browser:setup")
-	py := chatVenvPython(t)
+	requireSetup(tb, filepath.Join(root, ".bin", "stripe-mock"), "go tool task stripe:setup")
+	requireSetup(tb, filepath.Join(root, ".cache", "finance-deps", "node_modules", "next"), "go tool task fixture:setup")
+	requireSetup(tb, filepath.Join(root, ".cache", "pw-driver", "1.64.1", "package", "cli.js"), "go tool task browser:setup")
+	py := chatVenvPython(tb)
 	const peers = 10
-	dataDir := t.TempDir()
-	loopback, public, tport := freePort(t), freePort(t), freePort(t)
-	dev := startProc(t, "", nil, "dev", "--data-dir", dataDir, "--temporal-port", tport, "--ui-port", "0",
+	dataDir := tb.TempDir()
+	loopback, public, tport := freePort(tb), freePort(tb), freePort(tb)
+	dev := startProc(tb, "", nil, "dev", "--data-dir", dataDir, "--temporal-port", tport, "--ui-port", "0",
 		"--loopback", "127.0.0.1:"+loopback, "--public", "127.0.0.1:"+public, "--runs-dir", filepath.Join(root, "fixtures", "runs"))
-	waitOutput(t, dev, "Ctrl-C stops.", 3*time.Minute)
+	waitOutput(tb, dev, "Ctrl-C stops.", 3*time.Minute)
 	agent := regexp.MustCompile(`Chat agent:\s+(agent1\w+)`).FindStringSubmatch(dev.output())
 	if agent == nil {
-		t.Fatalf("signoff dev does not announce the chat agent:\n%s", dev.output())
+		tb.Fatalf("signoff dev does not announce the chat agent:\n%s", dev.output())
 	}
-	stopHog := cpuHog(t)
+	stopHog := func() {}
+	if hog {
+		stopHog = cpuHog(tb)
+	}
 	defer stopHog()
-	lp := startLoadPeers(t, py, loopback, agent[1], peers, "make the Watchlist page work well on mobile")
+	lp := startLoadPeers(tb, py, loopback, agent[1], peers, "make the Watchlist page work well on mobile")
 
 	// The end for each peer: its quote, or any answer that is not one (a refusal).
 	final := func(e loadEvent) bool {
 		return e.Event == "chat" && (strings.HasPrefix(e.Text, "Quoted contract") || strings.Contains(e.Text, "No contract") ||
 			strings.Contains(e.Text, "could not") || strings.Contains(e.Text, "cannot"))
 	}
-	lp.wait(t, "a quote or a refusal for every peer", 30*time.Minute, func(ev [][]loadEvent) bool {
+	lp.wait(tb, "a quote or a refusal for every peer", 30*time.Minute, func(ev [][]loadEvent) bool {
 		for _, e := range ev {
 			if !slices.ContainsFunc(e, final) {
 				return false
@@ -57,7 +86,7 @@ func TestChatQuotesWithBaseCheckUnderLoad(t *testing.T) {
 		return true
 	})
 	stopHog()
-	var waits []float64
+	failed := false
 	lp.mu.Lock()
 	for i, ev := range lp.events {
 		var sent, end loadEvent
@@ -69,41 +98,38 @@ func TestChatQuotesWithBaseCheckUnderLoad(t *testing.T) {
 				end = e
 			}
 		}
-		if !strings.HasPrefix(end.Text, "Quoted contract") {
-			t.Errorf("peer %d was not quoted: %q", i, end.Text)
-			continue
+		switch {
+		case !strings.HasPrefix(end.Text, "Quoted contract"):
+			tb.Errorf("peer %d was not quoted: %q", i, end.Text)
+			failed = true
+		case !strings.Contains(end.Text, "Base check (on the execute and verify queues): "):
+			tb.Errorf("peer %d's quote ran no base check on the queues:\n%s", i, end.Text)
+			failed = true
+		default:
+			waits = append(waits, end.seen.Sub(wall(sent.T0Wall)).Seconds())
 		}
-		if !strings.Contains(end.Text, "Base check (on the execute and verify queues): ") {
-			t.Errorf("peer %d's quote ran no base check on the queues:\n%s", i, end.Text)
-		}
-		waits = append(waits, end.seen.Sub(wall(sent.T0Wall)).Seconds())
 	}
 	lp.mu.Unlock()
-	if t.Failed() {
-		t.Fatalf("%s\n--- signoff dev ---\n%s", lp.dump(), dev.output())
+	if failed {
+		tb.Fatalf("%s\n--- signoff dev ---\n%s", lp.dump(), dev.output())
 	}
-	// One base build for the ten: every base check's preview is logged under its job id, and
-	// a base build's job is in a slot named for its tree.
+	// Every base check's preview is logged under its job id; a base build's job is in a slot
+	// named for its tree.
 	jobs, err := datadir.PreviewJobsRoot(dataDir)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	logs, err := os.ReadDir(filepath.Join(jobs, "logs"))
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	var builds []string
 	for _, e := range logs {
 		if strings.HasPrefix(e.Name(), "slot-b-") {
 			builds = append(builds, e.Name())
 		}
 	}
-	if len(builds) != 1 {
-		t.Errorf("%d base builds for %d quotes of one base commit, want 1: %v", len(builds), peers, builds)
-	}
 	slices.Sort(waits)
-	t.Logf("%d quotes with the base check on, CPU hog running: time to quote median %.0f s, max %.0f s, %d base build(s)",
-		len(waits), waits[len(waits)/2], waits[len(waits)-1], len(builds))
+	return waits, builds
 }
 
 // TestChatQuoteSurvivesAKillDuringItsBuild: `signoff dev` is SIGKILLed while a chat quote's

@@ -66,7 +66,7 @@ type loadEvent struct {
 const captureAgent = 0
 
 // chatVenvPython is the project-local venv's Python with the pinned uagents (tasks/chat.yml).
-func chatVenvPython(t *testing.T) string {
+func chatVenvPython(t testing.TB) string {
 	t.Helper()
 	py := filepath.Join(repoRoot(), ".cache", "chat-venv", "bin", "python")
 	out, err := exec.Command(py, "-c", "import importlib.metadata as m; print(m.version('uagents'), m.version('uagents-core'))").Output()
@@ -78,7 +78,7 @@ func chatVenvPython(t *testing.T) string {
 
 // cpuHog keeps every CPU busy until stopped (or the test ends): the load the chat must hold
 // under.
-func cpuHog(t *testing.T) (stop func()) {
+func cpuHog(t testing.TB) (stop func()) {
 	stop = cpuhog.Start()
 	t.Cleanup(stop)
 	return stop
@@ -96,7 +96,7 @@ type loadPeers struct {
 
 // startLoadPeers runs chatbridge/testdata/load_peer.py: n uAgents reference agents that each
 // send text to the bridge at one moment and acknowledge what they are told.
-func startLoadPeers(t *testing.T, py, loopback, bridge string, n int, text string, extra ...string) *loadPeers {
+func startLoadPeers(t testing.TB, py, loopback, bridge string, n int, text string, extra ...string) *loadPeers {
 	t.Helper()
 	var ports []string
 	for range n {
@@ -151,7 +151,7 @@ func (p *loadPeers) add(e loadEvent, line string) {
 }
 
 // wait blocks until cond holds over the events or d passes (a hang-catcher).
-func (p *loadPeers) wait(t *testing.T, what string, d time.Duration, cond func(ev [][]loadEvent) bool) {
+func (p *loadPeers) wait(t testing.TB, what string, d time.Duration, cond func(ev [][]loadEvent) bool) {
 	t.Helper()
 	deadline := time.After(d)
 	for {

@@ -199,7 +199,7 @@ var (
 
 // signoffBinary builds the CLI once per test binary, for the tests that run workers and
 // `signoff dev` as separate processes so they can be SIGKILLed.
-func signoffBinary(t *testing.T) string {
+func signoffBinary(t testing.TB) string {
 	t.Helper()
 	p, err := signoffBinaryPath()
 	if err != nil {
@@ -229,14 +229,14 @@ func signoffBinaryPath() (string, error) {
 
 // proc is a signoff subprocess this test started and may SIGKILL by PID.
 type proc struct {
-	t    *testing.T
+	t    testing.TB
 	args []string
 	env  []string
 	cmd  *exec.Cmd
 	log  *os.File
 }
 
-func startProc(t *testing.T, logPath string, env []string, args ...string) *proc {
+func startProc(t testing.TB, logPath string, env []string, args ...string) *proc {
 	t.Helper()
 	p := &proc{t: t, args: args, env: env}
 	p.start()
@@ -422,7 +422,7 @@ func recordHistory(t *testing.T, c client.Client, id, name string) {
 
 // freePort chooses a port for a process the test starts, outside the range outgoing
 // connections take theirs from (see internal/spareport).
-func freePort(t *testing.T) string {
+func freePort(t testing.TB) string {
 	t.Helper()
 	p, err := spareport.One()
 	if err != nil {
@@ -526,7 +526,7 @@ const patience = 4
 // hangLimit is how long a wait that a quiet machine finishes within d may take.
 func hangLimit(d time.Duration) time.Duration { return d * patience }
 
-func waitOutput(t *testing.T, p *proc, want string, d time.Duration) {
+func waitOutput(t testing.TB, p *proc, want string, d time.Duration) {
 	t.Helper()
 	d = hangLimit(d)
 	deadline := time.Now().Add(d)

@@ -140,7 +140,7 @@ func fixtureStack(ctx context.Context, t *testing.T, dataDir string, buildExecut
 	return st
 }
 
-func requireSetup(t *testing.T, path, task string) {
+func requireSetup(t testing.TB, path, task string) {
 	t.Helper()
 	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("missing %s: run `%s`", path, task)
