@@ -51,9 +51,7 @@ func BenchmarkChatQuotesWithBaseCheck(b *testing.B) {
 func chatQuotesWithBaseCheck(tb testing.TB, hog bool) (waits []float64, builds []string) {
 	tb.Helper()
 	root := repoRoot()
-	requireSetup(tb, filepath.Join(root, ".bin", "stripe-mock"), "go tool task stripe:setup")
-	requireSetup(tb, filepath.Join(root, ".cache", "finance-deps", "node_modules", "next"), "go tool task fixture:setup")
-	requireSetup(tb, filepath.Join(root, ".cache", "pw-driver", "1.64.1", "package", "cli.js"), "go tool task browser:setup")
+	requireChatBuildSetup(tb)
 	py := chatVenvPython(tb)
 	const peers = 10
 	dataDir := tb.TempDir()
@@ -141,9 +139,7 @@ func TestChatQuoteSurvivesAKillDuringItsBuild(t *testing.T) {
 		t.Skip("runs signoff dev as a process, SIGKILLs it mid-build, builds the fixture app and drives Chromium")
 	}
 	root := repoRoot()
-	requireSetup(t, filepath.Join(root, ".bin", "stripe-mock"), "go tool task stripe:setup")
-	requireSetup(t, filepath.Join(root, ".cache", "finance-deps", "node_modules", "next"), "go tool task fixture:setup")
-	requireSetup(t, filepath.Join(root, ".cache", "pw-driver", "1.64.1", "package", "cli.js"), "go tool task browser:setup")
+	requireChatBuildSetup(t)
 	py := chatVenvPython(t)
 	dataDir := t.TempDir()
 	loopback, public, tport := freePort(t), freePort(t), freePort(t)
@@ -222,4 +218,14 @@ func TestChatQuoteSurvivesAKillDuringItsBuild(t *testing.T) {
 	if strings.Contains(before+dev.output(), "already running") {
 		t.Errorf("signoff dev reported a build already running:\n%s\n%s", before, dev.output())
 	}
+}
+
+// requireChatBuildSetup fails, naming the task, without what a chat quote with its base check
+// needs: the local Stripe test double, the fixture's dependencies and the browser.
+func requireChatBuildSetup(tb testing.TB) {
+	tb.Helper()
+	root := repoRoot()
+	requireSetup(tb, filepath.Join(root, ".bin", "stripe-mock"), "go tool task stripe:setup")
+	requireSetup(tb, filepath.Join(root, ".cache", "finance-deps", "node_modules", "next"), "go tool task fixture:setup")
+	requireSetup(tb, filepath.Join(root, ".cache", "pw-driver", "1.64.1", "package", "cli.js"), "go tool task browser:setup")
 }

@@ -19,6 +19,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"os/exec"
@@ -118,22 +119,26 @@ func startLoadPeers(t testing.TB, py, loopback, bridge string, n int, text strin
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }) // the process this test started, by PID
-	go func() {
-		sc := bufio.NewScanner(out)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			if rest, ok := strings.CutPrefix(sc.Text(), "PEER "); ok {
-				e := loadEvent{I: -1}
-				if json.Unmarshal([]byte(rest), &e) == nil {
-					if e.Event == "blocked" {
-						t.Errorf("a peer tried to reach %s (not loopback)", e.Host)
-					}
-					lp.add(e, sc.Text())
+	go lp.read(t, out)
+	return lp
+}
+
+// read records the "PEER {json}" lines of a peer process's output until it ends; a peer that
+// tried to reach anything but loopback fails the test.
+func (p *loadPeers) read(t testing.TB, out io.Reader) {
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "PEER "); ok {
+			e := loadEvent{I: -1}
+			if json.Unmarshal([]byte(rest), &e) == nil {
+				if e.Event == "blocked" {
+					t.Errorf("a peer tried to reach %s (not loopback)", e.Host)
 				}
+				p.add(e, sc.Text())
 			}
 		}
-	}()
-	return lp
+	}
 }
 
 func (p *loadPeers) add(e loadEvent, line string) {

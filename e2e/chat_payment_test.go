@@ -1,7 +1,6 @@
 package e2e_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -58,21 +57,7 @@ func startScriptPeers(t *testing.T, py, loopback, bridge string, n int) *scriptP
 	}
 	sp.stdin = stdin
 	t.Cleanup(func() { _ = stdin.Close(); _ = cmd.Process.Kill(); _ = cmd.Wait() }) // the process this test started, by PID
-	go func() {
-		sc := bufio.NewScanner(out)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			if rest, ok := strings.CutPrefix(sc.Text(), "PEER "); ok {
-				e := loadEvent{I: -1}
-				if json.Unmarshal([]byte(rest), &e) == nil {
-					if e.Event == "blocked" {
-						t.Errorf("a peer tried to reach %s (not loopback)", e.Host)
-					}
-					sp.add(e, sc.Text())
-				}
-			}
-		}
-	}()
+	go sp.read(t, out)
 	sp.wait(t, "every peer started", 3*time.Minute, func(ev [][]loadEvent) bool {
 		for _, e := range ev {
 			if !slices.ContainsFunc(e, func(e loadEvent) bool { return e.Event == "started" }) {
