@@ -48,16 +48,24 @@ func plural(n int) string {
 // count that could not be read against a counted base is not within: the executor is
 // neither charged for the base's failure nor excused for one of its own.
 func (s Stack) Tolerates(step string, errors int) bool {
-	for _, p := range s.Preexisting {
-		if p.Step != step {
-			continue
-		}
-		if p.Errors == 0 {
-			return true
-		}
-		return errors > 0 && errors <= p.Errors
+	p := s.Recorded(step)
+	switch {
+	case p == nil:
+		return false
+	case p.Errors == 0:
+		return true
 	}
-	return false
+	return errors > 0 && errors <= p.Errors
+}
+
+// Recorded is the step's failure as the stack records it, or nil.
+func (s Stack) Recorded(step string) *PreexistingFailure {
+	for i := range s.Preexisting {
+		if s.Preexisting[i].Step == step {
+			return &s.Preexisting[i]
+		}
+	}
+	return nil
 }
 
 // Preexisting are the failed check steps a base commit's build went on past, as a contract

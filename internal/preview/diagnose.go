@@ -151,21 +151,6 @@ func CountErrors(log []byte) int {
 	return lines
 }
 
-// countErrorsFile counts a step log file's errors.
-func countErrorsFile(path string) int {
-	return CountErrors(readTail(path))
-}
-
-// preexisting is the recorded base failure of a step, or nil.
-func preexisting(ps []contracts.PreexistingFailure, step string) *contracts.PreexistingFailure {
-	for i := range ps {
-		if ps[i].Step == step {
-			return &ps[i]
-		}
-	}
-	return nil
-}
-
 func errorsWord(n int) string {
 	switch n {
 	case 0:

@@ -443,14 +443,16 @@ func (l *Launcher) build(ctx context.Context, ws *workspace, objects, sha string
 		}
 		if st.Status == StatusFailed && s.check {
 			st := &(*steps)[len(*steps)-1]
-			st.Errors = countErrorsFile(st.Log)
-			if opts.BaseCheck || (contracts.Stack{Preexisting: opts.Preexisting}).Tolerates(st.Name, st.Errors) {
+			log := readTail(st.Log)
+			st.Errors = CountErrors(log)
+			recorded := contracts.Stack{Preexisting: opts.Preexisting}
+			if opts.BaseCheck || recorded.Tolerates(st.Name, st.Errors) {
 				st.Preexisting = true
-				st.Cause, _ = diagnoseFile(st.Name, st.Log)
+				st.Cause, _ = Diagnose(st.Name, log)
 				continue
 			}
-			if p := preexisting(opts.Preexisting, st.Name); p != nil {
-				st.Cause, st.Next = diagnoseFile(st.Name, st.Log)
+			if p := recorded.Recorded(st.Name); p != nil {
+				st.Cause, st.Next = Diagnose(st.Name, log)
 				st.Next = fmt.Sprintf("%s fails worse than on the base commit (%s where the base had %d): %s", st.Name, errorsWord(st.Errors), p.Errors, st.Next)
 			}
 		}
