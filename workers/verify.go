@@ -33,14 +33,14 @@ func NewVerify(cfg Config, gate capability.Gate) (*activities.Verify, func(), er
 		return nil, nil, fmt.Errorf("verifier key: %w", err)
 	}
 	vcfg := verify.ConfigFrom(cfg.Settings.Browser)
-	v := &verify.Verifier{Config: vcfg, Key: key, Source: verify.SourceFor(vcfg, cfg.Settings.Browser)}
+	v := &verify.Verifier{Config: vcfg, Key: key, Source: verify.SourceFor(vcfg, cfg.Settings.Browser), BaseBrowsers: &verify.Pool{Linger: verify.BaseBrowserLinger}}
 	if err := VerifierTrust(keyPath, v); err != nil {
 		return nil, nil, err
 	}
-	stop := func() {}
+	stop := v.BaseBrowsers.Close
 	if d, err := verify.StartDriver(vcfg); err == nil {
 		v.Driver = d
-		stop = func() { _ = d.Stop() }
+		stop = func() { v.BaseBrowsers.Close(); _ = d.Stop() }
 	} // else: Verify reports the setup error per call, as verification_error
 	proofs := proofstore.Store{Root: p.Proofs}
 	var verifier capability.Verifier = &verify.Activity{Verifier: v, Proofs: proofs}

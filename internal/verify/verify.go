@@ -17,6 +17,8 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/mxschmitt/playwright-go"
+
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/internal/deployment"
 )
@@ -33,6 +35,10 @@ type Verifier struct {
 	Driver *Driver
 	// Source provides the browser. Nil: a local Chromium launched per run.
 	Source BrowserSource
+	// BaseBrowsers, when set, shares one browser (from Source) among the base checks
+	// (attempt 0) measuring the same preview of the same commit at once. Nil: every run opens
+	// its own from Source.
+	BaseBrowsers *Pool
 	// HTTPClient reaches the preview for /__verification and http criteria. Nil: a client
 	// with a 15 s timeout that never follows a redirect to another host.
 	HTTPClient *http.Client
@@ -218,12 +224,8 @@ func (v *Verifier) measure(ctx context.Context, req *Request, base *url.URL, ev 
 			defer d.Stop()
 			driver = d
 		}
-		src := v.Source
-		if src == nil {
-			src = v.Config.local()
-		}
 		t := time.Now()
-		sess, err := src.Open(ctx, driver.Playwright())
+		sess, err := v.openBrowser(ctx, driver.Playwright(), req)
 		if err != nil {
 			return fmt.Errorf("verify: open browser: %w", err)
 		}
@@ -270,6 +272,19 @@ func (v *Verifier) measure(ctx context.Context, req *Request, base *url.URL, ev 
 		ev.Artifacts = append(ev.Artifacts, o.arts...)
 	}
 	return nil
+}
+
+// openBrowser opens the run's browser: the one shared by the base checks of this preview and
+// commit when there is a pool for them, else one from Source.
+func (v *Verifier) openBrowser(ctx context.Context, pw *playwright.Playwright, req *Request) (*BrowserSession, error) {
+	var src BrowserSource = v.Config.local()
+	if v.Source != nil {
+		src = v.Source
+	}
+	if v.BaseBrowsers != nil && req.Attempt == 0 {
+		return v.BaseBrowsers.Open(ctx, pw, req.ExpectedSHA+" "+req.PreviewURL, src)
+	}
+	return src.Open(ctx, pw)
 }
 
 // criterionConcurrency is how many criteria are measured at once.
