@@ -168,6 +168,9 @@ type BuildResult struct {
 	// PackageManager is what installed, built and started the commit, by name and version
 	// ("pnpm 9.15.9"): the release the repository declares, or Signoff's pinned one.
 	PackageManager string `json:"package_manager,omitempty"`
+	// ReusedBuild, on a re-verification of the same contract's commit, names the preview
+	// whose build (these steps) the app was started from again instead of building anew.
+	ReusedBuild string `json:"reused_build,omitempty"`
 }
 
 // BuildStep is one of install, build, lint, test.

@@ -2,10 +2,14 @@ package preview
 
 import (
 	"context"
+	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/signoff/signoff/fixtures/fixturerepo"
 	"github.com/signoff/signoff/internal/sandbox"
+	"github.com/signoff/signoff/internal/sandbox/sandboxtest"
 )
 
 // BenchmarkPreviewSandboxCost prepares and stops the same small app (checkout, deps,
@@ -45,4 +49,52 @@ func BenchmarkPreviewSandboxCost(b *testing.B) {
 	b.ReportMetric(float64(boxed.Milliseconds())/n, "ms/preview-sandboxed")
 	b.ReportMetric(float64(bare.Milliseconds())/n, "ms/preview-unsandboxed")
 	b.ReportMetric(float64(boxed)/float64(bare), "sandbox/unsandboxed")
+}
+
+// BenchmarkReverifyW1 prepares W1's first attempt on the real Next.js fixture in a fresh slot
+// (checkout, install from the shared deps, build, start, the first answer), stops it, and
+// prepares the same commit again as a re-verification does, reporting both times and the
+// re-verification's share of the first (goal: 0.2 or less).
+func BenchmarkReverifyW1(b *testing.B) {
+	mod := moduleRoot(b)
+	deps := financeDeps(b, mod)
+	root := testRoot(b)
+	repo := filepath.Join(root, "finance")
+	if _, err := fixturerepo.Materialize(filepath.Join(mod, "fixtures", "finance"), repo); err != nil {
+		b.Fatal(err)
+	}
+	if err := fixturerepo.ApplyPatch(repo, filepath.Join(mod, "fixtures", "runs", "W1", "patches", "attempt-1.patch")); err != nil {
+		b.Fatal(err)
+	}
+	w1, err := fixturerepo.CommitAll(repo, "W1 attempt 1")
+	if err != nil {
+		b.Fatal(err)
+	}
+	l, err := New(Config{Sandbox: sandboxtest.Runner(b), JobsRoot: filepath.Join(root, "jobs"), SharedDeps: deps, RunAs: previewUser(b),
+		StepTimeout: 5 * time.Minute, StartTimeout: 2 * time.Minute})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var first, again time.Duration
+	for i := range b.N {
+		opts := Options{Slot: fmt.Sprintf("reverify-%d", i)}
+		for n, total := range []*time.Duration{&first, &again} {
+			began := time.Now()
+			job, err := l.Prepare(context.Background(), repo, w1, opts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			*total += time.Since(began)
+			if reused := job.ReusedBuild != ""; reused != (n == 1) {
+				b.Fatalf("preparation %d reused a build: %v", n+1, reused)
+			}
+			if err := l.Stop(job); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(first.Milliseconds())/n, "ms/first")
+	b.ReportMetric(float64(again.Milliseconds())/n, "ms/reverify")
+	b.ReportMetric(float64(again)/float64(first), "reverify/first")
 }

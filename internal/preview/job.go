@@ -79,8 +79,11 @@ type Job struct {
 	// checks it again itself.
 	RuntimeSHA string      `json:"runtime_sha,omitempty"`
 	Build      BuildResult `json:"build"`
-	Start      Step        `json:"start"`
-	Isolation  string      `json:"isolation"`
+	// ReusedBuild is the job whose build this one started its app from (a re-verification
+	// of the same commit in the same slot), or "".
+	ReusedBuild string `json:"reused_build,omitempty"`
+	Start       Step   `json:"start"`
+	Isolation   string `json:"isolation"`
 }
 
 // sentryEnv is the error tracker's view of this build: empty when no release was given.
@@ -151,7 +154,7 @@ const (
 // how the code was isolated and which package manager release ran.
 func (j *Job) Result() contracts.BuildResult {
 	b := j.Build
-	out := contracts.BuildResult{Passed: b.Passed, Steps: []contracts.BuildStep{}, Sandbox: j.Isolation, PackageManager: j.PackageManagerRan}
+	out := contracts.BuildResult{Passed: b.Passed, Steps: []contracts.BuildStep{}, Sandbox: j.Isolation, PackageManager: j.PackageManagerRan, ReusedBuild: j.ReusedBuild}
 	for _, s := range b.Steps {
 		if s.Status == StatusSkipped {
 			continue

@@ -19,7 +19,7 @@ import (
 )
 
 // moduleRoot is the repository root, found from this file's path.
-func moduleRoot(t *testing.T) string {
+func moduleRoot(t testing.TB) string {
 	t.Helper()
 	_, file, _, ok := runtime.Caller(0)
 	if !ok {
@@ -30,7 +30,7 @@ func moduleRoot(t *testing.T) string {
 
 // financeDeps returns the shared install made by `go tool task
 // fixture:setup`, failing when it is missing or older than the lockfile.
-func financeDeps(t *testing.T, root string) string {
+func financeDeps(t testing.TB, root string) string {
 	t.Helper()
 	deps := filepath.Join(root, ".cache", "finance-deps")
 	h := sha256.New()

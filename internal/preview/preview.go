@@ -179,9 +179,10 @@ type Launcher struct {
 	npmVersion, caFile string
 
 	mu       sync.Mutex
-	slots    map[string]string // slot -> job ID holding it
-	running  map[string]*proc  // job ID -> app server
-	services map[string]*proc  // job ID -> its database server
+	slots    map[string]string    // slot -> job ID holding it
+	running  map[string]*proc     // job ID -> app server
+	built    map[string]slotBuild // slot -> the build its app was last started from (reuse.go)
+	services map[string]*proc     // job ID -> its database server
 }
 
 var (
@@ -225,7 +226,7 @@ func New(cfg Config) (*Launcher, error) {
 	if err := CheckHost(cfg.Advertise); err != nil {
 		return nil, &InputError{Field: "advertise", Reason: err.Error()}
 	}
-	l := &Launcher{cfg: cfg, slots: map[string]string{}, running: map[string]*proc{}, services: map[string]*proc{}}
+	l := &Launcher{cfg: cfg, slots: map[string]string{}, running: map[string]*proc{}, services: map[string]*proc{}, built: map[string]slotBuild{}}
 	node, err := lookBin(cfg.Node, "node")
 	if err != nil {
 		return nil, err
@@ -344,7 +345,11 @@ func (l *Launcher) Prepare(ctx context.Context, repoDir, commitSHA string, opts 
 	if err != nil {
 		return nil, err
 	}
-	ws, err := l.claim(opts.Slot)
+	key := ""
+	if reusable(opts) {
+		key = reuseKey(commitSHA, opts)
+	}
+	ws, prior, err := l.claim(opts.Slot, key)
 	if err != nil {
 		return nil, err
 	}
@@ -355,14 +360,22 @@ func (l *Launcher) Prepare(ctx context.Context, repoDir, commitSHA string, opts 
 	started := false
 	defer func() {
 		if !started {
+			if prior != nil {
+				l.forget(opts.Slot, prior.jobID)
+			}
 			l.stopServices(job)
 			l.release(ws)
 		}
 	}()
 
-	ok, err := l.build(ctx, ws, objects, commitSHA, job, opts)
-	if err != nil {
-		return job, err
+	ok := true
+	if prior != nil {
+		prior.reuse(job)
+	} else {
+		ok, err = l.build(ctx, ws, objects, commitSHA, job, opts)
+		if err != nil {
+			return job, err
+		}
 	}
 	if !ok {
 		last := &job.Build.Steps[len(job.Build.Steps)-1]
@@ -377,6 +390,7 @@ func (l *Launcher) Prepare(ctx context.Context, repoDir, commitSHA string, opts 
 		return job, err
 	}
 	started = true
+	l.remember(ws, key, job)
 	return job, nil
 }
 

@@ -220,3 +220,68 @@ func TestBaseChecksShareOneBuild(t *testing.T) {
 		t.Errorf("processes recorded after Close: %v", files)
 	}
 }
+
+// A re-verification of the same commit starts the app again from the build its first try
+// made: the build's output is the same (a random value written at build time), no build step
+// ran, and the result names the job it reused. Another contract, or another commit in the
+// same slot, builds anew; so does the first commit after the slot held another.
+func TestReverificationStartsFromTheBuild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds in the sandbox; skipped in -short")
+	}
+	root := testRoot(t)
+	repo, _ := tinyRepo(t, root)
+	random := commit(t, repo, map[string]string{"build.js": `const fs = require("fs");
+fs.mkdirSync("dist", { recursive: true });
+fs.writeFileSync("dist/built.txt", String(Math.random()));
+`}, "random build")
+	other := commit(t, repo, map[string]string{"version.txt": "2\n"}, "another commit")
+	remotes := localgit.Remotes{Root: filepath.Join(root, "remotes")}
+	for _, sha := range []string{random, other} {
+		if _, err := remotes.Register(context.Background(), "acme", "web", repo, sha); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := newTinyLauncher(t, root, nil)
+	p := &Previews{Launcher: l, Remotes: remotes}
+	type run struct{ id, built, reused, buildLog string }
+	start := func(contract string, try int, sha string) run {
+		t.Helper()
+		res, err := p.Start(context.Background(), capability.PreviewRequest{ContractID: contract, Attempt: 1, Try: try,
+			Repo: contracts.Repo{Owner: "acme", Name: "web"}, CommitSHA: sha})
+		if err != nil || res.URL == "" {
+			t.Fatalf("preview of %s try %d: %v %+v", contract, try, err, res.Build)
+		}
+		defer p.Stop(context.Background(), res.PreviewID)
+		if !res.Build.Passed {
+			t.Fatalf("build of %s try %d did not pass: %+v", contract, try, res.Build)
+		}
+		var who struct {
+			Built string `json:"built"`
+		}
+		getJSON(t, res.URL+"/whoami", &who)
+		r := run{id: res.PreviewID, built: who.Built, reused: res.Build.ReusedBuild}
+		if _, err := os.Stat(filepath.Join(l.cfg.JobsRoot, logsDir, res.PreviewID, "build.log")); err == nil {
+			r.buildLog = "written"
+		}
+		return r
+	}
+	first := start("contract-a", 1, random)
+	if first.reused != "" || first.buildLog == "" {
+		t.Fatalf("the first try reused %q, build log %q: want a build of its own", first.reused, first.buildLog)
+	}
+	again := start("contract-a", 2, random)
+	if again.built != first.built || again.reused != first.id || again.buildLog != "" {
+		t.Errorf("the re-verification served %q (first %q), reused %q (want %q), build log %q: want the first try's build, not built again",
+			again.built, first.built, again.reused, first.id, again.buildLog)
+	}
+	if b := start("contract-b", 1, random); b.reused != "" || b.built == first.built {
+		t.Errorf("another contract's preview of the same commit reused %q and served %q (contract A's %q)", b.reused, b.built, first.built)
+	}
+	if o := start("contract-a", 1, other); o.reused != "" {
+		t.Errorf("another commit in the slot reused %q", o.reused)
+	}
+	if back := start("contract-a", 3, random); back.reused != "" || back.built == first.built {
+		t.Errorf("after the slot built another commit, the first one reused %q and served %q: want a new build", back.reused, back.built)
+	}
+}

@@ -39,8 +39,12 @@ type workspace struct {
 // kept survive in a slot between jobs: they are the incremental-build cache.
 var kept = map[string]bool{"node_modules": true, ".next": true}
 
-func (l *Launcher) claim(slot string) (*workspace, error) {
+// claim takes a fresh folder, or the slot when no other job holds it. With a reuse key, a slot
+// whose last started build is of that key comes back as it was left, with the record of the
+// build (reuse.go); any other slot is cleaned for a new build.
+func (l *Launcher) claim(slot, key string) (*workspace, *slotBuild, error) {
 	ws := &workspace{slot: slot}
+	var prior *slotBuild
 	if slot == "" {
 		ws.id = newID("job-")
 		ws.root = filepath.Join(l.cfg.JobsRoot, jobsDir, ws.id)
@@ -50,9 +54,10 @@ func (l *Launcher) claim(slot string) (*workspace, error) {
 		l.mu.Lock()
 		if holder := l.slots[slot]; holder != "" {
 			l.mu.Unlock()
-			return nil, fmt.Errorf("%w: %s holds %s", ErrSlotBusy, holder, slot)
+			return nil, nil, fmt.Errorf("%w: %s holds %s", ErrSlotBusy, holder, slot)
 		}
 		l.slots[slot] = ws.id
+		prior = l.takeBuild(slot, key)
 		if _, err := os.Lstat(ws.root); errors.Is(err, fs.ErrNotExist) {
 			l.pruneSlots()
 		}
@@ -63,14 +68,14 @@ func (l *Launcher) claim(slot string) (*workspace, error) {
 	ws.home = filepath.Join(ws.root, "home")
 	ws.npmCache = filepath.Join(ws.root, "npm-cache")
 	ws.logs = filepath.Join(l.cfg.JobsRoot, logsDir, ws.id)
-	if err := l.layout(ws); err != nil {
+	if err := l.layout(ws, prior != nil); err != nil {
 		l.release(ws)
-		return nil, err
+		return nil, nil, err
 	}
-	return ws, nil
+	return ws, prior, nil
 }
 
-func (l *Launcher) layout(ws *workspace) error {
+func (l *Launcher) layout(ws *workspace, keepTree bool) error {
 	for _, d := range []struct {
 		path string
 		mode os.FileMode
@@ -102,6 +107,9 @@ func (l *Launcher) layout(ws *workspace) error {
 	}
 	if err := l.ownDir(ws.src); err != nil {
 		return err
+	}
+	if keepTree {
+		return nil // the app starts again from the build this slot made
 	}
 	// A reused slot: remove everything the previous commit left except the
 	// caches. os.RemoveAll does not follow symlinks.
@@ -148,6 +156,7 @@ func (l *Launcher) pruneSlots() {
 	}
 	slices.SortFunc(idle, func(a, b slotAge) int { return a.used.Compare(b.used) })
 	for n := len(entries); n >= limit && len(idle) > 0; n-- {
+		delete(l.built, idle[0].name)
 		_ = os.RemoveAll(filepath.Join(dir, idle[0].name))
 		idle = idle[1:]
 	}
