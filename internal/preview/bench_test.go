@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/signoff/signoff/fixtures/fixturerepo"
 	"github.com/signoff/signoff/internal/sandbox"
 	"github.com/signoff/signoff/internal/sandbox/sandboxtest"
 )
@@ -56,20 +55,9 @@ func BenchmarkPreviewSandboxCost(b *testing.B) {
 // prepares the same commit again as a re-verification does, reporting both times and the
 // re-verification's share of the first (goal: 0.2 or less).
 func BenchmarkReverifyW1(b *testing.B) {
-	mod := moduleRoot(b)
-	deps := financeDeps(b, mod)
+	deps := financeDeps(b, moduleRoot(b))
 	root := testRoot(b)
-	repo := filepath.Join(root, "finance")
-	if _, err := fixturerepo.Materialize(filepath.Join(mod, "fixtures", "finance"), repo); err != nil {
-		b.Fatal(err)
-	}
-	if err := fixturerepo.ApplyPatch(repo, filepath.Join(mod, "fixtures", "runs", "W1", "patches", "attempt-1.patch")); err != nil {
-		b.Fatal(err)
-	}
-	w1, err := fixturerepo.CommitAll(repo, "W1 attempt 1")
-	if err != nil {
-		b.Fatal(err)
-	}
+	repo, _, w1 := financeW1(b, root)
 	l, err := New(Config{Sandbox: sandboxtest.Runner(b), JobsRoot: filepath.Join(root, "jobs"), SharedDeps: deps, RunAs: previewUser(b),
 		StepTimeout: 5 * time.Minute, StartTimeout: 2 * time.Minute})
 	if err != nil {

@@ -48,6 +48,26 @@ func financeDeps(t testing.TB, root string) string {
 	return deps
 }
 
+// financeW1 materializes the finance fixture as a repository under root, with W1's first
+// attempt committed on its base.
+func financeW1(t testing.TB, root string) (repo, base, w1 string) {
+	t.Helper()
+	mod := moduleRoot(t)
+	repo = filepath.Join(root, "finance")
+	base, err := fixturerepo.Materialize(filepath.Join(mod, "fixtures", "finance"), repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fixturerepo.ApplyPatch(repo, filepath.Join(mod, "fixtures", "runs", "W1", "patches", "attempt-1.patch")); err != nil {
+		t.Fatal(err)
+	}
+	w1, err = fixturerepo.CommitAll(repo, "W1 attempt 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return repo, base, w1
+}
+
 func getText(t *testing.T, url string) (int, string) {
 	t.Helper()
 	resp, err := http.Get(url)
@@ -91,21 +111,9 @@ func TestNextFixture(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the Next.js fixture (tens of seconds); skipped in -short")
 	}
-	mod := moduleRoot(t)
-	deps := financeDeps(t, mod)
+	deps := financeDeps(t, moduleRoot(t))
 	root := testRoot(t)
-	repo := filepath.Join(root, "finance")
-	base, err := fixturerepo.Materialize(filepath.Join(mod, "fixtures", "finance"), repo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := fixturerepo.ApplyPatch(repo, filepath.Join(mod, "fixtures", "runs", "W1", "patches", "attempt-1.patch")); err != nil {
-		t.Fatal(err)
-	}
-	w1, err := fixturerepo.CommitAll(repo, "W1 attempt 1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	repo, base, w1 := financeW1(t, root)
 	l, err := New(Config{
 		Sandbox:      sandboxtest.Runner(t),
 		JobsRoot:     filepath.Join(root, "jobs"),
