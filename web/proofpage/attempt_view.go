@@ -23,7 +23,7 @@ func newAttemptView(a *Attempt, c *contracts.Contract, base *baseShots, links Li
 		av.B = bundleFields{SchemaVersion: b.SchemaVersion, ContractID: b.ContractID, ContractHash: b.ContractHash, Goal: b.Goal,
 			BaseSHA: b.BaseSHA, ImplementationSHA: b.ImplementationSHA, EvidenceDigest: b.EvidenceDigest, TimelineHead: b.TimelineHead,
 			Attempt: b.Attempt, Try: b.Try, BuildPassed: b.Build.Passed, Sandbox: b.Build.Sandbox,
-			Unsandboxed: strings.HasPrefix(b.Build.Sandbox, "NOT SANDBOXED"), GateSource: b.Gate.Source, GateErrors: b.Gate.Errors}
+			Unsandboxed: strings.HasPrefix(b.Build.Sandbox, "NOT SANDBOXED"), ReusedBuild: b.Build.ReusedBuild, GateSource: b.Gate.Source, GateErrors: b.Gate.Errors}
 		if b.Base != nil {
 			av.B.BaseEvidence = b.Base.EvidenceDigest
 		}

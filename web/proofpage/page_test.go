@@ -411,3 +411,21 @@ func TestPageShowsNoWorkerPath(t *testing.T) {
 		}
 	}
 }
+
+// A re-verification that started the app from an earlier try's build says so beside the
+// build's steps; a build of its own says nothing of the kind.
+func TestPageNamesAReusedBuild(t *testing.T) {
+	root := t.TempDir()
+	c := prooftest.W1(t)
+	prooftest.Build(t, root, prooftest.Spec{Contract: c, Attempts: []prooftest.Attempt{{ReusedBuild: "slot-c-4939e857759af2f538b0701e-cb29beb00671"}}})
+	page := text(render(t, root, c.ContractID, keys(), Links{}))
+	want := "Not built again: this verification started the app from the build of preview slot-c-4939e857759af2f538b0701e-cb29beb00671"
+	if !strings.Contains(page, want) {
+		t.Errorf("the page does not say the build was reused (%q)", want)
+	}
+	other := t.TempDir()
+	prooftest.Build(t, other, prooftest.Spec{Contract: c, Attempts: []prooftest.Attempt{{}}})
+	if page := text(render(t, other, c.ContractID, keys(), Links{})); strings.Contains(page, "Not built again") {
+		t.Error("a build of its own is said to be reused")
+	}
+}

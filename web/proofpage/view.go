@@ -144,6 +144,8 @@ type bundleFields struct {
 	// Sandbox is how the repository's code ran; Unsandboxed flags the operator's opt-out.
 	Sandbox     string
 	Unsandboxed bool
+	// ReusedBuild is the preview whose build a re-verification started the app from.
+	ReusedBuild string
 	GateSource  string
 	GateErrors  []string
 }

@@ -55,6 +55,9 @@ type Attempt struct {
 	Trace []byte
 	// Shade tints the screenshots, so attempts look different.
 	Shade color.RGBA
+	// ReusedBuild names the preview whose build this verification started the app from (a
+	// re-verification of the same commit).
+	ReusedBuild string
 }
 
 // Spec is a contract's run.
@@ -180,7 +183,7 @@ func Build(t testing.TB, root string, s Spec) *Proof {
 		build := contracts.BuildResult{Passed: !a.BuildFailed, Steps: []contracts.BuildStep{
 			{Name: "install", Passed: true, DurationMS: 1200 + int64(n)},
 			{Name: "build", Passed: !a.BuildFailed, DurationMS: 5400 + int64(n), Log: fmt.Sprintf("%s/%s/attempt-%d/logs/build.log", WorkerPreviews, c.ContractID, n)},
-		}, Sandbox: "bubblewrap 0.8.0: namespaces user+pid+net+ipc+uts+cgroup+mount, as uid 999"}
+		}, Sandbox: "bubblewrap 0.8.0: namespaces user+pid+net+ipc+uts+cgroup+mount, as uid 999", ReusedBuild: a.ReusedBuild}
 		ev(contracts.EventPreviewBuilt, map[string]string{contracts.DataAttempt: fmt.Sprint(n), contracts.DataBuildPassed: fmt.Sprint(build.Passed)})
 		dir, err := store.Dir(c.ContractID, n, 1)
 		if err != nil {
