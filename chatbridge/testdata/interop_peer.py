@@ -14,11 +14,10 @@ import sys
 from datetime import datetime, timezone
 
 # First: installs the loopback socket guard before uagents is imported.
-from uagents_loopback import LoopbackAlmanacResolver, emit  # noqa: I001
+from uagents_loopback import LoopbackAlmanacResolver, almanac_api, emit, loopback_agent  # noqa: I001
 
-from uagents import Agent, Context, Protocol  # noqa: E402
+from uagents import Context, Protocol  # noqa: E402
 from uagents.communication import send_sync_message  # noqa: E402
-from uagents.registration import AlmanacApiRegistrationPolicy  # noqa: E402
 from uagents_core.contrib.protocols.chat import (  # noqa: E402
     ChatAcknowledgement,
     ChatMessage,
@@ -35,20 +34,7 @@ def main():
     p.add_argument("--seed", required=True)
     p.add_argument("--text", default="hello from the python reference")
     args = p.parse_args()
-    almanac = args.stub.rstrip("/") + "/v1/almanac"
-
-    agent = Agent(
-        name="interop-peer",
-        seed=args.seed,
-        port=args.port,
-        endpoint=[f"http://127.0.0.1:{args.port}/submit"],
-        agentverse=args.stub,
-        resolve=LoopbackAlmanacResolver(almanac_api_url=almanac),
-        registration_policy=AlmanacApiRegistrationPolicy(almanac_api=almanac),
-        enable_agent_inspector=False,
-        report_events=False,
-        log_level="WARNING",
-    )
+    agent = loopback_agent("interop-peer", args.seed, args.port, args.stub)
     state = {"sent_id": None, "session": None, "synced": False}
     proto = Protocol(spec=chat_protocol_spec)
 
@@ -86,7 +72,7 @@ def main():
             sync_msg = ChatMessage(content=[TextContent(text="sync " + args.text)])
             resp = await send_sync_message(
                 args.bridge, sync_msg, response_type=ChatAcknowledgement, sender=agent._identity,
-                resolver=LoopbackAlmanacResolver(almanac_api_url=almanac),
+                resolver=LoopbackAlmanacResolver(almanac_api_url=almanac_api(args.stub)),
             )
             if isinstance(resp, ChatAcknowledgement):
                 emit("sync", status="acknowledged", msg_id=str(sync_msg.msg_id), acknowledged=str(resp.acknowledged_msg_id))

@@ -27,11 +27,10 @@ import time
 from datetime import datetime, timezone
 
 # First: installs the loopback socket guard before uagents is imported.
-from uagents_loopback import LoopbackAlmanacResolver, emit  # noqa: I001
+from uagents_loopback import emit, loopback_agent  # noqa: I001
 
 import uagents.communication  # noqa: E402
-from uagents import Agent, Context, Protocol  # noqa: E402
-from uagents.registration import AlmanacApiRegistrationPolicy  # noqa: E402
+from uagents import Context, Protocol  # noqa: E402
 from uagents_core.contrib.protocols.chat import (  # noqa: E402
     ChatAcknowledgement,
     ChatMessage,
@@ -58,21 +57,8 @@ uagents.communication.send_exchange_envelope = capturing_send_exchange_envelope
 
 
 def make_agent(i, args, loop, go, started):
-    almanac = args.base.rstrip("/") + "/v1/almanac"
     port = args.ports[i]
-    agent = Agent(
-        name=f"load-peer-{i}",
-        seed=f"{args.seed_prefix} {i}",
-        port=port,
-        endpoint=[f"http://127.0.0.1:{port}/submit"],
-        agentverse=args.base,
-        resolve=LoopbackAlmanacResolver(almanac_api_url=almanac),
-        registration_policy=AlmanacApiRegistrationPolicy(almanac_api=almanac),
-        enable_agent_inspector=False,
-        report_events=False,
-        log_level="WARNING",
-        loop=loop,
-    )
+    agent = loopback_agent(f"load-peer-{i}", f"{args.seed_prefix} {i}", port, args.base, loop=loop)
     capturing = args.capture == i
     state = {"t0": None, "sent_id": None, "phase": "capture" if capturing else "burst",
              "capture_acks": 0, "capture_replies": 0, "captured": asyncio.Event()}

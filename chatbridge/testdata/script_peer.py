@@ -15,10 +15,9 @@ import sys
 from datetime import datetime, timezone
 
 # First: installs the loopback socket guard before uagents is imported.
-from uagents_loopback import LoopbackAlmanacResolver, emit  # noqa: I001
+from uagents_loopback import emit, loopback_agent  # noqa: I001
 
-from uagents import Agent, Context, Protocol  # noqa: E402
-from uagents.registration import AlmanacApiRegistrationPolicy  # noqa: E402
+from uagents import Context, Protocol  # noqa: E402
 from uagents_core.contrib.protocols.chat import (  # noqa: E402
     ChatAcknowledgement,
     ChatMessage,
@@ -28,21 +27,8 @@ from uagents_core.contrib.protocols.chat import (  # noqa: E402
 
 
 def make_agent(i, args, loop, queue):
-    almanac = args.base.rstrip("/") + "/v1/almanac"
     port = args.ports[i]
-    agent = Agent(
-        name=f"script-peer-{i}",
-        seed=f"{args.seed_prefix} {i}",
-        port=port,
-        endpoint=[f"http://127.0.0.1:{port}/submit"],
-        agentverse=args.base,
-        resolve=LoopbackAlmanacResolver(almanac_api_url=almanac),
-        registration_policy=AlmanacApiRegistrationPolicy(almanac_api=almanac),
-        enable_agent_inspector=False,
-        report_events=False,
-        log_level="WARNING",
-        loop=loop,
-    )
+    agent = loopback_agent(f"script-peer-{i}", f"{args.seed_prefix} {i}", port, args.base, loop=loop)
     state = {"ctx": None}  # the context of the bridge's last message: its conversation
     proto = Protocol(spec=chat_protocol_spec)
 

@@ -57,6 +57,8 @@ socket.socket.connect_ex = guarded_connect_ex
 
 # Imported after the guard so nothing slips past it at import time.
 import uagents.agent  # noqa: E402
+from uagents import Agent  # noqa: E402
+from uagents.registration import AlmanacApiRegistrationPolicy  # noqa: E402
 from uagents.resolver import AlmanacApiResolver  # noqa: E402
 
 # Agent() looks up the on-chain Almanac contract over gRPC (grpc-fetchhub.fetch.ai), which
@@ -70,3 +72,27 @@ class LoopbackAlmanacResolver(AlmanacApiResolver):
 
     async def resolve(self, destination):
         return await self._api_resolve(destination)
+
+
+def almanac_api(base):
+    """The Almanac API under a loopback base URL."""
+    return base.rstrip("/") + "/v1/almanac"
+
+
+def loopback_agent(name, seed, port, base, loop=None):
+    """An Agent served on a loopback port that registers and resolves only through the Almanac
+    API under base, with the inspector and event reports off."""
+    almanac = almanac_api(base)
+    return Agent(
+        name=name,
+        seed=seed,
+        port=port,
+        endpoint=[f"http://127.0.0.1:{port}/submit"],
+        agentverse=base,
+        resolve=LoopbackAlmanacResolver(almanac_api_url=almanac),
+        registration_policy=AlmanacApiRegistrationPolicy(almanac_api=almanac),
+        enable_agent_inspector=False,
+        report_events=False,
+        log_level="WARNING",
+        loop=loop,
+    )
