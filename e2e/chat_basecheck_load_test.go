@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -50,25 +49,17 @@ func BenchmarkChatQuotesWithBaseCheck(b *testing.B) {
 // sorted, and the base builds' job ids.
 func chatQuotesWithBaseCheck(tb testing.TB, hog bool) (waits []float64, builds []string) {
 	tb.Helper()
-	root := repoRoot()
 	requireChatBuildSetup(tb)
 	py := chatVenvPython(tb)
 	const peers = 10
 	dataDir := tb.TempDir()
-	loopback, public, tport := freePort(tb), freePort(tb), freePort(tb)
-	dev := startProc(tb, "", nil, "dev", "--data-dir", dataDir, "--temporal-port", tport, "--ui-port", "0",
-		"--loopback", "127.0.0.1:"+loopback, "--public", "127.0.0.1:"+public, "--runs-dir", filepath.Join(root, "fixtures", "runs"))
-	waitOutput(tb, dev, "Ctrl-C stops.", 3*time.Minute)
-	agent := regexp.MustCompile(`Chat agent:\s+(agent1\w+)`).FindStringSubmatch(dev.output())
-	if agent == nil {
-		tb.Fatalf("signoff dev does not announce the chat agent:\n%s", dev.output())
-	}
+	dev := startChatDev(tb, dataDir)
 	stopHog := func() {}
 	if hog {
 		stopHog = cpuHog(tb)
 	}
 	defer stopHog()
-	lp := startLoadPeers(tb, py, loopback, agent[1], peers, "make the Watchlist page work well on mobile")
+	lp := startLoadPeers(tb, py, dev.loopback, dev.agent, peers, "make the Watchlist page work well on mobile")
 
 	// The end for each peer: its quote, or any answer that is not one (a refusal).
 	final := func(e loadEvent) bool {
@@ -138,23 +129,15 @@ func TestChatQuoteSurvivesAKillDuringItsBuild(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs signoff dev as a process, SIGKILLs it mid-build, builds the fixture app and drives Chromium")
 	}
-	root := repoRoot()
 	requireChatBuildSetup(t)
 	py := chatVenvPython(t)
 	dataDir := t.TempDir()
-	loopback, public, tport := freePort(t), freePort(t), freePort(t)
-	dev := startProc(t, "", nil, "dev", "--data-dir", dataDir, "--temporal-port", tport, "--ui-port", "0",
-		"--loopback", "127.0.0.1:"+loopback, "--public", "127.0.0.1:"+public, "--runs-dir", filepath.Join(root, "fixtures", "runs"))
-	waitOutput(t, dev, "Ctrl-C stops.", 3*time.Minute)
-	agent := regexp.MustCompile(`Chat agent:\s+(agent1\w+)`).FindStringSubmatch(dev.output())
-	if agent == nil {
-		t.Fatalf("signoff dev does not announce the chat agent:\n%s", dev.output())
-	}
+	dev := startChatDev(t, dataDir)
 	jobs, err := datadir.PreviewJobsRoot(dataDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lp := startLoadPeers(t, py, loopback, agent[1], 1, "make the Watchlist page work well on mobile")
+	lp := startLoadPeers(t, py, dev.loopback, dev.agent, 1, "make the Watchlist page work well on mobile")
 
 	// The base build's step runs while its pid file is on record.
 	building := filepath.Join(jobs, "pids", "slot-b-*-build-*.json")
@@ -170,7 +153,7 @@ func TestChatQuoteSurvivesAKillDuringItsBuild(t *testing.T) {
 	before := dev.output()
 	dev.kill()
 	dev.start()
-	waitOutput(t, dev, "Ctrl-C stops.", 3*time.Minute)
+	waitOutput(t, dev.proc, "Ctrl-C stops.", 3*time.Minute)
 
 	quoted := func(e loadEvent) bool { return e.Event == "chat" && strings.HasPrefix(e.Text, "Quoted contract") }
 	lp.wait(t, "the quote after the restart", 15*time.Minute, func(ev [][]loadEvent) bool { return slices.ContainsFunc(ev[0], quoted) })
@@ -189,7 +172,7 @@ func TestChatQuoteSurvivesAKillDuringItsBuild(t *testing.T) {
 		}
 	}
 	lp.mu.Unlock()
-	c := dialDev(t, dataDir, "127.0.0.1:"+tport)
+	c := dialDev(t, dataDir, dev.temporal)
 	run := c.GetWorkflow(context.Background(), contractapi.QuoteWorkflowID(started.Address, sent.Session, sent.MsgID), "")
 	if err := run.Get(context.Background(), nil); err != nil {
 		t.Fatalf("the quote workflow: %v", err)

@@ -77,6 +77,34 @@ func chatVenvPython(t testing.TB) string {
 	return py
 }
 
+// chatDev is `signoff dev` run as a process for the chat tests, on ports of its own.
+type chatDev struct {
+	*proc
+	loopback string // the chat bridge's loopback port
+	public   string // the public listener, host:port
+	temporal string // the Temporal frontend, host:port
+	agent    string // the chat agent's address
+}
+
+// startChatDev starts `signoff dev` on dataDir with the prepared runs and extra flags, and
+// waits until it is ready and has announced its chat agent. Restarting the process (kill,
+// start) keeps the same ports.
+func startChatDev(tb testing.TB, dataDir string, extra ...string) *chatDev {
+	tb.Helper()
+	tport := freePort(tb)
+	d := &chatDev{loopback: freePort(tb), public: "127.0.0.1:" + freePort(tb), temporal: "127.0.0.1:" + tport}
+	args := append([]string{"dev", "--data-dir", dataDir, "--temporal-port", tport, "--ui-port", "0",
+		"--loopback", "127.0.0.1:" + d.loopback, "--public", d.public, "--runs-dir", filepath.Join(repoRoot(), "fixtures", "runs")}, extra...)
+	d.proc = startProc(tb, "", nil, args...)
+	waitOutput(tb, d.proc, "Ctrl-C stops.", 3*time.Minute)
+	agent := regexp.MustCompile(`Chat agent:\s+(agent1\w+)`).FindStringSubmatch(d.output())
+	if agent == nil {
+		tb.Fatalf("signoff dev does not announce the chat agent:\n%s", d.output())
+	}
+	d.agent = agent[1]
+	return d
+}
+
 // cpuHog keeps every CPU busy until stopped (or the test ends): the load the chat must hold
 // under.
 func cpuHog(t testing.TB) (stop func()) {
@@ -203,20 +231,12 @@ func TestChatLoadAcrossRestart(t *testing.T) {
 	py := chatVenvPython(t)
 	const peers = 10
 	dataDir := t.TempDir()
-	loopback, public, tport := freePort(t), freePort(t), freePort(t)
 	// Quotes are drafted one at a time so most of them are still queued or running when the
 	// process is killed; the base check is off (each quote takes seconds, not a build).
-	dev := startProc(t, "", nil, "dev", "--data-dir", dataDir, "--temporal-port", tport, "--ui-port", "0",
-		"--loopback", "127.0.0.1:"+loopback, "--public", "127.0.0.1:"+public, "--runs-dir", filepath.Join(root, "fixtures", "runs"),
-		"--chat-base-check=false", "--chat-concurrent-quotes", "1")
-	waitOutput(t, dev, "Ctrl-C stops.", 3*time.Minute)
-	agent := regexp.MustCompile(`Chat agent:\s+(agent1\w+)`).FindStringSubmatch(dev.output())
-	if agent == nil {
-		t.Fatalf("signoff dev does not announce the chat agent:\n%s", dev.output())
-	}
+	dev := startChatDev(t, dataDir, "--chat-base-check=false", "--chat-concurrent-quotes", "1")
 	stopHog := cpuHog(t)
 
-	lp := startLoadPeers(t, py, loopback, agent[1], peers, "make the Watchlist page work well on mobile", "--capture", strconv.Itoa(captureAgent))
+	lp := startLoadPeers(t, py, dev.loopback, dev.agent, peers, "make the Watchlist page work well on mobile", "--capture", strconv.Itoa(captureAgent))
 
 	// Phase 1: everyone acknowledged, then told the quote is coming or their place in line.
 	lp.wait(t, "all peers started and sent", 3*time.Minute, func(ev [][]loadEvent) bool {
@@ -313,7 +333,7 @@ func TestChatLoadAcrossRestart(t *testing.T) {
 	dev.kill()
 	killedAt := time.Now()
 	dev.start()
-	waitOutput(t, dev, "Ctrl-C stops.", 3*time.Minute)
+	waitOutput(t, dev.proc, "Ctrl-C stops.", 3*time.Minute)
 	t.Logf("signoff dev SIGKILLed with %d of %d quotes out; back in %s", quotedBefore, peers, time.Since(killedAt).Round(time.Millisecond))
 
 	lp.wait(t, "a quote for every peer after the restart", 6*time.Minute, func(ev [][]loadEvent) bool {
@@ -383,7 +403,7 @@ func TestChatLoadAcrossRestart(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond) // polling another process's file through the CLI
 	}
-	c := dialDev(t, dataDir, "127.0.0.1:"+tport)
+	c := dialDev(t, dataDir, dev.temporal)
 
 	// Every ack was out before the work for its message started: the bridge logged the ack
 	// delivered before Temporal recorded the start of the message's quote workflow.
@@ -408,7 +428,7 @@ func TestChatLoadAcrossRestart(t *testing.T) {
 		}
 	}
 
-	replayCaptured(t, c, lp, dataDir, "127.0.0.1:"+public, "127.0.0.1:"+tport)
+	replayCaptured(t, c, lp, dataDir, dev.public, dev.temporal)
 
 	if os.Getenv("SIGNOFF_RECORD_HISTORIES") != "" && crossed >= 0 {
 		lp.mu.Lock()

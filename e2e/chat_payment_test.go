@@ -138,17 +138,9 @@ func TestChatPaymentAndStrangers(t *testing.T) {
 	requireSetup(t, filepath.Join(root, ".bin", "stripe-mock"), "go tool task stripe:setup")
 	py := chatVenvPython(t)
 	dataDir := t.TempDir()
-	loopback, public, tport := freePort(t), freePort(t), freePort(t)
-	dev := startProc(t, "", nil, "dev", "--data-dir", dataDir, "--temporal-port", tport, "--ui-port", "0",
-		"--loopback", "127.0.0.1:"+loopback, "--public", "127.0.0.1:"+public, "--runs-dir", filepath.Join(root, "fixtures", "runs"),
-		"--chat-base-check=false")
-	waitOutput(t, dev, "Ctrl-C stops.", 3*time.Minute)
-	agent := regexp.MustCompile(`Chat agent:\s+(agent1\w+)`).FindStringSubmatch(dev.output())
-	if agent == nil {
-		t.Fatalf("signoff dev does not announce the chat agent:\n%s", dev.output())
-	}
+	dev := startChatDev(t, dataDir, "--chat-base-check=false")
 	const a, b, cc = 0, 1, 2
-	sp := startScriptPeers(t, py, loopback, agent[1], 3)
+	sp := startScriptPeers(t, py, dev.loopback, dev.agent, 3)
 	quoteRe := regexp.MustCompile(`Quoted contract (\S+) .*(?s:.*)Contract hash: ([0-9a-f]{64})`)
 	quoted := func(i int) (id, hash string) {
 		t.Helper()
@@ -169,7 +161,7 @@ func TestChatPaymentAndStrangers(t *testing.T) {
 			t.Fatalf("peer %d's approval: %q", p.i, got)
 		}
 	}
-	c := dialDev(t, dataDir, "127.0.0.1:"+tport)
+	c := dialDev(t, dataDir, dev.temporal)
 	cl := contractclient.New(c)
 	before, err := cl.Status(context.Background(), idA)
 	if err != nil {
@@ -237,8 +229,8 @@ func TestChatPaymentAndStrangers(t *testing.T) {
 
 	dev.kill()
 	dev.start()
-	waitOutput(t, dev, "Ctrl-C stops.", 3*time.Minute)
-	c2 := dialDev(t, dataDir, "127.0.0.1:"+tport)
+	waitOutput(t, dev.proc, "Ctrl-C stops.", 3*time.Minute)
+	c2 := dialDev(t, dataDir, dev.temporal)
 	sp.say(t, cc, "pay", func(s string) bool { return strings.HasPrefix(s, "Local checkout completed for "+idC) })
 	authorized(contractclient.New(c2), idC)
 }
