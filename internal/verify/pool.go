@@ -165,15 +165,15 @@ func (p *Pool) Close() {
 // holds no browser.
 const BaseBrowserLinger = 30 * time.Second
 
-// Opened is how many browsers the pool has opened so far.
-func (p *Pool) Opened() int {
+// openedCount is how many browsers the pool has opened so far.
+func (p *Pool) openedCount() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.opened
 }
 
-// Held is how many browsers the pool holds open now.
-func (p *Pool) Held() int {
+// heldCount is how many browsers the pool holds open now.
+func (p *Pool) heldCount() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.open)

@@ -104,19 +104,19 @@ func TestBaseChecksShareOneBrowser(t *testing.T) {
 		}
 	}
 	opened := src.browsers()
-	if len(opened) != 1 || pool.Opened() != 1 {
-		t.Fatalf("%d base checks of one preview opened %d browsers (pool says %d), want 1", runs, len(opened), pool.Opened())
+	if len(opened) != 1 || pool.openedCount() != 1 {
+		t.Fatalf("%d base checks of one preview opened %d browsers (pool says %d), want 1", runs, len(opened), pool.openedCount())
 	}
-	if pool.Held() != 0 || opened[0].IsConnected() {
-		t.Errorf("after the last run let go: pool holds %d, browser connected %v; want it closed", pool.Held(), opened[0].IsConnected())
+	if pool.heldCount() != 0 || opened[0].IsConnected() {
+		t.Errorf("after the last run let go: pool holds %d, browser connected %v; want it closed", pool.heldCount(), opened[0].IsConnected())
 	}
 
 	// An attempt runs the executor's code: it never shares.
 	req := base("attempt")
 	req.Attempt = 1
 	verify(t, v, req)
-	if got := len(src.browsers()); got != 2 || pool.Opened() != 1 {
-		t.Errorf("an attempt: %d browsers opened in all, pool %d; want 2 and 1 (the attempt its own)", got, pool.Opened())
+	if got := len(src.browsers()); got != 2 || pool.openedCount() != 1 {
+		t.Errorf("an attempt: %d browsers opened in all, pool %d; want 2 and 1 (the attempt its own)", got, pool.openedCount())
 	}
 }
 
@@ -135,15 +135,15 @@ func TestBrowserPoolLingersAndReplaces(t *testing.T) {
 	}
 	_ = a.Close()
 	_ = a.Close() // letting go twice counts once
-	if pool.Held() != 1 || !a.Browser.IsConnected() {
-		t.Fatalf("within the linger: pool holds %d, connected %v; want the browser kept", pool.Held(), a.Browser.IsConnected())
+	if pool.heldCount() != 1 || !a.Browser.IsConnected() {
+		t.Fatalf("within the linger: pool holds %d, connected %v; want the browser kept", pool.heldCount(), a.Browser.IsConnected())
 	}
 	b, err := pool.Open(ctx, pw, "k", src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b.Browser != a.Browser || pool.Opened() != 1 {
-		t.Fatalf("the next run got another browser (opened %d)", pool.Opened())
+	if b.Browser != a.Browser || pool.openedCount() != 1 {
+		t.Fatalf("the next run got another browser (opened %d)", pool.openedCount())
 	}
 	// The browser dies under a run: the next run gets a new one.
 	if err := a.Browser.Close(); err != nil {
@@ -153,23 +153,23 @@ func TestBrowserPoolLingersAndReplaces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Browser == a.Browser || !c.Browser.IsConnected() || pool.Opened() != 2 {
-		t.Fatalf("after the browser went away: same %v, connected %v, opened %d; want a new one", c.Browser == a.Browser, c.Browser.IsConnected(), pool.Opened())
+	if c.Browser == a.Browser || !c.Browser.IsConnected() || pool.openedCount() != 2 {
+		t.Fatalf("after the browser went away: same %v, connected %v, opened %d; want a new one", c.Browser == a.Browser, c.Browser.IsConnected(), pool.openedCount())
 	}
 	// Another preview (or commit) is another browser, even while this one is held.
 	d, err := pool.Open(ctx, pw, "k2", src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Browser == c.Browser || pool.Opened() != 3 {
-		t.Fatalf("another key got the same browser (opened %d)", pool.Opened())
+	if d.Browser == c.Browser || pool.openedCount() != 3 {
+		t.Fatalf("another key got the same browser (opened %d)", pool.openedCount())
 	}
 	_ = b.Close()
 	_ = c.Close()
 	_ = d.Close()
 	pool.Close()
-	if pool.Held() != 0 || c.Browser.IsConnected() || d.Browser.IsConnected() {
-		t.Errorf("after Close: pool holds %d, connected %v %v; want nothing", pool.Held(), c.Browser.IsConnected(), d.Browser.IsConnected())
+	if pool.heldCount() != 0 || c.Browser.IsConnected() || d.Browser.IsConnected() {
+		t.Errorf("after Close: pool holds %d, connected %v %v; want nothing", pool.heldCount(), c.Browser.IsConnected(), d.Browser.IsConnected())
 	}
 }
 
@@ -185,7 +185,7 @@ func TestBrowserPoolOpenFailure(t *testing.T) {
 	want := &SetupError{Missing: "Chromium at /nowhere"}
 	pool := &Pool{Linger: time.Hour}
 	_, err := pool.Open(context.Background(), nil, "k", failingSource{want})
-	if !errors.Is(err, want) || pool.Held() != 0 {
-		t.Fatalf("Open: %v, pool holds %d; want the source's error and nothing held", err, pool.Held())
+	if !errors.Is(err, want) || pool.heldCount() != 0 {
+		t.Fatalf("Open: %v, pool holds %d; want the source's error and nothing held", err, pool.heldCount())
 	}
 }

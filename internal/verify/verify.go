@@ -277,9 +277,9 @@ func (v *Verifier) measure(ctx context.Context, req *Request, base *url.URL, ev 
 // openBrowser opens the run's browser: the one shared by the base checks of this preview and
 // commit when there is a pool for them, else one from Source.
 func (v *Verifier) openBrowser(ctx context.Context, pw *playwright.Playwright, req *Request) (*BrowserSession, error) {
-	var src BrowserSource = v.Config.local()
-	if v.Source != nil {
-		src = v.Source
+	src := v.Source
+	if src == nil {
+		src = v.Config.local()
 	}
 	if v.BaseBrowsers != nil && req.Attempt == 0 {
 		return v.BaseBrowsers.Open(ctx, pw, req.ExpectedSHA+" "+req.PreviewURL, src)
