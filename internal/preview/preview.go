@@ -369,6 +369,14 @@ func (l *Launcher) Prepare(ctx context.Context, repoDir, commitSHA string, opts 
 	}()
 
 	ok := true
+	if prior != nil && !l.unchangedSince(ws, prior) {
+		// The first try's app changed the work tree it was built from: build anew.
+		l.forget(opts.Slot, prior.jobID)
+		prior = nil
+		if err := l.layout(ws, false); err != nil {
+			return job, err
+		}
+	}
 	if prior != nil {
 		prior.reuse(job)
 	} else {
@@ -474,21 +482,9 @@ func (l *Launcher) build(ctx context.Context, ws *workspace, objects, sha string
 			return false, nil
 		}
 	}
-	dirty, err := gitOut(ws.git, ws.src, "status", "--porcelain", "--untracked-files=all")
+	lines, err := dirtyFiles(ws, job.AppDir)
 	if err != nil {
 		return false, err
-	}
-	lines := nonEmpty(strings.Split(strings.TrimRight(dirty, "\n"), "\n")...)
-	if job.AppDir != "" {
-		// The index holds the app's folder, HEAD the whole commit: every path differs between
-		// those two (the first column). Only the work tree against the index counts.
-		var kept []string
-		for _, ln := range lines {
-			if strings.HasPrefix(ln, "??") || (len(ln) > 1 && ln[1] != ' ') {
-				kept = append(kept, ln)
-			}
-		}
-		lines = kept
 	}
 	job.Build.DirtyFiles = lines
 	head, err := gitOut(ws.git, "", "rev-parse", "HEAD")
@@ -498,6 +494,27 @@ func (l *Launcher) build(ctx context.Context, ws *workspace, objects, sha string
 	job.SHA = strings.TrimSpace(head)
 	job.Build.Passed = true
 	return true, nil
+}
+
+// dirtyFiles lists the work tree's `git status --porcelain` lines against the built commit.
+func dirtyFiles(ws *workspace, appDir string) ([]string, error) {
+	dirty, err := gitOut(ws.git, ws.src, "status", "--porcelain", "--untracked-files=all")
+	if err != nil {
+		return nil, err
+	}
+	lines := nonEmpty(strings.Split(strings.TrimRight(dirty, "\n"), "\n")...)
+	if appDir == "" {
+		return lines, nil
+	}
+	// The index holds the app's folder, HEAD the whole commit: every path differs between
+	// those two (the first column). Only the work tree against the index counts.
+	var kept []string
+	for _, ln := range lines {
+		if strings.HasPrefix(ln, "??") || (len(ln) > 1 && ln[1] != ' ') {
+			kept = append(kept, ln)
+		}
+	}
+	return kept, nil
 }
 
 // Stop ends the job's app (its whole process group) and frees its slot or

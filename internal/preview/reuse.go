@@ -22,6 +22,7 @@ type slotBuild struct {
 	sha     string
 	build   BuildResult
 	pm, ran string
+	appDir  string
 	env     []string
 }
 
@@ -62,7 +63,7 @@ func (l *Launcher) remember(ws *workspace, key string, job *Job) {
 	if ws.slot == "" || key == "" {
 		return
 	}
-	rec := slotBuild{key: key, jobID: job.ID, sha: job.SHA, build: job.Build, pm: job.PackageManager, ran: job.PackageManagerRan, env: slices.Clone(job.env)}
+	rec := slotBuild{key: key, jobID: job.ID, sha: job.SHA, build: job.Build, pm: job.PackageManager, ran: job.PackageManagerRan, appDir: job.AppDir, env: slices.Clone(job.env)}
 	rec.build.Steps = slices.Clone(job.Build.Steps)
 	rec.build.DirtyFiles = slices.Clone(job.Build.DirtyFiles)
 	l.mu.Lock()
@@ -83,6 +84,14 @@ func (l *Launcher) forget(slot, jobID string) {
 		delete(l.built, slot)
 	}
 	l.mu.Unlock()
+}
+
+// unchangedSince: the slot's work tree still differs from its commit exactly as it did when
+// rec was built. An app that ran from it may have rewritten its own files; what it serves
+// after that is not what the commit builds, so such a tree is built anew.
+func (l *Launcher) unchangedSince(ws *workspace, rec *slotBuild) bool {
+	now, err := dirtyFiles(ws, rec.appDir)
+	return err == nil && slices.Equal(now, rec.build.DirtyFiles)
 }
 
 // reuse fills job from the slot's record, for starting the app again.

@@ -223,8 +223,9 @@ func TestBaseChecksShareOneBuild(t *testing.T) {
 
 // A re-verification of the same commit starts the app again from the build its first try
 // made: the build's output is the same (a random value written at build time), no build step
-// ran, and the result names the job it reused. Another contract, or another commit in the
-// same slot, builds anew; so does the first commit after the slot held another.
+// ran, and the result names the job it reused. A tree changed since its build, another
+// contract, or another commit in the same slot builds anew; so does the first commit after
+// the slot held another.
 func TestReverificationStartsFromTheBuild(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds in the sandbox; skipped in -short")
@@ -275,13 +276,22 @@ fs.writeFileSync("dist/built.txt", String(Math.random()));
 		t.Errorf("the re-verification served %q (first %q), reused %q (want %q), build log %q: want the first try's build, not built again",
 			again.built, first.built, again.reused, first.id, again.buildLog)
 	}
+	// What the app ran from changed since it was built (a tracked file rewritten, as an app
+	// of the executor's could at run time): the next re-verification builds anew.
+	slot := filepath.Join(l.cfg.JobsRoot, slotsDir, slotFor(capability.PreviewRequest{ContractID: "contract-a", Attempt: 1}))
+	if err := os.WriteFile(filepath.Join(slot, "src", "version.txt"), []byte("rewritten at run time\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if tampered := start("contract-a", 3, random); tampered.reused != "" || tampered.buildLog == "" {
+		t.Errorf("after its tree was rewritten, the re-verification reused %q (build log %q): want a build of its own", tampered.reused, tampered.buildLog)
+	}
 	if b := start("contract-b", 1, random); b.reused != "" || b.built == first.built {
 		t.Errorf("another contract's preview of the same commit reused %q and served %q (contract A's %q)", b.reused, b.built, first.built)
 	}
 	if o := start("contract-a", 1, other); o.reused != "" {
 		t.Errorf("another commit in the slot reused %q", o.reused)
 	}
-	if back := start("contract-a", 3, random); back.reused != "" || back.built == first.built {
+	if back := start("contract-a", 4, random); back.reused != "" || back.built == first.built {
 		t.Errorf("after the slot built another commit, the first one reused %q and served %q: want a new build", back.reused, back.built)
 	}
 }
