@@ -189,3 +189,29 @@ func TestBrowserPoolOpenFailure(t *testing.T) {
 		t.Fatalf("Open: %v, pool holds %d; want the source's error and nothing held", err, pool.heldCount())
 	}
 }
+
+// A page in one base check cannot leave anything for the next check's page in the shared
+// browser: storage and cookies the first wrote are not there for the second, which sees the
+// page as a first visitor does.
+func TestSharedBrowserKeepsRunsApart(t *testing.T) {
+	needBrowser(t)
+	srv := site(t, testSHA, map[string]string{"/": page("", `<h1 id="h">checking</h1><script>
+const seen = localStorage.getItem("planted") || sessionStorage.getItem("planted") || document.cookie.includes("planted=");
+localStorage.setItem("planted", "1"); sessionStorage.setItem("planted", "1");
+document.cookie = "planted=1; max-age=3600; path=/";
+document.getElementById("h").textContent = seen ? "left by another run" : "first visit";
+</script>`)}, nil)
+	src := &countingSource{src: DefaultConfig().local()}
+	pool := &Pool{Linger: time.Hour}
+	t.Cleanup(pool.Close)
+	v := testVerifier(t)
+	v.Source, v.BaseBrowsers = src, pool
+	for _, id := range []string{"first", "second"} {
+		req := request(t, srv.URL, crit("fresh", "/", contracts.Assertion{Kind: contracts.KindVisibleText, Texts: []string{"first visit"}}))
+		req.Attempt, req.ContractID = 0, id
+		wantStatus(t, verify(t, v, req), "fresh", contracts.StatusPass)
+	}
+	if n := len(src.browsers()); n != 1 {
+		t.Fatalf("the two checks ran in %d browsers, want the one shared", n)
+	}
+}
