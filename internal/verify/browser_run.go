@@ -41,96 +41,6 @@ type run struct {
 	progressMu sync.Mutex
 }
 
-// browserCriterion runs a criterion at each of its viewports, each in a fresh browser context,
-// and judges it from the observed values.
-func (r *run) browserCriterion(ctx context.Context, idx int, c contracts.Criterion) (contracts.CriterionResult, []contracts.Artifact) {
-	start := time.Now()
-	budget := time.Duration(c.MaxRuntimeMS) * time.Millisecond
-	if budget <= 0 {
-		budget = defaultBudget
-	}
-	deadline, factor := r.v.Config.realDeadline(start, budget, len(c.Viewports()))
-	r.log.Debug("criterion real-time budget", "criterion", c.ID, "factor", factor, "until", deadline)
-	res := contracts.CriterionResult{
-		CriterionID:   c.ID,
-		Observed:      map[string]any{},
-		Artifacts:     []string{},
-		PageErrors:    []string{},
-		ConsoleErrors: []string{},
-	}
-	var arts []contracts.Artifact
-	var traces []tracePart
-	status, msg := "", ""
-	wantTrace := r.requires(c, contracts.ArtifactTrace)
-
-	vps := c.Viewports()
-	if len(vps) == 0 {
-		status, msg = contracts.StatusError, "a browser criterion needs a viewport"
-	}
-	for k, vp := range vps {
-		name := vpName(vp)
-		r.progress(Progress{Index: idx, Total: len(r.req.Criteria), Criterion: c.ID, Viewport: name, Phase: "viewport"})
-		// This viewport's share of what is left of the budget, so a slow one does not starve
-		// the next: past it, the page clock jumps to the end for the final read.
-		share := time.Now().Add(time.Duration(float64(time.Until(deadline)) * shareOfBudget / float64(len(vps)-k)))
-		out := r.viewport(ctx, c, vp, deadline, share, wantTrace)
-		for k, v := range out.observed {
-			res.Observed[k] = v
-		}
-		res.Reads = append(res.Reads, out.reads...)
-		for _, e := range out.pageErrors {
-			res.PageErrors = append(res.PageErrors, "["+name+"] "+e)
-		}
-		for _, e := range out.consoleErrors {
-			res.ConsoleErrors = append(res.ConsoleErrors, "["+name+"] "+e)
-		}
-		if out.shot != "" {
-			if a, err := r.artifact(out.shot, "screenshot", c.ID); err == nil {
-				arts = append(arts, a)
-				res.Artifacts = append(res.Artifacts, a.Name)
-			} else if out.err == nil {
-				out.err = err
-			}
-		}
-		if out.trace != "" {
-			traces = append(traces, tracePart{ordinal: name, path: out.trace})
-		}
-		if out.err != nil && status == "" {
-			status = contracts.StatusError
-			if errors.Is(out.err, errDeadline) {
-				status = contracts.StatusTimeout
-			}
-			msg = name + ": " + firstLine(out.err.Error())
-		}
-		r.log.Debug("viewport done", "criterion", c.ID, "viewport", name, "ms", out.ms, "setup_ms", out.setupMS, "nav_ms", out.navMS,
-			"settle_ms", out.settleMS, "artifacts_ms", out.artifactMS, "error", out.err)
-	}
-	if len(traces) > 0 {
-		name := "trace-" + c.ID + ".zip"
-		err := mergeTraces(filepath.Join(r.req.OutDir, name), traces)
-		for _, t := range traces {
-			_ = os.Remove(t.path)
-		}
-		if err == nil {
-			if a, err2 := r.artifact(name, "trace", c.ID); err2 == nil {
-				arts = append(arts, a)
-				res.Artifacts = append(res.Artifacts, a.Name)
-			} else {
-				err = err2
-			}
-		}
-		if err != nil && status == "" {
-			status, msg = contracts.StatusError, "trace: "+err.Error()
-		}
-	}
-	if status == "" {
-		status, msg = judge(c, res.Observed)
-	}
-	res.Status, res.Error = status, msg
-	res.DurationMS = time.Since(start).Milliseconds()
-	return res, arts
-}
-
 // requires reports whether the evidence policy or the criterion asks for an artifact kind.
 func (r *run) requires(c contracts.Criterion, kind string) bool {
 	return slices.Contains(r.req.EvidencePolicy.Required, kind) || slices.Contains(c.RequiredArtifacts, kind)
@@ -143,11 +53,13 @@ type vpOutcome struct {
 	observed                  map[string]any
 	pageErrors, consoleErrors []string
 	shot                      string // artifact name in OutDir
-	trace                     string // path of this viewport's trace, merged later
+	trace                     string // path of the page's trace, merged later
 	reads                     []contracts.Read
 	err                       error
-	tracing                   bool
-	// timings, for the debug log
+}
+
+// pageTimes is where a page's time went, for the debug log.
+type pageTimes struct {
 	ms, setupMS, navMS, settleMS, artifactMS int64
 }
 
@@ -238,17 +150,37 @@ type errSink struct {
 func (s *errSink) snapshot() (console, page []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return slices.Clone(s.console), slices.Clone(s.page)
+	// Never nil: a member's lists, once set, are told apart from unset ones.
+	return append([]string{}, s.console...), append([]string{}, s.page...)
 }
 
-func (r *run) viewport(ctx context.Context, c contracts.Criterion, vp contracts.Viewport, deadline, share time.Time, wantTrace bool) (out vpOutcome) {
+// viewport opens one page at the job's viewport and reads every member criterion's assertion
+// on it: each member gets its own observed values, reads, errors and screenshot file, and the
+// page's trace to merge into its own. A failure of the page is every member's failure.
+func (r *run) viewport(ctx context.Context, job pageJob, deadline, share time.Time) (outs []vpOutcome, tm pageTimes) {
 	start := time.Now()
-	defer func() { out.ms = time.Since(start).Milliseconds() }()
-	out.observed = map[string]any{}
+	defer func() { tm.ms = time.Since(start).Milliseconds() }()
+	vp := job.vp
+	members := job.criteria(r.req.Criteria)
+	lead := members[0] // route, seed, actions and budget are the same for every member (shareKey)
+	outs = make([]vpOutcome, len(members))
+	for m := range outs {
+		outs[m].observed = map[string]any{}
+	}
+	failAll := func(err error) {
+		for m := range outs {
+			if outs[m].err == nil {
+				outs[m].err = err
+			}
+		}
+	}
+	fail := func(err error) ([]vpOutcome, pageTimes) {
+		failAll(err)
+		return outs, tm
+	}
 	p, err := loadParams()
 	if err != nil {
-		out.err = err
-		return out
+		return fail(err)
 	}
 
 	opts := playwright.BrowserNewContextOptions{
@@ -261,22 +193,19 @@ func (r *run) viewport(ctx context.Context, c contracts.Criterion, vp contracts.
 	if r.browser.Info.Mode == ModeLocal {
 		px, err := startPinProxy(og)
 		if err != nil {
-			out.err = err
-			return out
+			return fail(err)
 		}
 		defer px.close()
 		opts.Proxy = &playwright.Proxy{Server: px.server(), Username: &px.user, Password: &px.pass}
 	}
-	if st, err := r.storageState(c.Seed); err != nil {
-		out.err = err
-		return out
+	if st, err := r.storageState(lead.Seed); err != nil {
+		return fail(err)
 	} else if st != nil {
 		opts.StorageState = st
 	}
 	bctx, err := r.browser.Browser.NewContext(opts)
 	if err != nil {
-		out.err = fmt.Errorf("new browser context: %w", err)
-		return out
+		return fail(fmt.Errorf("new browser context: %w", err))
 	}
 	closing := make(chan struct{}) // releases held delay_route requests
 	defer func() {
@@ -284,39 +213,33 @@ func (r *run) viewport(ctx context.Context, c contracts.Criterion, vp contracts.
 		_ = bctx.Close()
 	}()
 	if err := og.install(bctx); err != nil {
-		out.err = err
-		return out
+		return fail(err)
 	}
 	if err := installVariant(bctx, r.req.Variant); err != nil {
-		out.err = err
-		return out
+		return fail(err)
 	}
-	if wantTrace {
+	tracing := slices.ContainsFunc(members, func(c contracts.Criterion) bool { return r.requires(c, contracts.ArtifactTrace) })
+	if tracing {
 		if err := bctx.Tracing().Start(playwright.TracingStartOptions{
 			Screenshots: playwright.Bool(true),
 			Snapshots:   playwright.Bool(true),
-			Title:       playwright.String(c.ID + " " + vpName(vp)),
+			Title:       playwright.String(job.names(r.req.Criteria) + " " + vpName(vp)),
 		}); err != nil {
-			out.err = fmt.Errorf("start tracing: %w", err)
-			return out
+			return fail(fmt.Errorf("start tracing: %w", err))
 		}
-		out.tracing = true
 	}
 	page, err := bctx.NewPage()
 	if err != nil {
-		out.err = fmt.Errorf("new page: %w", err)
-		return out
+		return fail(fmt.Errorf("new page: %w", err))
 	}
 	// The device's client hints live on a CDP session of the page's own, kept open with the
 	// context: emulation set through a session ends when it detaches.
 	devCDP, err := bctx.NewCDPSession(page)
 	if err != nil {
-		out.err = fmt.Errorf("device session: %w", err)
-		return out
+		return fail(fmt.Errorf("device session: %w", err))
 	}
 	if err := dev.apply(devCDP); err != nil {
-		out.err = err
-		return out
+		return fail(err)
 	}
 	sink := &errSink{}
 	page.OnConsole(func(m playwright.ConsoleMessage) {
@@ -336,45 +259,63 @@ func (r *run) viewport(ctx context.Context, c contracts.Criterion, vp contracts.
 		sink.page = append(sink.page, pageErrorText(err))
 	})
 
-	out.setupMS = time.Since(start).Milliseconds()
+	tm.setupMS = time.Since(start).Milliseconds()
 
 	// Measure, then always try to leave a screenshot and a trace.
-	out.err = r.drive(ctx, c, vp, bctx, page, sink, og, deadline, share, closing, &out)
+	if err := r.drive(ctx, job, members, bctx, page, sink, og, deadline, share, closing, outs, &tm, tracing); err != nil {
+		failAll(err)
+	}
 	console, pageErrs := sink.snapshot()
-	out.consoleErrors, out.pageErrors = console, pageErrs
+	for m := range outs {
+		if outs[m].consoleErrors == nil { // drive did not get to this member
+			outs[m].consoleErrors, outs[m].pageErrors = console, pageErrs
+		}
+	}
 
 	t := time.Now()
-	shot := fmt.Sprintf("shot-%s-%s.png", c.ID, vpName(vp))
-	_, serr := page.Screenshot(playwright.PageScreenshotOptions{
-		Path:     playwright.String(filepath.Join(r.req.OutDir, shot)),
+	png, serr := page.Screenshot(playwright.PageScreenshotOptions{
 		FullPage: playwright.Bool(true),
 		Scale:    playwright.ScreenshotScaleCss,
 		Timeout:  playwright.Float(float64(artifactTimeout.Milliseconds())),
 	})
-	if serr == nil {
-		out.shot = shot
-	} else if out.err == nil {
-		out.err = fmt.Errorf("screenshot: %w", serr)
-	}
-	if out.tracing {
-		part := filepath.Join(r.req.OutDir, fmt.Sprintf(".trace-%s-%s.zip", c.ID, vpName(vp)))
-		terr := guard(ctx, time.Now().Add(artifactTimeout), func() error { return bctx.Tracing().Stop(part) })
-		if terr == nil {
-			out.trace = part
-		} else if out.err == nil {
-			out.err = fmt.Errorf("stop tracing: %w", terr)
+	for m, c := range members {
+		shot := fmt.Sprintf("shot-%s-%s.png", c.ID, vpName(vp))
+		err := serr
+		if err == nil {
+			err = os.WriteFile(filepath.Join(r.req.OutDir, shot), png, 0o644)
+		}
+		if err == nil {
+			outs[m].shot = shot
+		} else if outs[m].err == nil {
+			outs[m].err = fmt.Errorf("screenshot: %w", err)
 		}
 	}
-	out.artifactMS = time.Since(t).Milliseconds()
-	return out
+	if tracing {
+		part := filepath.Join(r.req.OutDir, fmt.Sprintf(".trace-%d-%s.zip", job.n, vpName(vp)))
+		terr := guard(ctx, time.Now().Add(artifactTimeout), func() error { return bctx.Tracing().Stop(part) })
+		for m, c := range members {
+			switch {
+			case !r.requires(c, contracts.ArtifactTrace):
+			case terr == nil:
+				outs[m].trace = part
+			case outs[m].err == nil:
+				outs[m].err = fmt.Errorf("stop tracing: %w", terr)
+			}
+		}
+	}
+	tm.artifactMS = time.Since(t).Milliseconds()
+	return outs, tm
 }
 
 // drive navigates, performs the actions, waits for the page to settle and reads every
-// observation of the criterion into out.observed.
-func (r *run) drive(ctx context.Context, c contracts.Criterion, vp contracts.Viewport, bctx playwright.BrowserContext, page playwright.Page, sink *errSink, og *originGuard, deadline, share time.Time, closing <-chan struct{}, out *vpOutcome) error {
+// member's observations into outs. An error it returns is the page's; a member's own (its
+// checks, its measure) stays in its outcome.
+func (r *run) drive(ctx context.Context, job pageJob, members []contracts.Criterion, bctx playwright.BrowserContext, page playwright.Page, sink *errSink, og *originGuard, deadline, share time.Time, closing <-chan struct{}, outs []vpOutcome, tm *pageTimes, tracing bool) error {
+	vp := job.vp
+	lead := members[0]
 	prefix := contracts.ViewportPrefix(vp)
 	navStart := time.Now()
-	for _, a := range c.Actions {
+	for _, a := range lead.Actions {
 		if a.Type != contracts.ActionDelayRoute {
 			continue
 		}
@@ -382,10 +323,16 @@ func (r *run) drive(ctx context.Context, c contracts.Criterion, vp contracts.Vie
 			return err
 		}
 	}
+	lvs := make([][]leaf, len(members))
+	counts := false
+	for m, c := range members {
+		lvs[m] = leaves(c.Assert, "")
+		counts = counts || slices.ContainsFunc(lvs[m], func(l leaf) bool { return l.a.Kind == contracts.KindRequest })
+	}
 	// The requests a request assertion counts, as Playwright sees them leave the page.
-	firstInput := slices.IndexFunc(c.Actions, isInput)
+	firstInput := slices.IndexFunc(lead.Actions, isInput)
 	reqs := newRequestLog(r.base, firstInput < 0)
-	if slices.ContainsFunc(leaves(c.Assert, ""), func(l leaf) bool { return l.a.Kind == contracts.KindRequest }) {
+	if counts {
 		page.OnRequest(reqs.on)
 	}
 	pend := newPendingLog(page)
@@ -408,10 +355,18 @@ func (r *run) drive(ctx context.Context, c contracts.Criterion, vp contracts.Vie
 		navStatus = resp.Status()
 		return nil
 	}
-	if err := nav(c.Route); err != nil {
+	if err := nav(lead.Route); err != nil {
 		return err
 	}
-	for i, a := range c.Actions {
+	if len(members) > 1 {
+		// A shared page: every action is a wait (shareKey), made once for the members that
+		// ask it; a wait that fails is theirs, and the page goes on for the others.
+		r.sharedWaits(page, members, outs, deadline)
+	}
+	for i, a := range lead.Actions {
+		if len(members) > 1 {
+			break
+		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -425,7 +380,7 @@ func (r *run) drive(ctx context.Context, c contracts.Criterion, vp contracts.Vie
 		case contracts.ActionGoto:
 			route := a.Route
 			if route == "" {
-				route = c.Route
+				route = lead.Route
 			}
 			err = nav(route)
 		case contracts.ActionClick, contracts.ActionFill, contracts.ActionWaitFor, contracts.ActionPress:
@@ -438,65 +393,117 @@ func (r *run) drive(ctx context.Context, c contracts.Criterion, vp contracts.Vie
 		}
 	}
 
-	out.navMS = time.Since(navStart).Milliseconds()
+	tm.navMS = time.Since(navStart).Milliseconds()
 
-	lv := leaves(c.Assert, "")
+	// Every member's reads go to the probe in one list: readOf[m][i] is where member m's
+	// leaf i is read (-1 when the probe is not involved).
 	var reads []probeRead
-	readOf := make([]int, len(lv)) // index into reads, -1 when the probe is not involved
+	readOf := make([][]int, len(members))
+	var allLeaves []leaf
+	var allReadOf []int
 	geometry := false
-	for i, l := range lv {
-		readOf[i] = -1
-		pr, geo, err := readFor(l.a)
-		if err != nil {
-			return err
+	for m := range members {
+		readOf[m] = make([]int, len(lvs[m]))
+		for i, l := range lvs[m] {
+			readOf[m][i] = -1
+			pr, geo, err := readFor(l.a)
+			if err != nil {
+				return err
+			}
+			geometry = geometry || geo
+			if pr != nil {
+				readOf[m][i] = len(reads)
+				reads = append(reads, *pr)
+			}
 		}
-		geometry = geometry || geo
-		if pr != nil {
-			readOf[i] = len(reads)
-			reads = append(reads, *pr)
-		}
+		allLeaves = append(allLeaves, lvs[m]...)
+		allReadOf = append(allReadOf, readOf[m]...)
 	}
 
 	t := time.Now()
 	// With a delayed route the check is about what the app shows while its data is held, so
 	// the page is watched in real time and read while the route is held.
-	held := slices.ContainsFunc(c.Actions, func(a contracts.Action) bool { return a.Type == contracts.ActionDelayRoute })
-	endMS := float64(c.MaxRuntimeMS)
+	held := slices.ContainsFunc(lead.Actions, func(a contracts.Action) bool { return a.Type == contracts.ActionDelayRoute })
+	endMS := float64(lead.MaxRuntimeMS)
 	if endMS <= 0 {
 		endMS = float64(defaultBudget.Milliseconds())
 	}
-	if out.tracing {
+	if tracing {
 		// Marks in the trace where the verifier watched and read (its CDP reads are not
 		// Playwright actions, so they would not show otherwise).
-		_ = bctx.Tracing().Group("signoff: watch the page to the end of its budget, reading the assertion in an isolated world")
+		_ = bctx.Tracing().Group("signoff: watch the page to the end of its budget, reading the assertions of " + job.names(r.req.Criteria) + " in an isolated world")
 	}
 	p, err := loadParams()
 	if err != nil {
 		return err
 	}
-	dr := &driverReads{base: r.base, page: page, reqs: reqs, leaves: lv, readOf: readOf, maxSide: p.BackgroundSamplePX}
-	wo := watch{fill: dr.fill, hold: pend.hold(page, navStart, time.Duration(endMS)*time.Millisecond), touch: touches(c, vp) && len(reads) > 0, phone: contracts.IsPhone(vp)}
+	dr := &driverReads{base: r.base, page: page, reqs: reqs, leaves: allLeaves, readOf: allReadOf, maxSide: p.BackgroundSamplePX}
+	// A person's pass comes after the final read when some member reads the page. A member
+	// that reads nothing of it would have had no pass on a page of its own: it is judged on
+	// the errors and reads from before the pass.
+	var before *errSink
+	wo := watch{
+		fill:  dr.fill,
+		hold:  pend.hold(page, navStart, time.Duration(endMS)*time.Millisecond),
+		touch: touches(lead, vp) && len(reads) > 0,
+		phone: contracts.IsPhone(vp),
+		beforeTouch: func() {
+			c, p := sink.snapshot()
+			before = &errSink{console: c, page: p}
+		},
+	}
 	obs, err := r.observe(ctx, bctx, page, reads, geometry, held, endMS, deadline, share, wo)
-	if out.tracing {
+	if tracing {
 		_ = bctx.Tracing().GroupEnd()
 	}
-	out.settleMS = time.Since(t).Milliseconds()
+	tm.settleMS = time.Since(t).Milliseconds()
 	if err != nil {
 		return err
 	}
+	// Where the page is: a page, frame or popup that went elsewhere was not the commit's page.
+	og.checkPage(page)
+	leftOrigin, finalURL, blocked := og.leftURL(), clip(page.URL(), 2000), og.blockedList()
+	console, pageErrs := sink.snapshot()
+	for m, c := range members {
+		out := &outs[m]
+		if out.err != nil {
+			continue // its wait failed
+		}
+		mobs := obs
+		out.consoleErrors, out.pageErrors = console, pageErrs
+		if before != nil && !slices.ContainsFunc(readOf[m], func(i int) bool { return i >= 0 }) {
+			mobs = beforeTouch(obs)
+			out.consoleErrors, out.pageErrors = before.console, before.page
+		}
+		if err := r.judgeMember(ctx, c, vp, page, lvs[m], readOf[m], mobs, navStatus, deadline, out); err != nil {
+			out.err = err
+			continue
+		}
+		out.observed[prefix+contracts.ObsLeftOrigin] = leftOrigin
+		out.observed[prefix+contracts.ObsFinalURL] = finalURL
+		if len(blocked) > 0 {
+			out.observed[prefix+contracts.ObsBlocked] = blocked
+		}
+		for k, v := range out.observed {
+			jv, err := jsonValue(v)
+			if err != nil {
+				out.err = fmt.Errorf("observed %s is not JSON: %w", k, err)
+				break
+			}
+			out.observed[k] = jv
+		}
+	}
+	return nil
+}
+
+// judgeMember picks the read a member is judged on and writes its observations into out.
+func (r *run) judgeMember(ctx context.Context, c contracts.Criterion, vp contracts.Viewport, page playwright.Page, lv []leaf, readOf []int, obs *observation, navStatus int, deadline time.Time, out *vpOutcome) error {
+	prefix := contracts.ViewportPrefix(vp)
 	results, records, err := decide(c, vp, lv, readOf, obs)
 	if err != nil {
 		return err
 	}
 	out.reads = records
-	// Where the page is: a page, frame or popup that went elsewhere was not the commit's page.
-	og.checkPage(page)
-	out.observed[prefix+contracts.ObsLeftOrigin] = og.leftURL()
-	out.observed[prefix+contracts.ObsFinalURL] = clip(page.URL(), 2000)
-	if b := og.blockedList(); len(b) > 0 {
-		out.observed[prefix+contracts.ObsBlocked] = b
-	}
-	console, pageErrs := sink.snapshot()
 	for i, l := range lv {
 		key := func(k string) string { return prefix + l.prefix + k }
 		if readOf[i] >= 0 {
@@ -508,11 +515,11 @@ func (r *run) drive(ctx context.Context, c contracts.Criterion, vp contracts.Vie
 		switch l.a.Kind {
 		case contracts.KindLoads:
 			out.observed[key(contracts.ObsStatus)] = float64(navStatus)
-			out.observed[key(contracts.ObsPageErrors)] = float64(len(pageErrs))
+			out.observed[key(contracts.ObsPageErrors)] = float64(len(out.pageErrors))
 		case contracts.KindNoPageErrors:
-			out.observed[key(contracts.ObsPageErrors)] = float64(len(pageErrs))
+			out.observed[key(contracts.ObsPageErrors)] = float64(len(out.pageErrors))
 		case contracts.KindNoConsoleErrors:
-			out.observed[key(contracts.ObsConsoleErrors)] = float64(len(console))
+			out.observed[key(contracts.ObsConsoleErrors)] = float64(len(out.consoleErrors))
 		case contracts.KindMeasure:
 			v, err := r.mainWorld(ctx, page, l.a.Expression, deadline)
 			if err != nil {
@@ -527,13 +534,6 @@ func (r *run) drive(ctx context.Context, c contracts.Criterion, vp contracts.Vie
 				out.observed[key(contracts.ObsExpectedValue)] = v
 			}
 		}
-	}
-	for k, v := range out.observed {
-		jv, err := jsonValue(v)
-		if err != nil {
-			return fmt.Errorf("observed %s is not JSON: %w", k, err)
-		}
-		out.observed[k] = jv
 	}
 	return nil
 }

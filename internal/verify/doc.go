@@ -28,9 +28,15 @@
 //     user agent and client hints, touch, pointer: coarse, hover: none, device scale factor
 //     3); from 640 px a desktop Chrome. navigator.webdriver is false and nothing says
 //     Headless, so a page cannot serve the verifier something its users do not get.
-//   - Each criterion runs at each viewport in a fresh browser context: localStorage seeded
-//     through the context's storage state (applied once, before the app's scripts), delayed
-//     routes installed, the route loaded, the actions performed in order.
+//   - Each page is a fresh browser context: localStorage seeded through the context's
+//     storage state (applied once, before the app's scripts), delayed routes installed, the
+//     route loaded, the actions performed in order. Criteria that only read their page (no
+//     action but wait_for, no measure) at the same route, viewport, seed and budget share one
+//     page (pages.go): it is loaded, waited on and watched once, each probe read carries all
+//     their assertions, and each criterion is still judged on its own reads and gets its own
+//     screenshot and trace. A wait that fails is only its criterion's error. A criterion that
+//     clicks, types, presses, holds a route, goes to another route or measures has a page of
+//     its own. Pages run two at a time.
 //   - The page is judged settled, then watched to the end of the criterion's budget: the
 //     verifier drives it on Chromium's virtual time (Emulation.setVirtualTimePolicy), so timers
 //     fire as fast as the page runs them and the clock stops while fetches are pending (up to
@@ -55,7 +61,9 @@
 //     never a pass.
 //   - A person's pass: at a phone's width, a criterion with no input of its own is read once
 //     more after a scroll to the bottom and back, a wheel down and up, a tap on a spot with
-//     nothing to tap on and a key press (read "touched"); it must hold there too.
+//     nothing to tap on and a key press (read "touched"); it must hold there too. A criterion
+//     that reads nothing of the page (loads, no_page_errors, no_console_errors) has no such
+//     read, and on a shared page it is judged on the errors from before the pass.
 //   - Geometry and visibility are read by probe/probe.js in an isolated world created over CDP,
 //     so an app that redefines DOM getters in its own world cannot certify itself. Shadow trees,
 //     open and closed, are handed to it from CDP (DOM.getDocument with pierce) and count

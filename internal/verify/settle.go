@@ -37,6 +37,8 @@ type watch struct {
 	touch bool
 	// phone: the viewport is a phone's (the probe reads the visual viewport's width).
 	phone bool
+	// beforeTouch, when set, is called right before the person's pass.
+	beforeTouch func()
 }
 
 // pageRead is one full read of a criterion's assertion at one viewport.
@@ -350,6 +352,9 @@ func (r *run) observe(ctx context.Context, bctx playwright.BrowserContext, page 
 			fallthrough
 		case settled && (held || final):
 			if wo.touch && !held {
+				if wo.beforeTouch != nil {
+					wo.beforeTouch()
+				}
 				if err := r.touch(ctx, w, clk, call, quietMS, deadline); err != nil {
 					return nil, explain(err)
 				}

@@ -13,7 +13,6 @@ import (
 	"os"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 	"unicode"
 
@@ -234,36 +233,9 @@ func (v *Verifier) measure(ctx context.Context, req *Request, base *url.URL, ev 
 		ev.Browser = sess.Info
 		r.log.Debug("browser open", "mode", sess.Info.Mode, "version", sess.Info.Version, "ms", time.Since(t).Milliseconds())
 	}
-	// Criteria run concurrently, each in browser contexts of its own, results kept in contract
-	// order: most of a criterion's time is spent waiting on the browser, not computing.
-	type outcome struct {
-		res  contracts.CriterionResult
-		arts []contracts.Artifact
-	}
-	outs := make([]outcome, len(req.Criteria))
-	sem := make(chan struct{}, criterionConcurrency)
-	var wg sync.WaitGroup
-	for i, c := range req.Criteria {
-		if err := ctx.Err(); err != nil {
-			break
-		}
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			r.progress(Progress{Index: i, Total: len(req.Criteria), Criterion: c.ID, Phase: "start"})
-			var o outcome
-			if c.Assert.Kind == contracts.KindHTTP {
-				o.res = r.httpCriterion(ctx, c)
-			} else {
-				o.res, o.arts = r.browserCriterion(ctx, i, c)
-			}
-			outs[i] = o
-			r.progress(Progress{Index: i, Total: len(req.Criteria), Criterion: c.ID, Phase: "done", Status: o.res.Status})
-			r.log.Debug("criterion done", "id", c.ID, "status", o.res.Status, "ms", o.res.DurationMS, "error", o.res.Error)
-		}()
-	}
-	wg.Wait()
+	// Pages and http criteria run concurrently, results kept in contract order: most of a
+	// page's time is spent waiting on the browser, not computing.
+	outs := r.measureAll(ctx)
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("verify: %w", err)
 	}
@@ -287,8 +259,8 @@ func (v *Verifier) openBrowser(ctx context.Context, pw *playwright.Playwright, r
 	return src.Open(ctx, pw)
 }
 
-// criterionConcurrency is how many criteria are measured at once.
-const criterionConcurrency = 2
+// pageConcurrency is how many pages (and http criteria) are measured at once.
+const pageConcurrency = 2
 
 func (r *run) progress(p Progress) {
 	if r.req.Progress != nil {
