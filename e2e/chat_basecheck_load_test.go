@@ -15,20 +15,25 @@ import (
 
 // TestChatQuotesWithBaseCheckUnderLoad is issue 29's load must-show: ten uAgents reference
 // agents ask `signoff dev` for a task on one repository at the same moment, with the base
-// check on (the default) and a CPU hog running in this test. Every one ends with a quote whose
-// base check ran on the queues, none with a refusal a busy host caused, and the base commit was
-// built once for all ten: base checks of one tree share one build. Time to quote is logged;
-// BenchmarkChatQuotesWithBaseCheck measures it on a quiet machine.
+// check on (the default). Every one ends with a quote whose base check ran on the queues, none
+// with a refusal a busy host caused, and the base commit was built once for all ten: base
+// checks of one tree share one build. Time to quote is logged; BenchmarkChatQuotesWithBaseCheck
+// measures it on a quiet machine.
+//
+// `go tool task stress` (SIGNOFF_STRESS=1) runs it with a CPU hog in this test too, as
+// `go tool task test:loaded` runs the whole suite beside two. In the suite the hog is left out:
+// for the six minutes it ran, it took the CPU of whatever package ran beside this one.
 func TestChatQuotesWithBaseCheckUnderLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs signoff dev as a process with ten Python uAgents peers, builds the fixture app and drives Chromium")
 	}
-	waits, builds := chatQuotesWithBaseCheck(t, true)
+	hog := os.Getenv("SIGNOFF_STRESS") != ""
+	waits, builds := chatQuotesWithBaseCheck(t, hog)
 	if len(builds) != 1 {
 		t.Errorf("%d base builds for %d quotes of one base commit, want 1: %v", len(builds), len(waits), builds)
 	}
-	t.Logf("%d quotes with the base check on, CPU hog running: time to quote median %.0f s, max %.0f s, %d base build(s)",
-		len(waits), waits[len(waits)/2], waits[len(waits)-1], len(builds))
+	t.Logf("%d quotes with the base check on, CPU hog running: %v: time to quote median %.0f s, max %.0f s, %d base build(s)",
+		len(waits), hog, waits[len(waits)/2], waits[len(waits)-1], len(builds))
 }
 
 // BenchmarkChatQuotesWithBaseCheck is time to quote for ten requesters at once with the base
