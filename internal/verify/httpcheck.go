@@ -22,13 +22,7 @@ const maxHTTPBody = 8 << 20
 // values at each pointer (null where the pointer does not resolve).
 func (r *run) httpCriterion(ctx context.Context, c contracts.Criterion) contracts.CriterionResult {
 	start := time.Now()
-	res := contracts.CriterionResult{
-		CriterionID:   c.ID,
-		Observed:      map[string]any{},
-		Artifacts:     []string{},
-		PageErrors:    []string{},
-		ConsoleErrors: []string{},
-	}
+	res := newResult(c.ID)
 	finish := func(status, msg string) contracts.CriterionResult {
 		res.Status, res.Error = status, msg
 		res.DurationMS = time.Since(start).Milliseconds()
@@ -188,4 +182,16 @@ func jsonKind(v any) string {
 		return "string"
 	}
 	return fmt.Sprintf("%T", v)
+}
+
+// newResult is a criterion's result before anything is measured, its lists empty rather than
+// null so the evidence reads the same whichever way the criterion ran.
+func newResult(id string) contracts.CriterionResult {
+	return contracts.CriterionResult{
+		CriterionID:   id,
+		Observed:      map[string]any{},
+		Artifacts:     []string{},
+		PageErrors:    []string{},
+		ConsoleErrors: []string{},
+	}
 }

@@ -244,13 +244,7 @@ type criterionOutcome struct {
 // the observed values. Trace parts are merged into the criterion's own trace-<id>.zip; they
 // are removed by the caller, since a shared page's part belongs to several criteria.
 func (r *run) assemble(c contracts.Criterion, co *criterionOutcome) (contracts.CriterionResult, []contracts.Artifact) {
-	res := contracts.CriterionResult{
-		CriterionID:   c.ID,
-		Observed:      map[string]any{},
-		Artifacts:     []string{},
-		PageErrors:    []string{},
-		ConsoleErrors: []string{},
-	}
+	res := newResult(c.ID)
 	var arts []contracts.Artifact
 	var traces []tracePart
 	status, msg := "", ""
