@@ -358,15 +358,14 @@ func (r *run) drive(ctx context.Context, job pageJob, members []contracts.Criter
 	if err := nav(lead.Route); err != nil {
 		return err
 	}
+	actions := lead.Actions
 	if len(members) > 1 {
 		// A shared page: every action is a wait (shareKey), made once for the members that
 		// ask it; a wait that fails is theirs, and the page goes on for the others.
 		r.sharedWaits(page, members, outs, deadline)
+		actions = nil
 	}
-	for i, a := range lead.Actions {
-		if len(members) > 1 {
-			break
-		}
+	for i, a := range actions {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
