@@ -66,11 +66,7 @@ func chatQuotesWithBaseCheck(tb testing.TB, hog bool) (waits []float64, builds [
 	defer stopHog()
 	lp := startLoadPeers(tb, py, dev.loopback, dev.agent, peers, "make the Watchlist page work well on mobile")
 
-	// The end for each peer: its quote, or any answer that is not one (a refusal).
-	final := func(e loadEvent) bool {
-		return e.Event == "chat" && (strings.HasPrefix(e.Text, "Quoted contract") || strings.Contains(e.Text, "No contract") ||
-			strings.Contains(e.Text, "could not") || strings.Contains(e.Text, "cannot"))
-	}
+	final := finalAnswer
 	lp.wait(tb, "a quote or a refusal for every peer", 30*time.Minute, func(ev [][]loadEvent) bool {
 		for _, e := range ev {
 			if !slices.ContainsFunc(e, final) {
@@ -161,7 +157,14 @@ func TestChatQuoteSurvivesAKillDuringItsBuild(t *testing.T) {
 	waitOutput(t, dev.proc, "Ctrl-C stops.", 3*time.Minute)
 
 	quoted := func(e loadEvent) bool { return e.Event == "chat" && strings.HasPrefix(e.Text, "Quoted contract") }
-	lp.wait(t, "the quote after the restart", 15*time.Minute, func(ev [][]loadEvent) bool { return slices.ContainsFunc(ev[0], quoted) })
+	// A refusal ends the wait too: nothing more comes after it, so waiting on would only hide it.
+	lp.wait(t, "a quote or a refusal after the restart", 15*time.Minute, func(ev [][]loadEvent) bool { return slices.ContainsFunc(ev[0], finalAnswer) })
+	lp.mu.Lock()
+	ok := slices.ContainsFunc(lp.events[0], quoted)
+	lp.mu.Unlock()
+	if !ok {
+		t.Fatalf("refused, not quoted, after the restart:\n%s\n--- signoff dev ---\n%s", lp.dump(), dev.output())
+	}
 	// Exactly once: the quote workflow has ended, so nothing more is coming, and one quote came.
 	lp.mu.Lock()
 	var sent, started loadEvent
@@ -206,6 +209,13 @@ func TestChatQuoteSurvivesAKillDuringItsBuild(t *testing.T) {
 	if strings.Contains(before+dev.output(), "already running") {
 		t.Errorf("signoff dev reported a build already running:\n%s\n%s", before, dev.output())
 	}
+}
+
+// finalAnswer is a requester's last answer to a request: its quote, or any answer that is not
+// one (a refusal, a host too busy to check the base).
+func finalAnswer(e loadEvent) bool {
+	return e.Event == "chat" && (strings.HasPrefix(e.Text, "Quoted contract") || strings.Contains(e.Text, "No contract") ||
+		strings.Contains(e.Text, "could not") || strings.Contains(e.Text, "cannot") || strings.Contains(e.Text, "is not ready"))
 }
 
 // requireChatBuildSetup fails, naming the task, without what a chat quote with its base check
