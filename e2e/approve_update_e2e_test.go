@@ -112,5 +112,5 @@ func TestApproveUpdateOnEmbeddedServer(t *testing.T) {
 		t.Fatalf("history: %d updates accepted (want 3: wrong hash, stranger, approval), %d timers cancelled (want the approval and payment deadlines)",
 			accepted, timersCancelled)
 	}
-	recordHistory(t, c, contractapi.WorkflowID(id), "u1-approve-update")
+	temporaltest.RecordHistory(t, c, contractapi.WorkflowID(id), "u1-approve-update")
 }

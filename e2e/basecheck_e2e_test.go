@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/e2e/signoffproc"
 )
 
 // TestBaseCheckOnQueues runs `signoff contract check --base` through a running `signoff dev`:
@@ -20,11 +21,11 @@ func TestBaseCheckOnQueues(t *testing.T) {
 		t.Skip("runs signoff dev as a process")
 	}
 	dataDir := t.TempDir()
-	port := freePort(t)
+	port := signoffproc.FreePort(t)
 	addr := "127.0.0.1:" + port
-	dev := startProc(t, "", nil, "dev", "--data-dir", dataDir, "--temporal-port", port, "--ui-port", "0", "--loopback", "127.0.0.1:0",
+	dev := signoffproc.Start(t, nil, "dev", "--data-dir", dataDir, "--temporal-port", port, "--ui-port", "0", "--loopback", "127.0.0.1:0",
 		"--public", "127.0.0.1:0", "--runs-dir", testRunsDir(), "--preview", "static", "--no-chat")
-	waitOutput(t, dev, "Ctrl-C stops.", 60*time.Second)
+	signoffproc.WaitOutput(t, dev, "Ctrl-C stops.", 60*time.Second)
 	contract := filepath.Join(testRunsDir(), "H1", "contract.json")
 
 	var disc struct {
@@ -32,7 +33,7 @@ func TestBaseCheckOnQueues(t *testing.T) {
 		Failing []string `json:"failing"`
 		Guards  []string `json:"guards"`
 	}
-	out := cli(t, "contract", "check", contract, "--base", "--data-dir", dataDir, "--temporal-address", addr, "--json")
+	out := signoffproc.CLI(t, "contract", "check", contract, "--base", "--data-dir", dataDir, "--temporal-address", addr, "--json")
 	if err := json.Unmarshal([]byte(out), &disc); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -46,14 +47,14 @@ func TestBaseCheckOnQueues(t *testing.T) {
 		t.Fatalf("the base check left no signed evidence: %v", err)
 	}
 
-	cli(t, "contract", "start", contract, "--check-base", "--requester", "alice", "--data-dir", dataDir, "--temporal-address", addr)
+	signoffproc.CLI(t, "contract", "start", contract, "--check-base", "--requester", "alice", "--data-dir", dataDir, "--temporal-address", addr)
 	var st struct {
 		Timeline []struct {
 			Type string            `json:"type"`
 			Data map[string]string `json:"data"`
 		} `json:"timeline"`
 	}
-	if err := json.Unmarshal([]byte(cli(t, "contract", "status", "h1-static-status", "--json", "--data-dir", dataDir, "--temporal-address", addr)), &st); err != nil {
+	if err := json.Unmarshal([]byte(signoffproc.CLI(t, "contract", "status", "h1-static-status", "--json", "--data-dir", dataDir, "--temporal-address", addr)), &st); err != nil {
 		t.Fatal(err)
 	}
 	if len(st.Timeline) < 2 || st.Timeline[1].Type != contracts.EventBaseCheck || st.Timeline[1].Data["regression_guards"] != "package-kept" {

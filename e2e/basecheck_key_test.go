@@ -12,6 +12,7 @@ import (
 	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/authoring/basecheck"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/e2e/signoffproc"
 	"github.com/signoff/signoff/fixtures/runs"
 	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/temporal/temporaltest"
@@ -57,7 +58,7 @@ func TestKeyedBaseCheckRunsOnce(t *testing.T) {
 	temporaltest.StartWorker(t, c, contractapi.ExecuteQueue, func(r worker.Registry) {
 		workers.RegisterExecute(r, &activities.Execute{Previews: prev})
 	})
-	w1, err := runs.Load(filepath.Join(repoRoot(), "fixtures", "runs"), "W1")
+	w1, err := runs.Load(filepath.Join(signoffproc.RepoRoot(), "fixtures", "runs"), "W1")
 	if err != nil {
 		t.Fatal(err)
 	}

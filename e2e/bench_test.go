@@ -16,6 +16,7 @@ import (
 	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/contracts/contractstest"
+	"github.com/signoff/signoff/e2e/signoffproc"
 	"github.com/signoff/signoff/fixtures/runs"
 	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/policy/policytest"
@@ -187,7 +188,7 @@ func runInstant(c client.Client, inst *instant, base contracts.Contract, id, rep
 // BenchmarkW1Phases runs prepared run W1 for real and reports the wall time of each phase of
 // its attempt, read from the workflow's own timeline (go tool task bench).
 func BenchmarkW1Phases(b *testing.B) {
-	root := repoRoot()
+	root := signoffproc.RepoRoot()
 	if _, err := os.Stat(filepath.Join(root, ".cache", "finance-deps", "node_modules", "next")); err != nil {
 		b.Skip("run go tool task setup first")
 	}

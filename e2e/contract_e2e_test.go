@@ -8,36 +8,28 @@ package e2e_test
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"go.temporal.io/api/enums/v1"
-	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
-	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/e2e/signoffproc"
 	"github.com/signoff/signoff/fixtures/runs"
 	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/internal/datadir"
 	"github.com/signoff/signoff/internal/signing"
-	"github.com/signoff/signoff/internal/spareport"
 	"github.com/signoff/signoff/policy/policytest"
 	"github.com/signoff/signoff/temporal/temporaltest"
 	"github.com/signoff/signoff/web"
@@ -45,12 +37,7 @@ import (
 	"github.com/signoff/signoff/workflows/contractapi"
 )
 
-func repoRoot() string {
-	_, f, _, _ := runtime.Caller(0)
-	return filepath.Dir(filepath.Dir(f))
-}
-
-func testRunsDir() string { return filepath.Join(repoRoot(), "e2e", "testdata", "runs") }
+func testRunsDir() string { return filepath.Join(signoffproc.RepoRoot(), "e2e", "testdata", "runs") }
 
 // scriptedVerify stands in for the browser on the verify queue: it asks the preview for its
 // runtime SHA, as the real verifier does, and reports the criteria as passing.
@@ -146,11 +133,11 @@ func TestContractOnEmbeddedServer(t *testing.T) {
 		t.Fatalf("index entry %+v ok %v err %v", e, ok, err)
 	}
 	// History holds digests and small values, never artifacts: the whole history is small.
-	size := historySize(t, c, contractapi.WorkflowID(r.Contract.ContractID))
+	size := temporaltest.HistorySize(t, c, contractapi.WorkflowID(r.Contract.ContractID))
 	if size > 512*1024 {
 		t.Fatalf("history is %d bytes", size)
 	}
-	recordHistory(t, c, contractapi.WorkflowID(r.Contract.ContractID), "h1-satisfied")
+	temporaltest.RecordHistory(t, c, contractapi.WorkflowID(r.Contract.ContractID), "h1-satisfied")
 }
 
 func waitLockReleased(t *testing.T, c client.Client, repo string) {
@@ -175,108 +162,6 @@ func readJSON(t *testing.T, path string, v any) {
 	if err := json.Unmarshal(b, v); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-}
-
-func historySize(t *testing.T, c client.Client, id string) int {
-	t.Helper()
-	n := 0
-	it := c.GetWorkflowHistory(context.Background(), id, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	for it.HasNext() {
-		ev, err := it.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		n += ev.Size()
-	}
-	return n
-}
-
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
-
-// signoffBinary builds the CLI once per test binary, for the tests that run workers and
-// `signoff dev` as separate processes so they can be SIGKILLed.
-func signoffBinary(t testing.TB) string {
-	t.Helper()
-	p, err := signoffBinaryPath()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-// signoffBinaryPath builds the CLI once per test binary.
-func signoffBinaryPath() (string, error) {
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "signoff-bin-")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "signoff")
-		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/signoff")
-		cmd.Dir = repoRoot()
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	return binPath, binErr
-}
-
-// proc is a signoff subprocess this test started and may SIGKILL by PID.
-type proc struct {
-	t    testing.TB
-	args []string
-	env  []string
-	cmd  *exec.Cmd
-	log  *os.File
-}
-
-func startProc(t testing.TB, logPath string, env []string, args ...string) *proc {
-	t.Helper()
-	p := &proc{t: t, args: args, env: env}
-	p.start()
-	t.Cleanup(func() { p.kill() })
-	_ = logPath
-	return p
-}
-
-func (p *proc) start() {
-	p.t.Helper()
-	p.cmd = exec.Command(signoffBinary(p.t), p.args...)
-	p.cmd.Dir = repoRoot()
-	p.cmd.Env = append(os.Environ(), p.env...)
-	var err error
-	p.log, err = os.CreateTemp(p.t.TempDir(), "proc-*.log")
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
-	if err := p.cmd.Start(); err != nil {
-		p.t.Fatal(err)
-	}
-}
-
-// kill SIGKILLs the process by its PID and reaps it.
-func (p *proc) kill() {
-	if p.cmd == nil || p.cmd.Process == nil {
-		return
-	}
-	_ = syscall.Kill(p.cmd.Process.Pid, syscall.SIGKILL)
-	_ = p.cmd.Wait()
-	p.cmd = nil
-}
-
-func (p *proc) output() string {
-	if p.log == nil {
-		return ""
-	}
-	b, _ := os.ReadFile(p.log.Name())
-	return string(b)
 }
 
 // waitFile waits for a file another process writes. It fails as soon as over says the file
@@ -322,9 +207,9 @@ func TestWorkerKilledAtEachPhase(t *testing.T) {
 			r := loadRun(t, "H1")
 			common := []string{"--temporal-address", srv.FrontendAddress(), "--data-dir", dataDir, "--runs-dir", testRunsDir(), "--preview", "static"}
 			env := []string{workers.EnvBarrier + "=" + barrier + ":" + pt.point}
-			procs := map[string]*proc{
-				"control": startProc(t, "", env, append([]string{"worker", "--queue", "control"}, common...)...),
-				"execute": startProc(t, "", env, append([]string{"worker", "--queue", "execute"}, common...)...),
+			procs := map[string]*signoffproc.Proc{
+				"control": signoffproc.Start(t, env, append([]string{"worker", "--queue", "control"}, common...)...),
+				"execute": signoffproc.Start(t, env, append([]string{"worker", "--queue", "execute"}, common...)...),
 			}
 			name := strings.ReplaceAll(pt.point, ":", "_")
 
@@ -356,20 +241,20 @@ func TestWorkerKilledAtEachPhase(t *testing.T) {
 				done <- result{st, mm, err}
 			}()
 			p := procs[pt.queue]
-			waitFile(t, filepath.Join(barrier, name+".reached"), 5*time.Minute, func() string { return p.output() }, func() string {
+			waitFile(t, filepath.Join(barrier, name+".reached"), 5*time.Minute, func() string { return p.Output() }, func() string {
 				if r := ended.Load(); r != nil {
 					return fmt.Sprintf("the run ended first (state %s, mismatches %v, error %v)", r.st.State, r.mm, r.err)
 				}
 				return ""
 			})
-			p.kill()
+			p.Kill()
 			if err := os.WriteFile(filepath.Join(barrier, name+".release"), nil, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			p.start()
+			p.Start()
 			res := <-done
 			if res.err != nil {
-				t.Fatalf("%v\ncontrol:\n%s\nexecute:\n%s", res.err, procs["control"].output(), procs["execute"].output())
+				t.Fatalf("%v\ncontrol:\n%s\nexecute:\n%s", res.err, procs["control"].Output(), procs["execute"].Output())
 			}
 			if len(res.mm) > 0 {
 				t.Fatalf("after a kill at %s: %v", pt.point, res.mm)
@@ -378,92 +263,6 @@ func TestWorkerKilledAtEachPhase(t *testing.T) {
 			waitLockReleased(t, c, "signoff-fixtures/finance")
 		})
 	}
-}
-
-// recordHistory writes the workflow's history to replays/<name>.json when
-// SIGNOFF_RECORD_HISTORIES is set, and adds it to the checksum manifest. Recorded histories
-// are append-only: an existing file is never replaced.
-func recordHistory(t *testing.T, c client.Client, id, name string) {
-	t.Helper()
-	if os.Getenv("SIGNOFF_RECORD_HISTORIES") == "" {
-		return
-	}
-	var h historypb.History
-	it := c.GetWorkflowHistory(context.Background(), id, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	for it.HasNext() {
-		ev, err := it.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		h.Events = append(h.Events, ev)
-	}
-	b, err := protojson.MarshalOptions{Indent: "  "}.Marshal(&h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(repoRoot(), "replays")
-	path := filepath.Join(dir, name+".json")
-	if _, err := os.Stat(path); err == nil {
-		t.Logf("replays/%s.json exists; recorded histories are append-only, not replacing it", name)
-		return
-	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(append(b, '\n'))
-	f, err := os.OpenFile(filepath.Join(dir, "MANIFEST"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	fmt.Fprintf(f, "%s  %s.json\n", hex.EncodeToString(sum[:]), name)
-	t.Logf("recorded replays/%s.json", name)
-}
-
-// freePort chooses a port for a process the test starts, outside the range outgoing
-// connections take theirs from (see internal/spareport).
-func freePort(t testing.TB) string {
-	t.Helper()
-	p, err := spareport.One()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strconv.Itoa(p)
-}
-
-// cliHang is how long one signoff command may run in a test: a deadline against a hang (a
-// watch on a contract that never ends), far beyond what any command takes on a loaded machine.
-const cliHang = 10 * time.Minute
-
-// cli runs a signoff command to completion and returns its stdout.
-func cli(t *testing.T, args ...string) string {
-	t.Helper()
-	out, err := cliRun(args...)
-	if err != nil {
-		t.Fatalf("%v", err)
-	}
-	return out
-}
-
-// cliRun runs a signoff command, killed if it hangs past cliHang.
-func cliRun(args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), cliHang)
-	defer cancel()
-	bin, err := signoffBinaryPath()
-	if err != nil {
-		return "", err
-	}
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Dir = repoRoot()
-	var out, errb strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		if ctx.Err() != nil {
-			err = fmt.Errorf("still running after %s: %w", cliHang, err)
-		}
-		return out.String(), fmt.Errorf("signoff %s: %w\n%s%s", strings.Join(args, " "), err, out.String(), errb.String())
-	}
-	return out.String(), nil
 }
 
 // TestDevRestartResumesFromSQLite drives a contract through `signoff dev` with the CLI,
@@ -475,66 +274,45 @@ func TestDevRestartResumesFromSQLite(t *testing.T) {
 	}
 	dataDir := t.TempDir()
 	barrier := t.TempDir()
-	port := freePort(t)
+	port := signoffproc.FreePort(t)
 	addr := "127.0.0.1:" + port
 	devArgs := []string{"dev", "--data-dir", dataDir, "--temporal-port", port, "--ui-port", "0", "--loopback", "127.0.0.1:0",
 		"--public", "127.0.0.1:0", "--runs-dir", testRunsDir(), "--preview", "static"}
-	dev := startProc(t, "", []string{workers.EnvBarrier + "=" + barrier + ":RunExecutor:start"}, devArgs...)
-	waitOutput(t, dev, "Ctrl-C stops.", 60*time.Second)
+	dev := signoffproc.Start(t, []string{workers.EnvBarrier + "=" + barrier + ":RunExecutor:start"}, devArgs...)
+	signoffproc.WaitOutput(t, dev, "Ctrl-C stops.", 60*time.Second)
 
 	conn := []string{"--data-dir", dataDir, "--temporal-address", addr}
 	var started struct {
 		Hash string `json:"contract_hash"`
 	}
-	if err := json.Unmarshal([]byte(cli(t, append([]string{"contract", "start", filepath.Join(testRunsDir(), "H1", "contract.json"),
+	if err := json.Unmarshal([]byte(signoffproc.CLI(t, append([]string{"contract", "start", filepath.Join(testRunsDir(), "H1", "contract.json"),
 		"--requester", "alice", "--json"}, conn...)...)), &started); err != nil || len(started.Hash) != 64 {
 		t.Fatalf("start: %v %q", err, started.Hash)
 	}
-	cli(t, append([]string{"contract", "approve", "h1-static-status", started.Hash, "--as", "alice"}, conn...)...)
-	cli(t, append([]string{"payment", "authorize", "h1-static-status"}, conn...)...)
+	signoffproc.CLI(t, append([]string{"contract", "approve", "h1-static-status", started.Hash, "--as", "alice"}, conn...)...)
+	signoffproc.CLI(t, append([]string{"payment", "authorize", "h1-static-status"}, conn...)...)
 
-	waitFile(t, filepath.Join(barrier, "RunExecutor_start.reached"), 5*time.Minute, dev.output, nil)
-	dev.kill()
+	waitFile(t, filepath.Join(barrier, "RunExecutor_start.reached"), 5*time.Minute, dev.Output, nil)
+	dev.Kill()
 	if err := os.WriteFile(filepath.Join(barrier, "RunExecutor_start.release"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	dev.start()
-	waitOutput(t, dev, "Ctrl-C stops.", 60*time.Second)
+	dev.Start()
+	signoffproc.WaitOutput(t, dev, "Ctrl-C stops.", 60*time.Second)
 
-	if _, err := cliRun(append([]string{"contract", "watch", "h1-static-status"}, conn...)...); err != nil {
-		status, _ := cliRun(append([]string{"contract", "status", "h1-static-status", "--json"}, conn...)...)
-		t.Fatalf("%v\nstatus:\n%s\ndev:\n%s", err, status, dev.output())
+	if _, err := signoffproc.CLIRun(append([]string{"contract", "watch", "h1-static-status"}, conn...)...); err != nil {
+		status, _ := signoffproc.CLIRun(append([]string{"contract", "status", "h1-static-status", "--json"}, conn...)...)
+		t.Fatalf("%v\nstatus:\n%s\ndev:\n%s", err, status, dev.Output())
 	}
 	var st contractapi.Status
-	if err := json.Unmarshal([]byte(cli(t, append([]string{"contract", "status", "h1-static-status", "--json"}, conn...)...)), &st); err != nil {
+	if err := json.Unmarshal([]byte(signoffproc.CLI(t, append([]string{"contract", "status", "h1-static-status", "--json"}, conn...)...)), &st); err != nil {
 		t.Fatal(err)
 	}
 	if st.Verdict != contracts.Satisfied || st.Payment.State != capability.PaymentCaptured || st.Executions < 1 {
-		t.Fatalf("after restart: verdict %s payment %s\n%s", st.Verdict, st.Payment.State, dev.output())
+		t.Fatalf("after restart: verdict %s payment %s\n%s", st.Verdict, st.Payment.State, dev.Output())
 	}
-	list := cli(t, "contract", "list", "--data-dir", dataDir)
+	list := signoffproc.CLI(t, "contract", "list", "--data-dir", dataDir)
 	if !strings.Contains(list, "h1-static-status") || !strings.Contains(list, "satisfied") {
 		t.Fatalf("contract list:\n%s", list)
 	}
-}
-
-// patience stretches every wait on another process's output. Those waits only catch hangs:
-// each names what a quiet machine needs, and a shared one under a load of tens on two cores
-// takes several times that without anything being wrong.
-const patience = 4
-
-// hangLimit is how long a wait that a quiet machine finishes within d may take.
-func hangLimit(d time.Duration) time.Duration { return d * patience }
-
-func waitOutput(t testing.TB, p *proc, want string, d time.Duration) {
-	t.Helper()
-	d = hangLimit(d)
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		if strings.Contains(p.output(), want) {
-			return
-		}
-		time.Sleep(50 * time.Millisecond) // waiting for another process's output
-	}
-	t.Fatalf("no %q within %s:\n%s", want, d, p.output())
 }

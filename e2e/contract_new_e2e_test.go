@@ -16,9 +16,11 @@ import (
 	"time"
 
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/e2e/signoffproc"
 	"github.com/signoff/signoff/fixtures/finance"
 	"github.com/signoff/signoff/fixtures/fixturerepo"
 	"github.com/signoff/signoff/internal/localgit"
+	"github.com/signoff/signoff/temporal/temporaltest"
 	"github.com/signoff/signoff/workflows/contractapi"
 )
 
@@ -31,16 +33,16 @@ func TestContractNewOnQueues(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs signoff dev as a process, builds the fixture app and drives Chromium")
 	}
-	root := repoRoot()
-	requireSetup(t, filepath.Join(root, ".cache", "finance-deps", "node_modules", "next"), "go tool task fixture:setup")
-	requireSetup(t, filepath.Join(root, ".cache", "pw-driver", "1.64.1", "package", "cli.js"), "go tool task browser:setup")
+	root := signoffproc.RepoRoot()
+	signoffproc.RequireSetup(t, filepath.Join(root, ".cache", "finance-deps", "node_modules", "next"), "go tool task fixture:setup")
+	signoffproc.RequireSetup(t, filepath.Join(root, ".cache", "pw-driver", "1.64.1", "package", "cli.js"), "go tool task browser:setup")
 
 	dataDir := t.TempDir()
-	port := freePort(t)
+	port := signoffproc.FreePort(t)
 	addr := "127.0.0.1:" + port
-	dev := startProc(t, "", nil, "dev", "--data-dir", dataDir, "--temporal-port", port, "--ui-port", "0", "--loopback", "127.0.0.1:0",
+	dev := signoffproc.Start(t, nil, "dev", "--data-dir", dataDir, "--temporal-port", port, "--ui-port", "0", "--loopback", "127.0.0.1:0",
 		"--public", "127.0.0.1:0", "--no-chat", "--allow", "acme/*")
-	waitOutput(t, dev, "Ctrl-C stops.", 2*time.Minute)
+	signoffproc.WaitOutput(t, dev, "Ctrl-C stops.", 2*time.Minute)
 
 	// A user's repository: a monorepo with the finance app in web/.
 	mono := fstest.MapFS{"README.md": {Data: []byte("monorepo\n"), Mode: 0o644}}
@@ -76,7 +78,7 @@ func TestContractNewOnQueues(t *testing.T) {
 	}
 
 	started := time.Now()
-	stdout := cli(t, append(append(newArgs, "--json"), common...)...)
+	stdout := signoffproc.CLI(t, append(append(newArgs, "--json"), common...)...)
 	t.Logf("contract new with a base check on the queues: %s", time.Since(started).Round(time.Millisecond))
 	var rep struct {
 		Offered   bool   `json:"offered"`
@@ -157,7 +159,7 @@ func TestContractNewOnQueues(t *testing.T) {
 	if code, msg := cliExit(t, append([]string{"contract", "start", out, "--requester", "bob"}, common...)...); code != 2 || !strings.Contains(msg, `quoted to "alice"`) {
 		t.Fatalf("bob started alice's quote: exit %d %s", code, msg)
 	}
-	startOut := cli(t, append([]string{"contract", "start", out, "--requester", "alice"}, common...)...)
+	startOut := signoffproc.CLI(t, append([]string{"contract", "start", out, "--requester", "alice"}, common...)...)
 	if !strings.Contains(startOut, "The quote stands until "+quote.Quote.ExpiresAt.Format(time.RFC3339)) {
 		t.Fatalf("start output:\n%s", startOut)
 	}
@@ -179,7 +181,7 @@ func TestContractNewOnQueues(t *testing.T) {
 			Data map[string]string `json:"data"`
 		} `json:"timeline"`
 	}
-	if err := json.Unmarshal([]byte(cli(t, append([]string{"contract", "status", contractID.ID, "--json"}, common...)...)), &st); err != nil {
+	if err := json.Unmarshal([]byte(signoffproc.CLI(t, append([]string{"contract", "status", contractID.ID, "--json"}, common...)...)), &st); err != nil {
 		t.Fatal(err)
 	}
 	if st.State != contracts.StateQuoted || !st.QuoteExpiresAt.Equal(quote.Quote.ExpiresAt) || len(st.Timeline) < 2 || st.Timeline[1].Type != contracts.EventBaseCheck ||
@@ -187,17 +189,17 @@ func TestContractNewOnQueues(t *testing.T) {
 		!strings.Contains(st.Timeline[1].Data[contracts.DataLazyVariants], "rejected by") {
 		t.Fatalf("status %+v", st)
 	}
-	cli(t, append([]string{"contract", "cancel", contractID.ID}, common...)...)
+	signoffproc.CLI(t, append([]string{"contract", "cancel", contractID.ID}, common...)...)
 
-	if os.Getenv("SIGNOFF_RECORD_HISTORIES") != "" {
-		c := dialDev(t, dataDir, addr)
+	if os.Getenv(temporaltest.EnvRecordHistories) != "" {
+		c := signoffproc.DialDev(t, dataDir, addr)
 		if err := c.GetWorkflow(context.Background(), contractapi.WorkflowID(contractID.ID), "").Get(context.Background(), nil); err != nil {
 			t.Fatalf("the cancelled contract: %v", err)
 		}
-		recordHistory(t, c, contractapi.WorkflowID(contractID.ID), "q1-quoted-checked-cancelled")
+		temporaltest.RecordHistory(t, c, contractapi.WorkflowID(contractID.ID), "q1-quoted-checked-cancelled")
 		for _, n := range d.Report.Notes {
 			if id := baseCheckID.FindString(n); id != "" {
-				recordHistory(t, c, id, "d2-base-check-lazy-variants")
+				temporaltest.RecordHistory(t, c, id, "d2-base-check-lazy-variants")
 			}
 		}
 	}
@@ -208,8 +210,8 @@ var baseCheckID = regexp.MustCompile(`discriminate-[a-z0-9-]+-[0-9a-f]{8}`)
 // cliExit runs a signoff command expected to fail and returns its exit code and output.
 func cliExit(t *testing.T, args ...string) (int, string) {
 	t.Helper()
-	cmd := exec.Command(signoffBinary(t), args...)
-	cmd.Dir = repoRoot()
+	cmd := exec.Command(signoffproc.Binary(t), args...)
+	cmd.Dir = signoffproc.RepoRoot()
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {

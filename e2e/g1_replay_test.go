@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/signoff/signoff/e2e/signoffproc"
 	"github.com/signoff/signoff/internal/datadir"
 	"github.com/signoff/signoff/internal/localgit"
 	"github.com/signoff/signoff/workflows/contractapi"
@@ -24,16 +25,16 @@ func TestReplayG1RevokesEligibilityOnAHeadMove(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the fixture app and drives Chromium")
 	}
-	root := repoRoot()
-	requireSetup(t, filepath.Join(root, ".cache", "finance-deps", "node_modules", "next"), "go tool task fixture:setup")
-	requireSetup(t, filepath.Join(root, ".cache", "pw-driver", "1.64.1", "package", "cli.js"), "go tool task browser:setup")
-	requireSetup(t, filepath.Join(root, ".bin", "stripe-mock"), "go tool task stripe:setup")
+	root := signoffproc.RepoRoot()
+	signoffproc.RequireSetup(t, filepath.Join(root, ".cache", "finance-deps", "node_modules", "next"), "go tool task fixture:setup")
+	signoffproc.RequireSetup(t, filepath.Join(root, ".cache", "pw-driver", "1.64.1", "package", "cli.js"), "go tool task browser:setup")
+	signoffproc.RequireSetup(t, filepath.Join(root, ".bin", "stripe-mock"), "go tool task stripe:setup")
 
 	dataDir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	started := time.Now()
-	cmd := exec.CommandContext(ctx, signoffBinary(t), "replay", "G1", "--data-dir", dataDir, "--json")
+	cmd := exec.CommandContext(ctx, signoffproc.Binary(t), "replay", "G1", "--data-dir", dataDir, "--json")
 	cmd.Dir = root
 	var errb strings.Builder
 	cmd.Stderr = &errb

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/signoff/signoff/activities"
+	"github.com/signoff/signoff/e2e/signoffproc"
 	"github.com/signoff/signoff/fixtures/runs"
 	"github.com/signoff/signoff/internal/executor"
 	"github.com/signoff/signoff/internal/hostiletest"
@@ -34,7 +35,7 @@ func TestHostileCLIThroughTheWorkflow(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the fixture app three times and drives Chromium")
 	}
-	root := repoRoot()
+	root := signoffproc.RepoRoot()
 	cred, err := unprivileged.Lookup(preview.DefaultUser)
 	if err != nil {
 		t.Fatalf("%v: run `go tool task fixture:setup`", err)

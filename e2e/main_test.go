@@ -2,16 +2,15 @@ package e2e_test
 
 import (
 	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/signoff/signoff/e2e/signoffproc"
 )
 
 // TestMain removes what the package's tests leave outside their own temp folders: the CLI
-// that signoffBinary builds once (a quarter of a gigabyte per run otherwise).
+// that signoffproc builds once per test binary.
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binPath != "" {
-		_ = os.RemoveAll(filepath.Dir(binPath))
-	}
+	signoffproc.RemoveBinary()
 	os.Exit(code)
 }

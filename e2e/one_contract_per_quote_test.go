@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/sdk/client"
 
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/fixtures/runs"
@@ -109,7 +108,7 @@ func TestOneContractPerQuote(t *testing.T) {
 		if err := q.Get(&s.status); err != nil {
 			t.Fatal(err)
 		}
-		s.history = historySize(t, c, contractapi.WorkflowID(id))
+		s.history = temporaltest.HistorySize(t, c, contractapi.WorkflowID(id))
 		s.proof = treeDigests(t, contractDir)
 		e, ok, err := local.Index.Get(id)
 		if err != nil || !ok {
@@ -254,20 +253,4 @@ func admit(t *testing.T, srv *temporal.Server, dataDir string) {
 			t.Fatal(err)
 		}
 	}
-}
-
-// dialDev dials the embedded server of the `signoff dev` process on dataDir, with the client
-// certificate it left there; the client is closed at cleanup.
-func dialDev(t *testing.T, dataDir, addr string) client.Client {
-	t.Helper()
-	tc, ok, err := temporal.EmbeddedClientTLS(datadir.Paths(dataDir).Temporal, addr)
-	if err != nil || !ok {
-		t.Fatalf("the client certificate of the server at %s in %s: found %v, %v", addr, dataDir, ok, err)
-	}
-	c, err := temporal.Dial(context.Background(), temporal.DialConfig{Address: addr, Namespace: temporal.DefaultNamespace, TLS: tc})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	return c
 }

@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/e2e/signoffproc"
 	"github.com/signoff/signoff/fixtures/runs"
+	"github.com/signoff/signoff/temporal/temporaltest"
 	"github.com/signoff/signoff/workflows/contractapi"
 )
 
@@ -27,7 +29,7 @@ func TestContractsOnOneRepositoryRunTogether(t *testing.T) {
 	defer cancel()
 	st, env := preparedStack(ctx, t, t.TempDir())
 	defer st.Close()
-	runsDir := filepath.Join(repoRoot(), "fixtures", "runs")
+	runsDir := filepath.Join(signoffproc.RepoRoot(), "fixtures", "runs")
 	w1, err := runs.Load(runsDir, "W1")
 	if err != nil {
 		t.Fatal(err)
@@ -70,8 +72,8 @@ func TestContractsOnOneRepositoryRunTogether(t *testing.T) {
 		t.Errorf("W5 paused %s and was answered %s; W1 verified %s and settled %s: want W1 inside W5's pause", paused, answered, verified, settled)
 	}
 	t.Logf("W1 verified %s after W5 paused, and settled %s before W5's operator answered", verified.Sub(paused).Round(time.Second), answered.Sub(settled).Round(time.Second))
-	recordHistory(t, st.Client, contractapi.WorkflowID(w1.Contract.ContractID), "w1-lock-publish-only")
-	recordHistory(t, st.Client, contractapi.WorkflowID(w5.Contract.ContractID), "w5-lock-publish-only")
+	temporaltest.RecordHistory(t, st.Client, contractapi.WorkflowID(w1.Contract.ContractID), "w1-lock-publish-only")
+	temporaltest.RecordHistory(t, st.Client, contractapi.WorkflowID(w5.Contract.ContractID), "w5-lock-publish-only")
 }
 
 // eventTime is when the timeline's first event of a type happened.

@@ -11,12 +11,14 @@ import (
 	"time"
 
 	"github.com/signoff/signoff/activities"
+	"github.com/signoff/signoff/e2e/signoffproc"
 	"github.com/signoff/signoff/fixtures/runs"
 	"github.com/signoff/signoff/internal/datadir"
 	"github.com/signoff/signoff/internal/proofstore"
 	"github.com/signoff/signoff/internal/proofsync"
 	"github.com/signoff/signoff/internal/signing"
 	"github.com/signoff/signoff/temporal"
+	"github.com/signoff/signoff/temporal/temporaltest"
 	"github.com/signoff/signoff/web"
 	"github.com/signoff/signoff/workers"
 	"github.com/signoff/signoff/workers/devstack"
@@ -36,7 +38,7 @@ func TestPreparedRuns(t *testing.T) {
 	dataDir := t.TempDir()
 	st, env := preparedStack(ctx, t, dataDir)
 	defer st.Close()
-	runsDir := filepath.Join(repoRoot(), "fixtures", "runs")
+	runsDir := filepath.Join(signoffproc.RepoRoot(), "fixtures", "runs")
 	vk, _ := signing.LoadPublic(filepath.Join(dataDir, "keys", datadir.VerifierKeyFile))
 	ck, _ := signing.LoadPublic(filepath.Join(dataDir, "keys", datadir.ControlKeyFile))
 
@@ -66,11 +68,11 @@ func TestPreparedRuns(t *testing.T) {
 		if !settled {
 			t.Errorf("%s: no verified settlement.json: %+v", name, rep.Checks)
 		}
-		recordHistory(t, st.Client, contractapi.WorkflowID(r.Contract.ContractID), strings.ToLower(name))
+		temporaltest.RecordHistory(t, st.Client, contractapi.WorkflowID(r.Contract.ContractID), strings.ToLower(name))
 		if name == "W1" || name == "W2" {
 			// Recorded again once the workflow signed settlements (version "signed-settlement"),
 			// so the replay test covers both sides of that version.
-			recordHistory(t, st.Client, contractapi.WorkflowID(r.Contract.ContractID), strings.ToLower(name)+"-settled")
+			temporaltest.RecordHistory(t, st.Client, contractapi.WorkflowID(r.Contract.ContractID), strings.ToLower(name)+"-settled")
 		}
 		switch name {
 		case "W1":
@@ -106,7 +108,7 @@ func TestPreparedRuns(t *testing.T) {
 // the fixture (faults armed per run), and the replay environment for its prepared runs.
 func preparedStack(ctx context.Context, t *testing.T, dataDir string) (*devstack.Stack, runs.Env) {
 	t.Helper()
-	root := repoRoot()
+	root := signoffproc.RepoRoot()
 	faults := &runs.FaultPlan{}
 	st := fixtureStack(ctx, t, dataDir, func(cfg workers.Config) (*activities.Execute, error) {
 		return workers.NewExecute(cfg, workers.ExecuteOptions{Executor: workers.NewPreparedExecutor(cfg), Preview: workers.PreviewNext,
@@ -126,9 +128,9 @@ func preparedStack(ctx context.Context, t *testing.T, dataDir string) (*devstack
 
 func fixtureStack(ctx context.Context, t *testing.T, dataDir string, buildExecute func(workers.Config) (*activities.Execute, error)) *devstack.Stack {
 	t.Helper()
-	root := repoRoot()
-	requireSetup(t, filepath.Join(root, ".cache", "finance-deps", "node_modules", "next"), "go tool task fixture:setup")
-	requireSetup(t, filepath.Join(root, ".cache", "pw-driver", "1.64.1", "package", "cli.js"), "go tool task browser:setup")
+	root := signoffproc.RepoRoot()
+	signoffproc.RequireSetup(t, filepath.Join(root, ".cache", "finance-deps", "node_modules", "next"), "go tool task fixture:setup")
+	signoffproc.RequireSetup(t, filepath.Join(root, ".cache", "pw-driver", "1.64.1", "package", "cli.js"), "go tool task browser:setup")
 	st, err := devstack.Start(ctx, devstack.Options{
 		DataDir: dataDir, TemporalPort: temporal.AnyPort, RunsDir: filepath.Join(root, "fixtures", "runs"), Allow: []string{"signoff-fixtures/*"},
 		Control: true, Execute: true, Verify: true, BuildExecute: buildExecute,
@@ -138,13 +140,6 @@ func fixtureStack(ctx context.Context, t *testing.T, dataDir string, buildExecut
 		t.Fatal(err)
 	}
 	return st
-}
-
-func requireSetup(t testing.TB, path, task string) {
-	t.Helper()
-	if _, err := os.Stat(path); err != nil {
-		t.Fatalf("missing %s: run `%s`", path, task)
-	}
 }
 
 func get(t *testing.T, url string) string {

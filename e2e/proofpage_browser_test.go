@@ -10,6 +10,7 @@ import (
 
 	"github.com/mxschmitt/playwright-go"
 
+	"github.com/signoff/signoff/e2e/signoffproc"
 	"github.com/signoff/signoff/internal/verify"
 	"github.com/signoff/signoff/web/proofpage/firstscreen"
 )
@@ -61,7 +62,7 @@ func checkProofPageInChromium(t *testing.T, url, run string, want []string, trac
 	if m["overflow"].(int) > 0 {
 		t.Errorf("%s proof page overflows at 390 px by %v", run, m["overflow"])
 	}
-	out := filepath.Join(repoRoot(), "testdata-out", "proofpages")
+	out := filepath.Join(signoffproc.RepoRoot(), "testdata-out", "proofpages")
 	if err := os.MkdirAll(out, 0o755); err == nil {
 		_, _ = page.Screenshot(playwright.PageScreenshotOptions{Path: playwright.String(filepath.Join(out, strings.ToLower(run)+"-mobile.png")), FullPage: playwright.Bool(true)})
 	}
@@ -77,7 +78,7 @@ func checkFirstScreenInChromium(t *testing.T, url, prefix, contains string) {
 	t.Helper()
 	sess, done := openChromium(t)
 	defer done()
-	out := filepath.Join(repoRoot(), "testdata-out", "proofpages")
+	out := filepath.Join(signoffproc.RepoRoot(), "testdata-out", "proofpages")
 	_ = os.MkdirAll(out, 0o755)
 	for _, size := range []playwright.Size{{Width: 1280, Height: 800}, {Width: 390, Height: 844}} {
 		page, err := sess.Browser.NewPage(playwright.BrowserNewPageOptions{Viewport: &size})

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/e2e/signoffproc"
 	"github.com/signoff/signoff/fixtures/fixturerepo"
 	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/internal/preview"
@@ -100,8 +101,8 @@ func TestRealAppsEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates real Next.js apps from the npm registry, builds each three times and drives Chromium")
 	}
-	root := repoRoot()
-	requireSetup(t, filepath.Join(root, ".cache", "pw-driver", "1.64.1", "package", "cli.js"), "go tool task browser:setup")
+	root := signoffproc.RepoRoot()
+	signoffproc.RequireSetup(t, filepath.Join(root, ".cache", "pw-driver", "1.64.1", "package", "cli.js"), "go tool task browser:setup")
 	tools := preview.FindPackageManagers("")
 	for _, r := range realapps.Recipes {
 		if _, ok := tools[r.PM]; !ok && r.PM != "npm" {
@@ -118,12 +119,12 @@ func TestRealAppsEndToEnd(t *testing.T) {
 	}
 
 	dataDir := t.TempDir()
-	port := freePort(t)
+	port := signoffproc.FreePort(t)
 	conn := []string{"--data-dir", dataDir, "--temporal-address", "127.0.0.1:" + port}
-	dev := startProc(t, "", []string{workers.EnvExecutorCommand + "=" + fixingCLI(), workers.EnvExecutorNetwork + "=none"},
+	dev := signoffproc.Start(t, []string{workers.EnvExecutorCommand + "=" + fixingCLI(), workers.EnvExecutorNetwork + "=none"},
 		"dev", "--data-dir", dataDir, "--temporal-port", port, "--ui-port", "0", "--loopback", "127.0.0.1:0",
 		"--public", "127.0.0.1:0", "--no-chat", "--allow", "acme/*")
-	waitOutput(t, dev, "Ctrl-C stops.", 2*time.Minute)
+	signoffproc.WaitOutput(t, dev, "Ctrl-C stops.", 2*time.Minute)
 
 	for i, r := range realapps.Recipes {
 		// The suite carries two package managers end to end (npm, pnpm); internal/preview
@@ -161,13 +162,13 @@ func TestRealAppsEndToEnd(t *testing.T) {
 			t.Logf("%s: quoted %s after a base check on %s (%s)", r.Name, first.contract.ContractID, base[:8], time.Since(begin).Round(time.Second))
 
 			id := first.contract.ContractID
-			cli(t, append([]string{"contract", "start", out, "--requester", "alice"}, conn...)...)
-			cli(t, append([]string{"contract", "approve", id, first.hash, "--as", "alice"}, conn...)...)
-			cli(t, append([]string{"payment", "authorize", id}, conn...)...)
-			cli(t, append([]string{"contract", "watch", id}, conn...)...)
+			signoffproc.CLI(t, append([]string{"contract", "start", out, "--requester", "alice"}, conn...)...)
+			signoffproc.CLI(t, append([]string{"contract", "approve", id, first.hash, "--as", "alice"}, conn...)...)
+			signoffproc.CLI(t, append([]string{"payment", "authorize", id}, conn...)...)
+			signoffproc.CLI(t, append([]string{"contract", "watch", id}, conn...)...)
 			st := realAppStatus(t, conn, id)
 			if st.Verdict != contracts.Satisfied || st.Payment.State != capability.PaymentCaptured || !st.MergeEligible || len(st.Attempts) < 2 {
-				t.Fatalf("%s: verdict %q, payment %q, merge eligible %v, %d attempts\n%s", r.Name, st.Verdict, st.Payment.State, st.MergeEligible, len(st.Attempts), dev.output())
+				t.Fatalf("%s: verdict %q, payment %q, merge eligible %v, %d attempts\n%s", r.Name, st.Verdict, st.Payment.State, st.MergeEligible, len(st.Attempts), dev.Output())
 			}
 			if a := st.Attempts[0]; a.Verdict != contracts.NotSatisfied || !strings.Contains(fmt.Sprint(a.Reasons), "stacked-pricing-cards") ||
 				strings.Contains(fmt.Sprint(a.Reasons), "mobile-no-overflow") {
@@ -195,8 +196,8 @@ func TestRealAppsEndToEnd(t *testing.T) {
 			if code, msg := cliExit(t, append([]string{"contract", "start", out, "--requester", "alice"}, conn...)...); code == 0 || !strings.Contains(msg, id) {
 				t.Fatalf("starting the settled contract again: exit %d\n%s", code, msg)
 			}
-			cli(t, append([]string{"contract", "start", again, "--requester", "alice"}, conn...)...)
-			cli(t, append([]string{"contract", "cancel", second.contract.ContractID}, conn...)...)
+			signoffproc.CLI(t, append([]string{"contract", "start", again, "--requester", "alice"}, conn...)...)
+			signoffproc.CLI(t, append([]string{"contract", "cancel", second.contract.ContractID}, conn...)...)
 			after := realAppStatus(t, conn, id)
 			if after.State != st.State || after.Verdict != st.Verdict || after.Payment != st.Payment || len(after.Timeline) != len(st.Timeline) {
 				t.Errorf("the first contract moved: %s/%s/%+v, was %s/%s/%+v", after.State, after.Verdict, after.Payment, st.State, st.Verdict, st.Payment)
@@ -221,7 +222,7 @@ func quoteRealApp(t *testing.T, conn []string, repo, name, out string, check boo
 	if check {
 		where = "queues"
 	}
-	stdout := cli(t, append([]string{"contract", "new", "--repo", repo, "--name", name, "--allow", "acme/*", "--requester", "alice",
+	stdout := signoffproc.CLI(t, append([]string{"contract", "new", "--repo", repo, "--name", name, "--allow", "acme/*", "--requester", "alice",
 		"--goal", realAppGoal, "--check", where, "--out", out, "--json"}, conn...)...)
 	var rep struct {
 		Offered   bool   `json:"offered"`
@@ -249,7 +250,7 @@ func quoteRealApp(t *testing.T, conn []string, repo, name, out string, check boo
 func realAppStatus(t *testing.T, conn []string, id string) contractapi.Status {
 	t.Helper()
 	var st contractapi.Status
-	if err := json.Unmarshal([]byte(cli(t, append([]string{"contract", "status", id, "--json"}, conn...)...)), &st); err != nil {
+	if err := json.Unmarshal([]byte(signoffproc.CLI(t, append([]string{"contract", "status", id, "--json"}, conn...)...)), &st); err != nil {
 		t.Fatal(err)
 	}
 	return st

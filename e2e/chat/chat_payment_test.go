@@ -1,4 +1,4 @@
-package e2e_test
+package chat_test
 
 import (
 	"context"
@@ -20,6 +20,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/e2e/signoffproc"
 	"github.com/signoff/signoff/workflows/contractapi"
 	"github.com/signoff/signoff/workflows/contractclient"
 )
@@ -36,9 +37,9 @@ func startScriptPeers(t *testing.T, py, loopback, bridge string, n int) *scriptP
 	t.Helper()
 	var ports []string
 	for range n {
-		ports = append(ports, freePort(t))
+		ports = append(ports, signoffproc.FreePort(t))
 	}
-	cmd := exec.Command(py, filepath.Join(repoRoot(), "chatbridge", "testdata", "script_peer.py"), "--base", "http://127.0.0.1:"+loopback,
+	cmd := exec.Command(py, filepath.Join(signoffproc.RepoRoot(), "chatbridge", "testdata", "script_peer.py"), "--base", "http://127.0.0.1:"+loopback,
 		"--bridge", bridge, "--ports", strings.Join(ports, ","), "--seed-prefix", "signoff script peer "+strconv.FormatInt(time.Now().UnixNano(), 36))
 	cmd.Dir = t.TempDir() // uagents writes its key-value store into the working directory
 	cmd.Env = append(os.Environ(), "PYTHONUNBUFFERED=1", "NO_PROXY=127.0.0.1,localhost", "no_proxy=127.0.0.1,localhost")
@@ -134,8 +135,8 @@ func TestChatPaymentAndStrangers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs signoff dev as a process with Python uAgents peers and restarts it")
 	}
-	root := repoRoot()
-	requireSetup(t, filepath.Join(root, ".bin", "stripe-mock"), "go tool task stripe:setup")
+	root := signoffproc.RepoRoot()
+	signoffproc.RequireSetup(t, filepath.Join(root, ".bin", "stripe-mock"), "go tool task stripe:setup")
 	py := chatVenvPython(t)
 	dataDir := t.TempDir()
 	dev := startChatDev(t, dataDir, "--chat-base-check=false")
@@ -161,7 +162,7 @@ func TestChatPaymentAndStrangers(t *testing.T) {
 			t.Fatalf("peer %d's approval: %q", p.i, got)
 		}
 	}
-	c := dialDev(t, dataDir, dev.temporal)
+	c := signoffproc.DialDev(t, dataDir, dev.temporal)
 	cl := contractclient.New(c)
 	before, err := cl.Status(context.Background(), idA)
 	if err != nil {
@@ -203,7 +204,7 @@ func TestChatPaymentAndStrangers(t *testing.T) {
 
 	// Two payment polls on each (the default poll is 30 s): the link is a minute old.
 	for _, id := range []string{idA, idC} {
-		for deadline := time.Now().Add(hangLimit(5 * time.Minute)); paymentPolls(t, c, id) < 2; {
+		for deadline := time.Now().Add(signoffproc.HangLimit(5 * time.Minute)); paymentPolls(t, c, id) < 2; {
 			if time.Now().After(deadline) {
 				t.Fatalf("%s: fewer than two payment polls within 5m", id)
 			}
@@ -212,7 +213,7 @@ func TestChatPaymentAndStrangers(t *testing.T) {
 	}
 	authorized := func(cl *contractclient.Client, id string) {
 		t.Helper()
-		for deadline := time.Now().Add(hangLimit(2 * time.Minute)); ; {
+		for deadline := time.Now().Add(signoffproc.HangLimit(2 * time.Minute)); ; {
 			st, err := cl.Status(context.Background(), id)
 			if err == nil && slices.ContainsFunc(st.Timeline, func(e contracts.Event) bool { return e.Type == contracts.EventPaymentAuthorized }) {
 				return
@@ -227,10 +228,10 @@ func TestChatPaymentAndStrangers(t *testing.T) {
 	sp.say(t, a, "pay", func(s string) bool { return strings.HasPrefix(s, "Local checkout completed for "+idA) })
 	authorized(cl, idA)
 
-	dev.kill()
-	dev.start()
-	waitOutput(t, dev.proc, "Ctrl-C stops.", 3*time.Minute)
-	c2 := dialDev(t, dataDir, dev.temporal)
+	dev.Kill()
+	dev.Start()
+	signoffproc.WaitOutput(t, dev.Proc, "Ctrl-C stops.", 3*time.Minute)
+	c2 := signoffproc.DialDev(t, dataDir, dev.temporal)
 	sp.say(t, cc, "pay", func(s string) bool { return strings.HasPrefix(s, "Local checkout completed for "+idC) })
 	authorized(contractclient.New(c2), idC)
 }

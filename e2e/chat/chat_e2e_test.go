@@ -1,4 +1,4 @@
-package e2e_test
+package chat_test
 
 // A full local conversation through `signoff chat` (the built binary, a process speaking the
 // signed Agent Chat Protocol) against `signoff dev` (a process: embedded Temporal, every
@@ -22,7 +22,9 @@ import (
 	"time"
 
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/e2e/signoffproc"
 	"github.com/signoff/signoff/fixtures/runs"
+	"github.com/signoff/signoff/temporal/temporaltest"
 	"github.com/signoff/signoff/workflows/contractapi"
 )
 
@@ -52,8 +54,8 @@ type chatter struct {
 func startChatter(t *testing.T, name, devURL, dataDir string) *chatter {
 	t.Helper()
 	c := &chatter{t: t, name: name}
-	c.cmd = exec.Command(signoffBinary(t), "chat", "--dev-url", devURL, "--data-dir", dataDir, "--json", "--timeout", "1m")
-	c.cmd.Dir = repoRoot()
+	c.cmd = exec.Command(signoffproc.Binary(t), "chat", "--dev-url", devURL, "--data-dir", dataDir, "--json", "--timeout", "1m")
+	c.cmd.Dir = signoffproc.RepoRoot()
 	var err error
 	if c.stdin, err = c.cmd.StdinPipe(); err != nil {
 		t.Fatal(err)
@@ -124,7 +126,7 @@ func (c *chatter) say(text string) {
 func (c *chatter) expect(pattern string, within time.Duration) []string {
 	c.t.Helper()
 	re := regexp.MustCompile(pattern)
-	within = hangLimit(within)
+	within = signoffproc.HangLimit(within)
 	deadline := time.Now().Add(within)
 	for {
 		c.mu.Lock()
@@ -181,7 +183,7 @@ func TestChatConversationAgainstDev(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs signoff dev and signoff chat as processes, builds the fixture app and drives Chromium")
 	}
-	root := repoRoot()
+	root := signoffproc.RepoRoot()
 	for path, task := range map[string]string{
 		filepath.Join(root, ".cache", "finance-deps", "node_modules", "next"):     "go tool task fixture:setup",
 		filepath.Join(root, ".cache", "pw-driver", "1.64.1", "package", "cli.js"): "go tool task browser:setup",
@@ -201,15 +203,15 @@ func TestChatConversationAgainstDev(t *testing.T) {
 		t.Fatal(err)
 	}
 	dataDir := t.TempDir()
-	port := freePort(t)
+	port := signoffproc.FreePort(t)
 	av := &agentverseStub{}
 	avSrv := httptest.NewServer(av)
 	defer avSrv.Close()
 	const avKey = "av-e2e-key-not-a-real-secret"
-	dev := startProc(t, "", []string{"AGENTVERSE_API_KEY=" + avKey}, "dev", "--data-dir", dataDir, "--temporal-port", port, "--ui-port", "0",
+	dev := signoffproc.Start(t, []string{"AGENTVERSE_API_KEY=" + avKey}, "dev", "--data-dir", dataDir, "--temporal-port", port, "--ui-port", "0",
 		"--loopback", "127.0.0.1:0", "--public", "127.0.0.1:0", "--runs-dir", runsDir, "--agentverse-url", avSrv.URL)
-	waitOutput(t, dev, "Ctrl-C stops.", 2*time.Minute)
-	out := dev.output()
+	signoffproc.WaitOutput(t, dev, "Ctrl-C stops.", 2*time.Minute)
+	out := dev.Output()
 	agent := regexp.MustCompile(`Chat agent:\s+(agent1\w+)`).FindStringSubmatch(out)
 	devURL := regexp.MustCompile(`signoff chat --dev-url (http://127\.0\.0\.1:\d+)`).FindStringSubmatch(out)
 	if agent == nil || devURL == nil || !strings.Contains(out, "Agentverse:       registering "+agent[1]+` as "Signoff" (mailbox, polled)`) {
@@ -259,7 +261,7 @@ func TestChatConversationAgainstDev(t *testing.T) {
 			Data map[string]string `json:"data"`
 		} `json:"timeline"`
 	}
-	if err := json.Unmarshal([]byte(cli(t, "contract", "status", task[1], "--json", "--data-dir", dataDir, "--temporal-address", "127.0.0.1:"+port)), &quoted); err != nil {
+	if err := json.Unmarshal([]byte(signoffproc.CLI(t, "contract", "status", task[1], "--json", "--data-dir", dataDir, "--temporal-address", "127.0.0.1:"+port)), &quoted); err != nil {
 		t.Fatal(err)
 	}
 	if len(quoted.Timeline) < 2 || quoted.Timeline[1].Type != contracts.EventBaseCheck || quoted.Timeline[1].Data["checked_on"] != "queues" ||
@@ -281,7 +283,7 @@ func TestChatConversationAgainstDev(t *testing.T) {
 		Verifier string `json:"verifier_fingerprint"`
 		Control  string `json:"control_fingerprint"`
 	}
-	if err := json.Unmarshal([]byte(cli(t, "keys", "--json", "--data-dir", dataDir)), &keys); err != nil {
+	if err := json.Unmarshal([]byte(signoffproc.CLI(t, "keys", "--json", "--data-dir", dataDir)), &keys); err != nil {
 		t.Fatal(err)
 	}
 	if q1[1] != keys.Verifier || q1[2] != keys.Control {
@@ -348,22 +350,22 @@ func TestChatConversationAgainstDev(t *testing.T) {
 		} `json:"payment"`
 	}
 	for id, want := range map[string][2]string{w1.Contract.ContractID: {"merge_eligible", "captured"}, w2.Contract.ContractID: {"payment_cancelled", "canceled"}} {
-		if err := json.Unmarshal([]byte(cli(t, append([]string{"contract", "status", id, "--json"}, conn...)...)), &st); err != nil {
+		if err := json.Unmarshal([]byte(signoffproc.CLI(t, append([]string{"contract", "status", id, "--json"}, conn...)...)), &st); err != nil {
 			t.Fatal(err)
 		}
 		if st.State != want[0] || st.Payment.State != want[1] || st.Requester != alice.hello.Address {
 			t.Fatalf("%s: state %s payment %s requester %s, want %v requested by %s", id, st.State, st.Payment.State, st.Requester, want, alice.hello.Address)
 		}
 	}
-	if strings.Contains(dev.output(), avKey) {
+	if strings.Contains(dev.Output(), avKey) {
 		t.Fatal("signoff dev printed the Agentverse API key")
 	}
-	if os.Getenv("SIGNOFF_RECORD_HISTORIES") != "" {
-		c := dialDev(t, dataDir, "127.0.0.1:"+port)
+	if os.Getenv(temporaltest.EnvRecordHistories) != "" {
+		c := signoffproc.DialDev(t, dataDir, "127.0.0.1:"+port)
 		// A task cancelled before approval (the index is told), and W1 quoted, approved and
 		// satisfied from chat (a stranger's approval no longer reaches the workflow).
-		recordHistory(t, c, contractapi.WorkflowID(task[1]), "c2-chat-task-cancelled")
-		recordHistory(t, c, contractapi.WorkflowID(w1.Contract.ContractID), "c4-w1-chat-satisfied")
+		temporaltest.RecordHistory(t, c, contractapi.WorkflowID(task[1]), "c2-chat-task-cancelled")
+		temporaltest.RecordHistory(t, c, contractapi.WorkflowID(w1.Contract.ContractID), "c4-w1-chat-satisfied")
 	}
 }
 

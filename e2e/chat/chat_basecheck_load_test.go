@@ -1,4 +1,4 @@
-package e2e_test
+package chat_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/signoff/signoff/e2e/signoffproc"
 	"github.com/signoff/signoff/internal/datadir"
 	"github.com/signoff/signoff/workflows/contractapi"
 )
@@ -101,7 +102,7 @@ func chatQuotesWithBaseCheck(tb testing.TB, hog bool) (waits []float64, builds [
 	}
 	lp.mu.Unlock()
 	if failed {
-		tb.Fatalf("%s\n--- signoff dev ---\n%s", lp.dump(), dev.output())
+		tb.Fatalf("%s\n--- signoff dev ---\n%s", lp.dump(), dev.Output())
 	}
 	// Every base check's preview is logged under its job id; a base build's job is in a slot
 	// named for its tree.
@@ -147,14 +148,14 @@ func TestChatQuoteSurvivesAKillDuringItsBuild(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no base build started within 10m:\n%s\n%s", lp.dump(), dev.output())
+			t.Fatalf("no base build started within 10m:\n%s\n%s", lp.dump(), dev.Output())
 		}
 		time.Sleep(20 * time.Millisecond) // waiting for a file another process writes
 	}
-	before := dev.output()
-	dev.kill()
-	dev.start()
-	waitOutput(t, dev.proc, "Ctrl-C stops.", 3*time.Minute)
+	before := dev.Output()
+	dev.Kill()
+	dev.Start()
+	signoffproc.WaitOutput(t, dev.Proc, "Ctrl-C stops.", 3*time.Minute)
 
 	quoted := func(e loadEvent) bool { return e.Event == "chat" && strings.HasPrefix(e.Text, "Quoted contract") }
 	// A refusal ends the wait too: nothing more comes after it, so waiting on would only hide it.
@@ -163,7 +164,7 @@ func TestChatQuoteSurvivesAKillDuringItsBuild(t *testing.T) {
 	ok := slices.ContainsFunc(lp.events[0], quoted)
 	lp.mu.Unlock()
 	if !ok {
-		t.Fatalf("refused, not quoted, after the restart:\n%s\n--- signoff dev ---\n%s", lp.dump(), dev.output())
+		t.Fatalf("refused, not quoted, after the restart:\n%s\n--- signoff dev ---\n%s", lp.dump(), dev.Output())
 	}
 	// Exactly once: the quote workflow has ended, so nothing more is coming, and one quote came.
 	lp.mu.Lock()
@@ -180,7 +181,7 @@ func TestChatQuoteSurvivesAKillDuringItsBuild(t *testing.T) {
 		}
 	}
 	lp.mu.Unlock()
-	c := dialDev(t, dataDir, dev.temporal)
+	c := signoffproc.DialDev(t, dataDir, dev.temporal)
 	run := c.GetWorkflow(context.Background(), contractapi.QuoteWorkflowID(started.Address, sent.Session, sent.MsgID), "")
 	if err := run.Get(context.Background(), nil); err != nil {
 		t.Fatalf("the quote workflow: %v", err)
@@ -206,8 +207,8 @@ func TestChatQuoteSurvivesAKillDuringItsBuild(t *testing.T) {
 			t.Errorf("%s: %s", l, b)
 		}
 	}
-	if strings.Contains(before+dev.output(), "already running") {
-		t.Errorf("signoff dev reported a build already running:\n%s\n%s", before, dev.output())
+	if strings.Contains(before+dev.Output(), "already running") {
+		t.Errorf("signoff dev reported a build already running:\n%s\n%s", before, dev.Output())
 	}
 }
 
@@ -222,8 +223,8 @@ func finalAnswer(e loadEvent) bool {
 // needs: the local Stripe test double, the fixture's dependencies and the browser.
 func requireChatBuildSetup(tb testing.TB) {
 	tb.Helper()
-	root := repoRoot()
-	requireSetup(tb, filepath.Join(root, ".bin", "stripe-mock"), "go tool task stripe:setup")
-	requireSetup(tb, filepath.Join(root, ".cache", "finance-deps", "node_modules", "next"), "go tool task fixture:setup")
-	requireSetup(tb, filepath.Join(root, ".cache", "pw-driver", "1.64.1", "package", "cli.js"), "go tool task browser:setup")
+	root := signoffproc.RepoRoot()
+	signoffproc.RequireSetup(tb, filepath.Join(root, ".bin", "stripe-mock"), "go tool task stripe:setup")
+	signoffproc.RequireSetup(tb, filepath.Join(root, ".cache", "finance-deps", "node_modules", "next"), "go tool task fixture:setup")
+	signoffproc.RequireSetup(tb, filepath.Join(root, ".cache", "pw-driver", "1.64.1", "package", "cli.js"), "go tool task browser:setup")
 }

@@ -1,4 +1,4 @@
-package e2e_test
+package chat_test
 
 import (
 	"context"
@@ -17,7 +17,9 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/e2e/signoffproc"
 	"github.com/signoff/signoff/temporal"
+	"github.com/signoff/signoff/temporal/temporaltest"
 	"github.com/signoff/signoff/workflows/contractapi"
 )
 
@@ -39,11 +41,11 @@ func snapshotForReplay(t *testing.T, c client.Client, lp *loadPeers, dataDir, tA
 	}
 	var st replayState
 	st.journal = string(j)
-	st.list = cli(t, "contract", "list", "--json", "--data-dir", dataDir)
-	if err := json.Unmarshal([]byte(cli(t, "contract", "status", contract, "--json", "--data-dir", dataDir, "--temporal-address", tAddr)), &st.status); err != nil {
+	st.list = signoffproc.CLI(t, "contract", "list", "--json", "--data-dir", dataDir)
+	if err := json.Unmarshal([]byte(signoffproc.CLI(t, "contract", "status", contract, "--json", "--data-dir", dataDir, "--temporal-address", tAddr)), &st.status); err != nil {
 		t.Fatal(err)
 	}
-	st.history = historySize(t, c, contractapi.WorkflowID(contract))
+	st.history = temporaltest.HistorySize(t, c, contractapi.WorkflowID(contract))
 	var token []byte
 	for {
 		resp, err := c.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{Namespace: temporal.DefaultNamespace, NextPageToken: token})

@@ -1,4 +1,4 @@
-package e2e_test
+package chat_test
 
 // Ten uAgents reference agents (the real Python library, in one process) ask `signoff dev`
 // for a task at the same moment, with a CPU hog running in this test; once the first quote
@@ -33,7 +33,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/signoff/signoff/e2e/signoffproc"
 	"github.com/signoff/signoff/internal/cpuhog"
+	"github.com/signoff/signoff/temporal/temporaltest"
 	"github.com/signoff/signoff/workflows/contractapi"
 )
 
@@ -69,7 +71,7 @@ const captureAgent = 0
 // chatVenvPython is the project-local venv's Python with the pinned uagents (tasks/chat.yml).
 func chatVenvPython(t testing.TB) string {
 	t.Helper()
-	py := filepath.Join(repoRoot(), ".cache", "chat-venv", "bin", "python")
+	py := filepath.Join(signoffproc.RepoRoot(), ".cache", "chat-venv", "bin", "python")
 	out, err := exec.Command(py, "-c", "import importlib.metadata as m; print(m.version('uagents'), m.version('uagents-core'))").Output()
 	if err != nil || strings.TrimSpace(string(out)) != "0.26.1 0.4.12" {
 		t.Fatalf("chat venv %s has uagents %q (%v): run `go tool task chat:setup`", py, strings.TrimSpace(string(out)), err)
@@ -79,7 +81,7 @@ func chatVenvPython(t testing.TB) string {
 
 // chatDev is `signoff dev` run as a process for the chat tests, on ports of its own.
 type chatDev struct {
-	*proc
+	*signoffproc.Proc
 	loopback string // the chat bridge's loopback port
 	public   string // the public listener, host:port
 	temporal string // the Temporal frontend, host:port
@@ -91,15 +93,15 @@ type chatDev struct {
 // start) keeps the same ports.
 func startChatDev(tb testing.TB, dataDir string, extra ...string) *chatDev {
 	tb.Helper()
-	tport := freePort(tb)
-	d := &chatDev{loopback: freePort(tb), public: "127.0.0.1:" + freePort(tb), temporal: "127.0.0.1:" + tport}
+	tport := signoffproc.FreePort(tb)
+	d := &chatDev{loopback: signoffproc.FreePort(tb), public: "127.0.0.1:" + signoffproc.FreePort(tb), temporal: "127.0.0.1:" + tport}
 	args := append([]string{"dev", "--data-dir", dataDir, "--temporal-port", tport, "--ui-port", "0",
-		"--loopback", "127.0.0.1:" + d.loopback, "--public", d.public, "--runs-dir", filepath.Join(repoRoot(), "fixtures", "runs")}, extra...)
-	d.proc = startProc(tb, "", nil, args...)
-	waitOutput(tb, d.proc, "Ctrl-C stops.", 3*time.Minute)
-	agent := regexp.MustCompile(`Chat agent:\s+(agent1\w+)`).FindStringSubmatch(d.output())
+		"--loopback", "127.0.0.1:" + d.loopback, "--public", d.public, "--runs-dir", filepath.Join(signoffproc.RepoRoot(), "fixtures", "runs")}, extra...)
+	d.Proc = signoffproc.Start(tb, nil, args...)
+	signoffproc.WaitOutput(tb, d.Proc, "Ctrl-C stops.", 3*time.Minute)
+	agent := regexp.MustCompile(`Chat agent:\s+(agent1\w+)`).FindStringSubmatch(d.Output())
 	if agent == nil {
-		tb.Fatalf("signoff dev does not announce the chat agent:\n%s", d.output())
+		tb.Fatalf("signoff dev does not announce the chat agent:\n%s", d.Output())
 	}
 	d.agent = agent[1]
 	return d
@@ -129,9 +131,9 @@ func startLoadPeers(t testing.TB, py, loopback, bridge string, n int, text strin
 	t.Helper()
 	var ports []string
 	for range n {
-		ports = append(ports, freePort(t))
+		ports = append(ports, signoffproc.FreePort(t))
 	}
-	args := append([]string{filepath.Join(repoRoot(), "chatbridge", "testdata", "load_peer.py"), "--base", "http://127.0.0.1:" + loopback,
+	args := append([]string{filepath.Join(signoffproc.RepoRoot(), "chatbridge", "testdata", "load_peer.py"), "--base", "http://127.0.0.1:" + loopback,
 		"--bridge", bridge, "--ports", strings.Join(ports, ","), "--seed-prefix", "signoff load test peer " + strconv.FormatInt(time.Now().UnixNano(), 36),
 		"--text", text}, extra...)
 	cmd := exec.Command(py, args...)
@@ -224,7 +226,7 @@ func TestChatLoadAcrossRestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs signoff dev as a process with ten Python uAgents peers and restarts it")
 	}
-	root := repoRoot()
+	root := signoffproc.RepoRoot()
 	if _, err := os.Stat(filepath.Join(root, ".bin", "stripe-mock")); err != nil {
 		t.Fatal("missing .bin/stripe-mock: run `go tool task stripe:setup`")
 	}
@@ -290,12 +292,12 @@ func TestChatLoadAcrossRestart(t *testing.T) {
 	lp.mu.Unlock()
 	// The bridge's own figures, from its log: receive (submit handler entered) to the ack
 	// written to the peer's connection, and to the peer's answer.
-	acks := bridgeAcks(dev.output())
+	acks := bridgeAcks(dev.Output())
 	var wireMS, doneMS, toBridgeMS, backMS []float64
 	for id := range burstMsgs {
 		a, ok := acks[id]
 		if !ok {
-			t.Fatalf("the bridge logged no acknowledgement of %s:\n%s", id, dev.output())
+			t.Fatalf("the bridge logged no acknowledgement of %s:\n%s", id, dev.Output())
 		}
 		wireMS, doneMS = append(wireMS, a.wireMS), append(doneMS, a.doneMS)
 		// By the wall clock (one host): the peer's send until the bridge had the request, and
@@ -329,11 +331,11 @@ func TestChatLoadAcrossRestart(t *testing.T) {
 	}
 	lp.mu.Unlock()
 	stopHog()                                 // the burst was measured under it; the restart need not be slowed too
-	maps.Copy(acks, bridgeAcks(dev.output())) // the log of this run is gone once it restarts
-	dev.kill()
+	maps.Copy(acks, bridgeAcks(dev.Output())) // the log of this run is gone once it restarts
+	dev.Kill()
 	killedAt := time.Now()
-	dev.start()
-	waitOutput(t, dev.proc, "Ctrl-C stops.", 3*time.Minute)
+	dev.Start()
+	signoffproc.WaitOutput(t, dev.Proc, "Ctrl-C stops.", 3*time.Minute)
 	t.Logf("signoff dev SIGKILLed with %d of %d quotes out; back in %s", quotedBefore, peers, time.Since(killedAt).Round(time.Millisecond))
 
 	lp.wait(t, "a quote for every peer after the restart", 6*time.Minute, func(ev [][]loadEvent) bool {
@@ -383,7 +385,7 @@ func TestChatLoadAcrossRestart(t *testing.T) {
 	var entries []entry
 	indexDone := func() bool {
 		entries = nil
-		if err := json.Unmarshal([]byte(cli(t, "contract", "list", "--json", "--data-dir", dataDir)), &entries); err != nil {
+		if err := json.Unmarshal([]byte(signoffproc.CLI(t, "contract", "list", "--json", "--data-dir", dataDir)), &entries); err != nil {
 			t.Fatal(err)
 		}
 		indexed := map[string]string{}
@@ -403,7 +405,7 @@ func TestChatLoadAcrossRestart(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond) // polling another process's file through the CLI
 	}
-	c := dialDev(t, dataDir, dev.temporal)
+	c := signoffproc.DialDev(t, dataDir, dev.temporal)
 
 	// Every ack was out before the work for its message started: the bridge logged the ack
 	// delivered before Temporal recorded the start of the message's quote workflow.
@@ -430,7 +432,7 @@ func TestChatLoadAcrossRestart(t *testing.T) {
 
 	replayCaptured(t, c, lp, dataDir, dev.public, dev.temporal)
 
-	if os.Getenv("SIGNOFF_RECORD_HISTORIES") != "" && crossed >= 0 {
+	if os.Getenv(temporaltest.EnvRecordHistories) != "" && crossed >= 0 {
 		lp.mu.Lock()
 		var sent loadEvent
 		for _, e := range lp.events[crossed] {
@@ -445,7 +447,7 @@ func TestChatLoadAcrossRestart(t *testing.T) {
 			}
 		}
 		lp.mu.Unlock()
-		recordHistory(t, c, contractapi.QuoteWorkflowID(addr, sent.Session, sent.MsgID), "c1-chat-quote-across-restart")
+		temporaltest.RecordHistory(t, c, contractapi.QuoteWorkflowID(addr, sent.Session, sent.MsgID), "c1-chat-quote-across-restart")
 	}
 	t.Logf("TestChatLoadAcrossRestart: %s", fmt.Sprint(time.Since(burst).Round(time.Second)))
 }
