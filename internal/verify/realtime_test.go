@@ -24,7 +24,7 @@ func TestHostLoadStretch(t *testing.T) {
 	}{
 		{"0.50 0.40 0.30 1/200 999\n", 2, 1},    // idle: the configured factor as it is
 		{"6.00 5.00 4.00 7/300 999\n", 2, 3},    // three runnable tasks per CPU
-		{"12.00 9.00 8.00 9/300 999\n", 2, 6},  // six per CPU: a host running builds beside the browser
+		{"12.00 9.00 8.00 9/300 999\n", 2, 6},   // six per CPU: a host running builds beside the browser
 		{"62.00 40.00 30.00 9/300 999\n", 2, 8}, // capped: a spinning page still ends
 		{"garbage", 2, 1},
 		{"NaN 1 1", 2, 1},
