@@ -1,8 +1,12 @@
 // Package cpuhog keeps every CPU busy, for tests and benchmarks that must hold under load.
+// It is test support: only tests, benchmarks and internal/cpuhog/beside import it.
 package cpuhog
 
 import (
+	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -27,4 +31,42 @@ func Start() (stop func()) {
 	}
 	var once sync.Once
 	return func() { once.Do(func() { done.Store(true); wg.Wait() }) }
+}
+
+// BusyLoad is the one-minute load per CPU at which a host counts as busy already: twice as
+// many runnable tasks as CPUs, as when the test suite runs three packages at once (it measured
+// 5 to 7 per CPU on two cores).
+const BusyLoad = 2
+
+// loadavgPath is where Linux publishes the host's load averages.
+const loadavgPath = "/proc/loadavg"
+
+// UnlessBusy keeps every CPU busy for a test that must hold under load, unless the host is
+// busy already (then a hog only adds time, not load the test lacks). It says which through
+// logf and returns the stop function.
+func UnlessBusy(logf func(format string, args ...any)) (stop func()) {
+	if load, ok := busy(loadavgPath, runtime.NumCPU()); ok {
+		logf("the host is busy already (one-minute load %.1f on %d CPUs): no CPU hog", load, runtime.NumCPU())
+		return func() {}
+	}
+	logf("a CPU hog on each of %d CPUs", runtime.NumCPU())
+	return Start()
+}
+
+// busy reads the one-minute load average at path and says whether it is at least BusyLoad per
+// CPU. An unreadable file counts as a quiet host, so the hog runs.
+func busy(path string, cpus int) (load float64, ok bool) {
+	b, err := os.ReadFile(path)
+	if err != nil || cpus < 1 {
+		return 0, false
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0, false
+	}
+	load, err = strconv.ParseFloat(f[0], 64)
+	if err != nil || load != load { // NaN
+		return 0, false
+	}
+	return load, load >= BusyLoad*float64(cpus)
 }
