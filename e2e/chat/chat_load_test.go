@@ -117,8 +117,9 @@ func cpuHog(t testing.TB) (stop func()) {
 }
 
 // busyHost makes sure the host is busy until stopped (or the test ends): a CPU hog when it is
-// quiet (the test run alone), nothing when it is busy already (in the suite, three packages
-// at once keep two CPUs at a load of 5 to 7 each), where a hog would only add time.
+// quiet (the test run alone), nothing when it is busy already (in the suite, the long
+// packages side by side keep two CPUs at a load of 2 or more each), where a hog would only
+// add time.
 func busyHost(t testing.TB) (stop func()) {
 	stop = cpuhog.UnlessBusy(t.Logf)
 	t.Cleanup(stop)

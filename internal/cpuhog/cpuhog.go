@@ -34,8 +34,8 @@ func Start() (stop func()) {
 }
 
 // BusyLoad is the one-minute load per CPU at which a host counts as busy already: twice as
-// many runnable tasks as CPUs, as when the test suite runs three packages at once (it measured
-// 5 to 7 per CPU on two cores).
+// many runnable tasks as CPUs, as when the test suite runs its long packages side by side
+// (three at once measured 5 to 7 per CPU on two cores).
 const BusyLoad = 2
 
 // loadavgPath is where Linux publishes the host's load averages.

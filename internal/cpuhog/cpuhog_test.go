@@ -16,7 +16,7 @@ func TestBusyReadsLoadPerCPU(t *testing.T) {
 		{"0.50 0.40 0.30 1/200 999\n", 2, false}, // quiet: the hog runs
 		{"3.99 1 1 1/200 999\n", 2, false},       // under two per CPU
 		{"4.00 1 1 1/200 999\n", 2, true},        // two per CPU
-		{"13.59 11 9 6/496 25494\n", 2, true},    // the suite at three packages, as measured
+		{"13.59 11 9 6/496 25494\n", 2, true},    // the suite at three packages at once, as measured
 		{"13.59 11 9 6/496 25494\n", 8, false},   // the same load on eight CPUs
 		{"garbage", 2, false},
 		{"NaN 1 1", 2, false},
