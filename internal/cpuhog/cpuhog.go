@@ -3,12 +3,11 @@
 package cpuhog
 
 import (
-	"os"
 	"runtime"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/signoff/signoff/internal/hostload"
 )
 
 // Start spins one goroutine per CPU until stop is called (stop may be called more than
@@ -38,14 +37,11 @@ func Start() (stop func()) {
 // (three at once measured 5 to 7 per CPU on two cores).
 const BusyLoad = 2
 
-// loadavgPath is where Linux publishes the host's load averages.
-const loadavgPath = "/proc/loadavg"
-
 // UnlessBusy keeps every CPU busy for a test that must hold under load, unless the host is
 // busy already (then a hog only adds time, not load the test lacks). It says which through
 // logf and returns the stop function.
 func UnlessBusy(logf func(format string, args ...any)) (stop func()) {
-	if load, ok := busy(loadavgPath, runtime.NumCPU()); ok {
+	if load, ok := busy(hostload.Path, runtime.NumCPU()); ok {
 		logf("the host is busy already (one-minute load %.1f on %d CPUs): no CPU hog", load, runtime.NumCPU())
 		return func() {}
 	}
@@ -56,16 +52,8 @@ func UnlessBusy(logf func(format string, args ...any)) (stop func()) {
 // busy reads the one-minute load average at path and says whether it is at least BusyLoad per
 // CPU. An unreadable file counts as a quiet host, so the hog runs.
 func busy(path string, cpus int) (load float64, ok bool) {
-	b, err := os.ReadFile(path)
-	if err != nil || cpus < 1 {
-		return 0, false
-	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return 0, false
-	}
-	load, err = strconv.ParseFloat(f[0], 64)
-	if err != nil || load != load { // NaN
+	load, read := hostload.OneMinute(path)
+	if !read || cpus < 1 {
 		return 0, false
 	}
 	return load, load >= BusyLoad*float64(cpus)

@@ -1,11 +1,10 @@
 package verify
 
 import (
-	"os"
 	"runtime"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/signoff/signoff/internal/hostload"
 )
 
 // DefaultRealTimeFactor: a criterion's max_runtime_ms is the page's own time at each viewport
@@ -19,9 +18,6 @@ const DefaultRealTimeFactor = 2
 // base check's pages ran out of real time three times in four minutes.
 const maxLoadStretch = 8
 
-// loadavgPath is where Linux publishes the host's load averages.
-const loadavgPath = "/proc/loadavg"
-
 // realDeadline is when a criterion that started at start must end in real time: its budget of
 // page time at each of its n viewports, times the configured factor, stretched by the host's
 // load. A slow or busy machine delays a verdict; it does not make a correct page unmeasurable.
@@ -30,7 +26,7 @@ func (c Config) realDeadline(start time.Time, budget time.Duration, n int) (time
 	if f <= 0 {
 		f = DefaultRealTimeFactor
 	}
-	f *= hostLoadStretch(loadavgPath, runtime.NumCPU())
+	f *= hostLoadStretch(hostload.Path, runtime.NumCPU())
 	return start.Add(time.Duration(float64(budget) * f * float64(max(1, n)))), f
 }
 
@@ -38,16 +34,8 @@ func (c Config) realDeadline(start time.Time, budget time.Duration, n int) (time
 // more runnable tasks than CPUs, every page gets that much less of a CPU in real time. A host
 // without the file (not Linux) is taken as idle.
 func hostLoadStretch(path string, cpus int) float64 {
-	b, err := os.ReadFile(path)
-	if err != nil || cpus < 1 {
-		return 1
-	}
-	fields := strings.Fields(string(b))
-	if len(fields) == 0 {
-		return 1
-	}
-	load, err := strconv.ParseFloat(fields[0], 64)
-	if err != nil || load != load { // NaN
+	load, ok := hostload.OneMinute(path)
+	if !ok || cpus < 1 {
 		return 1
 	}
 	return min(max(load/float64(cpus), 1), maxLoadStretch)
