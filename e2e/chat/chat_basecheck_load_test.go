@@ -67,10 +67,9 @@ func chatQuotesWithBaseCheck(tb testing.TB, hog bool) (waits []float64, builds [
 	defer stopHog()
 	lp := startLoadPeers(tb, py, dev.loopback, dev.agent, peers, "make the Watchlist page work well on mobile")
 
-	final := finalAnswer
 	lp.wait(tb, "a quote or a refusal for every peer", 30*time.Minute, func(ev [][]loadEvent) bool {
 		for _, e := range ev {
-			if !slices.ContainsFunc(e, final) {
+			if !slices.ContainsFunc(e, finalAnswer) {
 				return false
 			}
 		}
@@ -85,7 +84,7 @@ func chatQuotesWithBaseCheck(tb testing.TB, hog bool) (waits []float64, builds [
 			switch {
 			case e.Event == "sent":
 				sent = e
-			case final(e) && end.Event == "":
+			case finalAnswer(e) && end.Event == "":
 				end = e
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/signoff/signoff/e2e/signoffproc"
 	"github.com/signoff/signoff/internal/datadir"
 )
 
@@ -64,7 +65,7 @@ func benchPairs(b *testing.B, pairs, n int) float64 {
 // benchRun writes a copy of W1 as run B<k>: its own contract id and repository name.
 func benchRun(b *testing.B, runsDir string, k int) string {
 	name := fmt.Sprintf("B%02d", k)
-	src := filepath.Join(repoRoot(), "fixtures", "runs", "W1")
+	src := filepath.Join(signoffproc.RepoRoot(), "fixtures", "runs", "W1")
 	dst := filepath.Join(runsDir, name)
 	if err := os.MkdirAll(filepath.Join(dst, "patches"), 0o755); err != nil {
 		b.Fatal(err)

@@ -11,13 +11,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/signoff/signoff/contracts"
+	"github.com/signoff/signoff/e2e/signoffproc"
 	"github.com/signoff/signoff/fixtures/runs"
 	"github.com/signoff/signoff/internal/artifacts/weedtest"
 	"github.com/signoff/signoff/internal/datadir"
@@ -61,11 +61,6 @@ func probeS3(v string) int {
 	}
 }
 
-func repoRoot() string {
-	_, f, _, _ := runtime.Caller(0)
-	return filepath.Dir(filepath.Dir(filepath.Dir(f)))
-}
-
 // cluster is a rig with Temporal and the artifact store running.
 type cluster struct {
 	*rig
@@ -81,7 +76,7 @@ const bucket = "signoff"
 func startCluster(t testing.TB, workers ...string) *cluster {
 	t.Helper()
 	for _, p := range []string{".cache/finance-deps/node_modules/next", ".cache/pw-driver/1.64.1/package/cli.js", ".bin/weed"} {
-		if _, err := os.Stat(filepath.Join(repoRoot(), p)); err != nil {
+		if _, err := os.Stat(filepath.Join(signoffproc.RepoRoot(), p)); err != nil {
 			t.Fatalf("missing %s: run `go tool task setup`", p)
 		}
 	}

@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/signoff/signoff/e2e/signoffproc"
 )
 
 // The rig stands in for several machines on one: each "host" is a process in a network
@@ -75,7 +77,7 @@ func newRig(t testing.TB, names ...string) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &rig{t: t, repo: repoRoot(), root: root, names: names}
+	r := &rig{t: t, repo: signoffproc.RepoRoot(), root: root, names: names}
 	t.Cleanup(r.close)
 	if r.real, err = filepath.EvalSymlinks(r.repo); err != nil {
 		t.Fatal(err)
