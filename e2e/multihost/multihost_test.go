@@ -182,6 +182,7 @@ func TestSharedNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Temporal, SeaweedFS and four workers in namespaces; builds the fixture and drives Chromium")
 	}
+	t.Parallel() // each rig has its own hub, addresses and folders; both mostly wait on their hosts
 	c := startCluster(t, "execute", "verify", "verify2", "control", "reader")
 	runsDir := filepath.Join(c.repo, "fixtures", "runs")
 	w1, err := runs.Load(runsDir, "W1")
@@ -284,6 +285,7 @@ func TestBaseCheckAcrossHosts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Temporal, SeaweedFS and three workers in namespaces; builds the fixture and drives Chromium")
 	}
+	t.Parallel() // each rig has its own hub, addresses and folders; both mostly wait on their hosts
 	c := startCluster(t, "execute", "verify", "control", "cli")
 	noRuns := filepath.Join(c.root, "bin", "no-runs") // so the execute host registers nothing itself
 	if err := os.Mkdir(noRuns, 0o755); err != nil {
