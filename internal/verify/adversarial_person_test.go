@@ -378,7 +378,7 @@ func TestPersonAdversaries(t *testing.T) {
 				// What the fix loads from the other origin is allowed by the contract.
 				allowed = []string{other}
 			}
-			wantVerdicts(t, v, rn.im.impl, base, allowed, rn.want, contractsFor(i, w1, gen)...)
+			wantVerdicts(t, forSubtest(t, v), rn.im.impl, base, allowed, rn.want, contractsFor(i, w1, gen)...)
 		})
 	}
 }

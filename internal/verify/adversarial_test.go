@@ -298,7 +298,7 @@ func TestAdversarialWatchlist(t *testing.T) {
 			t.Parallel()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			wantVerdicts(t, v, rn.im, implSite(t, rn.im), nil, rn.want, contractsFor(i, w1, gen)...)
+			wantVerdicts(t, forSubtest(t, v), rn.im, implSite(t, rn.im), nil, rn.want, contractsFor(i, w1, gen)...)
 		})
 	}
 }

@@ -93,6 +93,16 @@ func (w tlogWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// forSubtest is v logging to t. A parallel subtest runs after its parent's function has
+// returned, and what a verifier made there logs to the parent is then lost.
+func forSubtest(t testing.TB, v *Verifier) *Verifier {
+	c := *v
+	if testing.Verbose() {
+		c.Logger = slog.New(slog.NewTextHandler(tlogWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return &c
+}
+
 func testVerifier(t testing.TB) *Verifier {
 	t.Helper()
 	needBrowser(t)
