@@ -251,10 +251,19 @@ func (r *run) observe(ctx context.Context, bctx playwright.BrowserContext, page 
 		quiet     float64 // page time since the last mutation, at the last poll
 		start     = -1.0
 		heldOnce  bool // the real-time hold at the final read is done
+		now       float64
+		polls     int       // probe calls answered
+		answered  time.Time // when the last one was
 	)
 	// explain says what the page was doing when the budget ran out.
 	explain := func(err error) error {
 		err = classify(err, deadline)
+		if errors.Is(err, errDeadline) {
+			// Whether the page clock stopped between answers or an answer never came: on a
+			// busy host, pages have waited out their whole budget here without a read.
+			r.log.Debug("page out of real time", "settled", settled, "polls", polls, "page_ms", now-start,
+				"quiet_ms", quiet, "since_last_answer_ms", time.Since(answered).Milliseconds())
+		}
 		switch {
 		case !errors.Is(err, errDeadline):
 			return err
@@ -277,7 +286,8 @@ func (r *run) observe(ctx context.Context, bctx playwright.BrowserContext, page 
 		if err != nil {
 			return nil, explain(err)
 		}
-		now, _ := res["now"].(float64)
+		polls, answered = polls+1, time.Now()
+		now, _ = res["now"].(float64)
 		quiet, _ = res["quiet_ms"].(float64)
 		count, _ := res["mutations"].(float64)
 		if start < 0 {
