@@ -93,23 +93,26 @@ func (w tlogWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// testLogger is the verifier's debug log in t's output with -v, and nil (discarded) without.
+func testLogger(t testing.TB) *slog.Logger {
+	if !testing.Verbose() {
+		return nil
+	}
+	return slog.New(slog.NewTextHandler(tlogWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
 // forSubtest is v logging to t. A parallel subtest runs after its parent's function has
 // returned, and what a verifier made there logs to the parent is then lost.
 func forSubtest(t testing.TB, v *Verifier) *Verifier {
 	c := *v
-	if testing.Verbose() {
-		c.Logger = slog.New(slog.NewTextHandler(tlogWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
+	c.Logger = testLogger(t)
 	return &c
 }
 
 func testVerifier(t testing.TB) *Verifier {
 	t.Helper()
 	needBrowser(t)
-	var logger *slog.Logger
-	if testing.Verbose() {
-		logger = slog.New(slog.NewTextHandler(tlogWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
+	logger := testLogger(t)
 	return &Verifier{Config: DefaultConfig(), Key: testKey, Driver: testDriver, Source: testSource, Logger: logger}
 }
 

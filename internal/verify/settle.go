@@ -250,10 +250,10 @@ func (r *run) observe(ctx context.Context, bctx playwright.BrowserContext, page 
 		content   any     // whether the last read saw anything rendered
 		quiet     float64 // page time since the last mutation, at the last poll
 		start     = -1.0
-		heldOnce  bool // the real-time hold at the final read is done
-		now       float64
-		polls     int       // probe calls answered
-		answered  time.Time // when the last one was
+		heldOnce  bool         // the real-time hold at the final read is done
+		now       float64      // page time at the last answer
+		polls     int          // probe calls answered
+		answered  = time.Now() // when the last one was (or observing began)
 	)
 	// explain says what the page was doing when the budget ran out.
 	explain := func(err error) error {
