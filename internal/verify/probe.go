@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mxschmitt/playwright-go"
 
@@ -113,18 +115,19 @@ func Ref() contracts.VerifierRef {
 // globals and prototypes are its own, so the page's scripts cannot tamper with what it reads.
 type world struct {
 	cdp       playwright.CDPSession
+	log       *slog.Logger
 	contextID int
 	handles   map[float64]string // shadow-root handles by backend node id
 }
 
 const worldName = "signoff-verifier"
 
-func newWorld(bctx playwright.BrowserContext, page playwright.Page) (*world, error) {
+func newWorld(bctx playwright.BrowserContext, page playwright.Page, log *slog.Logger) (*world, error) {
 	s, err := bctx.NewCDPSession(page)
 	if err != nil {
 		return nil, fmt.Errorf("open cdp session: %w", err)
 	}
-	w := &world{cdp: s}
+	w := &world{cdp: s, log: log}
 	if err := w.create(); err != nil {
 		_ = s.Detach()
 		return nil, err
@@ -134,7 +137,7 @@ func newWorld(bctx playwright.BrowserContext, page playwright.Page) (*world, err
 
 // create makes a fresh isolated world in the current document (a navigation destroys it).
 func (w *world) create() error {
-	tree, err := w.cdp.Send("Page.getFrameTree", nil)
+	tree, err := w.send("Page.getFrameTree", nil)
 	if err != nil {
 		return fmt.Errorf("cdp Page.getFrameTree: %w", err)
 	}
@@ -142,7 +145,7 @@ func (w *world) create() error {
 	if frameID == "" {
 		return errors.New("cdp Page.getFrameTree: no main frame id")
 	}
-	res, err := w.cdp.Send("Page.createIsolatedWorld", map[string]any{
+	res, err := w.send("Page.createIsolatedWorld", map[string]any{
 		"frameId":             frameID,
 		"worldName":           worldName,
 		"grantUniveralAccess": false, // sic: the protocol's spelling
@@ -157,6 +160,10 @@ func (w *world) create() error {
 	w.contextID = int(id)
 	w.handles = nil
 	return nil
+}
+
+func (w *world) send(method string, params map[string]any) (any, error) {
+	return cdpSend(w.log, w.cdp, method, params)
 }
 
 // errWorldGone means the document the world lived in was replaced (a navigation).
@@ -190,7 +197,7 @@ func (w *world) call(req any, withRoots bool) (map[string]any, error) {
 	for _, id := range roots {
 		args = append(args, map[string]any{"objectId": id})
 	}
-	res, err := w.cdp.Send("Runtime.callFunctionOn", map[string]any{
+	res, err := w.send("Runtime.callFunctionOn", map[string]any{
 		"functionDeclaration": string(probeJS),
 		"executionContextId":  w.contextID,
 		"arguments":           args,
@@ -228,7 +235,7 @@ func worldErr(method string, err error) error {
 // document (open and closed; not the browser's own user-agent roots, not other frames'), in
 // document order. Handles are kept per backend node for the world's lifetime.
 func (w *world) shadowRoots() ([]string, error) {
-	doc, err := w.cdp.Send("DOM.getDocument", map[string]any{"depth": -1, "pierce": true})
+	doc, err := w.send("DOM.getDocument", map[string]any{"depth": -1, "pierce": true})
 	if err != nil {
 		return nil, worldErr("DOM.getDocument", err)
 	}
@@ -273,7 +280,7 @@ func (w *world) shadowRoots() ([]string, error) {
 	for _, id := range backend {
 		h, ok := w.handles[id]
 		if !ok {
-			res, err := w.cdp.Send("DOM.resolveNode", map[string]any{"backendNodeId": id, "executionContextId": w.contextID})
+			res, err := w.send("DOM.resolveNode", map[string]any{"backendNodeId": id, "executionContextId": w.contextID})
 			if err != nil {
 				if errors.Is(worldErr("", err), errWorldGone) {
 					return nil, errWorldGone
@@ -292,6 +299,21 @@ func (w *world) shadowRoots() ([]string, error) {
 }
 
 func (w *world) close() { _ = w.cdp.Detach() }
+
+// slowCDP is how long a CDP call may go unanswered before the verifier says so at debug level.
+const slowCDP = 5 * time.Second
+
+// cdpSend is a CDP call that says, at debug level, when the browser is slow to answer it: on a
+// busy host, pages have waited out their whole budget on a call that never came back.
+func cdpSend(log *slog.Logger, cdp playwright.CDPSession, method string, params map[string]any) (any, error) {
+	start := time.Now()
+	t := time.AfterFunc(slowCDP, func() { log.Debug("cdp call not answered yet", "method", method, "waited_ms", slowCDP.Milliseconds()) })
+	res, err := cdp.Send(method, params)
+	if !t.Stop() {
+		log.Debug("cdp call answered late", "method", method, "ms", time.Since(start).Milliseconds(), "err", err)
+	}
+	return res, err
+}
 
 // dig walks nested JSON objects.
 func dig(v any, keys ...string) any {

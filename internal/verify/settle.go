@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"strings"
 	"time"
@@ -66,7 +67,7 @@ type virtualClock struct {
 	expired chan struct{}
 	stall   time.Duration
 	policy  string
-	log     interface{ Debug(string, ...any) }
+	log     *slog.Logger
 }
 
 const (
@@ -75,8 +76,8 @@ const (
 	vtPause          = "pause"
 )
 
-func newVirtualClock(cdp playwright.CDPSession, stall time.Duration) *virtualClock {
-	c := &virtualClock{cdp: cdp, expired: make(chan struct{}, 1), stall: stall, policy: vtWaitForFetches}
+func newVirtualClock(cdp playwright.CDPSession, stall time.Duration, log *slog.Logger) *virtualClock {
+	c := &virtualClock{cdp: cdp, expired: make(chan struct{}, 1), stall: stall, policy: vtWaitForFetches, log: log}
 	cdp.On("Emulation.virtualTimeBudgetExpired", func() {
 		select {
 		case c.expired <- struct{}{}:
@@ -91,7 +92,7 @@ func (c *virtualClock) grant(ms int) error {
 	case <-c.expired:
 	default:
 	}
-	if _, err := c.cdp.Send("Emulation.setVirtualTimePolicy", map[string]any{"policy": c.policy, "budget": ms}); err != nil {
+	if _, err := cdpSend(c.log, c.cdp, "Emulation.setVirtualTimePolicy", map[string]any{"policy": c.policy, "budget": ms}); err != nil {
 		return worldErr("Emulation.setVirtualTimePolicy", err)
 	}
 	return nil
@@ -116,9 +117,7 @@ func (c *virtualClock) advance(ctx context.Context, ms int, deadline time.Time) 
 			// A fetch that never completes (a long poll, a stream) would stop the clock
 			// for good: from here on it runs whatever is pending.
 			c.policy = vtAdvance
-			if c.log != nil {
-				c.log.Debug("virtual clock stalled on pending fetches; letting it run", "step_ms", ms)
-			}
+			c.log.Debug("virtual clock stalled on pending fetches; letting it run", "step_ms", ms)
 			if err := c.grant(ms); err != nil {
 				return err
 			}
@@ -134,7 +133,7 @@ func (c *virtualClock) advance(ctx context.Context, ms int, deadline time.Time) 
 // then show the state that was read, and a page with busy timers does not spin on a clock
 // that would otherwise fast-forward.
 func (c *virtualClock) release() {
-	_, _ = c.cdp.Send("Emulation.setVirtualTimePolicy", map[string]any{"policy": vtPause})
+	_, _ = cdpSend(c.log, c.cdp, "Emulation.setVirtualTimePolicy", map[string]any{"policy": vtPause})
 }
 
 // realClock waits in real time. It serves criteria that hold a route on purpose (delay_route):
@@ -185,7 +184,7 @@ func (r *run) observe(ctx context.Context, bctx playwright.BrowserContext, page 
 		return nil, classify(fmt.Errorf("wait for load: %w", err), deadline)
 	}
 	var w *world
-	if err := guard(ctx, deadline, func() (err error) { w, err = newWorld(bctx, page); return err }); err != nil {
+	if err := guard(ctx, deadline, func() (err error) { w, err = newWorld(bctx, page, r.log); return err }); err != nil {
 		return nil, classify(err, deadline)
 	}
 	defer w.close()
@@ -193,8 +192,7 @@ func (r *run) observe(ctx context.Context, bctx playwright.BrowserContext, page 
 	var clk pageClock = realClock{}
 	quietMS, settleStep, observeStep := p.HeldQuietMS, p.HeldPollMS, p.HeldPollMS
 	if !held {
-		vc := newVirtualClock(w.cdp, time.Duration(p.StallMS)*time.Millisecond)
-		vc.log = r.log
+		vc := newVirtualClock(w.cdp, time.Duration(p.StallMS)*time.Millisecond, r.log)
 		clk, quietMS, settleStep, observeStep = vc, p.QuietMS, p.SettleStepMS, p.ObserveStepMS
 	}
 	defer clk.release()
