@@ -264,6 +264,9 @@ func (r *run) viewport(ctx context.Context, job pageJob, deadline, share time.Ti
 	// Measure, then always try to leave a screenshot and a trace.
 	if err := r.drive(ctx, job, members, bctx, page, sink, og, deadline, share, closing, outs, &tm, tracing); err != nil {
 		failAll(err)
+		if errors.Is(err, errNoFrame) {
+			return outs, tm // a screenshot for the artifacts would wait in vain: measured again
+		}
 	}
 	console, pageErrs := sink.snapshot()
 	for m := range outs {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/signoff/signoff/internal/modroot"
 	"github.com/signoff/signoff/internal/settings"
@@ -57,6 +58,11 @@ type Config struct {
 	RealTimeFactor float64
 	// problem is what was wrong in the environment DefaultConfig read; CheckSetup reports it.
 	problem string
+	// frameWait, when set, replaces the package's frameWait, and dropFrame, when set, is asked
+	// before each call that waits for a frame (sendPainted): true swallows it, as Chromium did
+	// on a busy host. Tests only: a page without frames cannot be made at will.
+	frameWait time.Duration
+	dropFrame func() bool
 }
 
 // ConfigFrom is the verifier's configuration from the process's settings; empty paths take

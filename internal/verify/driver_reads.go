@@ -238,7 +238,7 @@ func (w *world) capture(region map[string]any, maxSide float64) (image.Image, er
 		return nil, errors.New("empty region")
 	}
 	scale := min(1, maxSide/max(wd, ht))
-	res, err := w.send("Page.captureScreenshot", map[string]any{
+	res, err := w.sendPainted("Page.captureScreenshot", map[string]any{
 		"format":      "png",
 		"fromSurface": true,
 		"clip":        map[string]any{"x": x, "y": y, "width": wd, "height": ht, "scale": scale},

@@ -191,6 +191,12 @@ func (r *run) measureAll(ctx context.Context) []outcome {
 				// final read.
 				share := start.Add(time.Duration(float64(deadline.Sub(start)) * shareOfBudget))
 				pageOuts, tm := r.viewport(ctx, j, deadline, share)
+				if noFrame(pageOuts) && time.Now().Before(deadline) {
+					// The browser stopped painting this page, not the page misbehaving: a
+					// new page, from the start, within what is left of the budget.
+					r.log.Debug("the browser gave the page no frame; measuring it again on a new page", "criteria", j.names(crit), "viewport", vpName(j.vp), "ms", tm.ms)
+					pageOuts, tm = r.viewport(ctx, j, deadline, share)
+				}
 				r.log.Debug("page done", "criteria", j.names(crit), "viewport", vpName(j.vp), "factor", factor, "ms", tm.ms, "setup_ms", tm.setupMS,
 					"nav_ms", tm.navMS, "settle_ms", tm.settleMS, "artifacts_ms", tm.artifactMS, "error", pageOuts[0].err)
 				for n, m := range j.members {
@@ -231,6 +237,11 @@ func (r *run) measureAll(ctx context.Context) []outcome {
 		_ = os.Remove(p)
 	}
 	return outs
+}
+
+// noFrame: the page's measure ended because Chromium gave it no frame (errNoFrame).
+func noFrame(outs []vpOutcome) bool {
+	return slices.ContainsFunc(outs, func(o vpOutcome) bool { return errors.Is(o.err, errNoFrame) })
 }
 
 // criterionOutcome gathers what a criterion's pages gave it, viewport by viewport.

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/signoff/signoff/contracts"
 )
@@ -197,4 +198,51 @@ func TestSharedPageWaitFailsOnlyItsCriterion(t *testing.T) {
 	if n := loads.Load(); n != 1 {
 		t.Errorf("loaded %d times, want 1", n)
 	}
+}
+
+// On a busy host Chromium has stopped giving a page frames: its screenshots and input events
+// went unanswered for good (errNoFrame). The page is then measured again from the start on a
+// new page, once: a lost frame costs a page load, not the verdict; a page that never gets one
+// is an error, and the run ends.
+func TestAPageWithoutFramesIsMeasuredAgainOnANewPage(t *testing.T) {
+	c, hash := loadW1(t)
+	t.Run("one lost", func(t *testing.T) {
+		v := testVerifier(t)
+		var asked atomic.Int64
+		v.Config.frameWait = 3 * time.Second // a hang detector: answered calls take milliseconds
+		v.Config.dropFrame = func() bool { return asked.Add(1) == 1 }
+		base, loads := countingSite(t, watchlistGood)
+		ev := verify(t, v, contractRequest(t, c, hash, base))
+		if asked.Load() < 2 {
+			t.Fatalf("%d calls waited for a frame: W1 reads ink, so the test proves nothing", asked.Load())
+		}
+		for _, cr := range c.Criteria {
+			wantStatus(t, ev, cr.ID, contracts.StatusPass)
+		}
+		if n := loads.Load(); n != 3 {
+			t.Errorf("the page was loaded %d times, want 3 (one per viewport, and the page that lost a frame again)", n)
+		}
+	})
+	t.Run("all lost", func(t *testing.T) {
+		v := testVerifier(t)
+		v.Config.frameWait = time.Second
+		v.Config.dropFrame = func() bool { return true }
+		base, loads := countingSite(t, watchlistGood)
+		ev := verify(t, v, contractRequest(t, c, hash, base))
+		errs := 0
+		for _, r := range ev.Results {
+			if r.Status == contracts.StatusError {
+				errs++
+				if !strings.Contains(r.Error, errNoFrame.Error()) {
+					t.Errorf("%s: error %q does not say the browser gave the page no frame", r.CriterionID, r.Error)
+				}
+			}
+		}
+		if errs == 0 {
+			t.Error("no criterion is an error though the page never got a frame")
+		}
+		if n := loads.Load(); n != 4 {
+			t.Errorf("the page was loaded %d times, want 4 (each of the two pages once more, and no more)", n)
+		}
+	})
 }

@@ -41,7 +41,7 @@ func (r *run) touch(ctx context.Context, w *world, clk pageClock, call func(map[
 	step := func(ms int) error { return clk.advance(ctx, ms, deadline) }
 	send := func(method string, args map[string]any) error {
 		return guard(ctx, deadline, func() error {
-			if _, err := w.send(method, args); err != nil {
+			if _, err := w.sendPainted(method, args); err != nil {
 				return worldErr(method, err)
 			}
 			return nil

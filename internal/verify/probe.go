@@ -2,6 +2,7 @@ package verify
 
 import (
 	"bytes"
+	"cmp"
 	_ "embed"
 	"encoding/json"
 	"errors"
@@ -116,6 +117,8 @@ func Ref() contracts.VerifierRef {
 type world struct {
 	cdp       playwright.CDPSession
 	log       *slog.Logger
+	frameWait time.Duration // how long a screenshot may take (capture)
+	dropFrame func() bool   // Config.dropFrame
 	contextID int
 	handles   map[float64]string // shadow-root handles by backend node id
 }
@@ -299,6 +302,44 @@ func (w *world) shadowRoots() ([]string, error) {
 }
 
 func (w *world) close() { _ = w.cdp.Detach() }
+
+// errNoFrame means Chromium did not answer a call that waits for the page's compositor: a
+// screenshot, or an input event (a wheel is dispatched at the next frame). On a busy host a
+// page has stopped giving frames for good: its Page.captureScreenshot went unanswered, and so
+// did every screenshot after it (clipped or not, at any scale; bringing the page to the front,
+// evaluating in it or letting its virtual clock run did not help) and its
+// Input.dispatchMouseEvent, while Runtime calls on the same page and the browser's other pages
+// went on. The page is measured again on a new one (measureAll).
+var errNoFrame = errors.New("the browser gave the page no frame")
+
+// frameWait is how long such a call may take before the page counts as giving no frame:
+// answered ones take milliseconds, and under a load of 12 on two cores none took 5 s.
+const frameWait = 20 * time.Second
+
+// sendPainted is a CDP call that Chromium answers only after the page's compositor has run,
+// bounded by frameWait. The abandoned call ends when the page's context closes.
+func (w *world) sendPainted(method string, params map[string]any) (any, error) {
+	type answer struct {
+		res any
+		err error
+	}
+	got := make(chan answer, 1)
+	if w.dropFrame == nil || !w.dropFrame() {
+		go func() {
+			res, err := w.send(method, params)
+			got <- answer{res, err}
+		}()
+	}
+	wait := cmp.Or(w.frameWait, frameWait)
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case a := <-got:
+		return a.res, a.err
+	case <-t.C:
+		return nil, fmt.Errorf("%w in %s", errNoFrame, wait)
+	}
+}
 
 // slowCDP is how long a CDP call may go unanswered before the verifier says so at debug level.
 const slowCDP = 5 * time.Second

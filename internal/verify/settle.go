@@ -187,6 +187,7 @@ func (r *run) observe(ctx context.Context, bctx playwright.BrowserContext, page 
 	if err := guard(ctx, deadline, func() (err error) { w, err = newWorld(bctx, page, r.log); return err }); err != nil {
 		return nil, classify(err, deadline)
 	}
+	w.frameWait, w.dropFrame = r.v.Config.frameWait, r.v.Config.dropFrame
 	defer w.close()
 
 	var clk pageClock = realClock{}
