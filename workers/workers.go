@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
@@ -58,29 +61,31 @@ func Start(c client.Client, s Set) (stop func(), err error) {
 			w.Stop()
 		}
 	}
-	add := func(queue string, register func(worker.Registry)) error {
-		w := worker.New(c, queue, worker.Options{Interceptors: withClassification(s.Interceptors)})
+	identity := workerIdentity()
+	add := func(queue string, typ enumspb.TaskQueueType, register func(worker.Registry)) error {
+		w := worker.New(c, queue, worker.Options{Identity: identity, Interceptors: withClassification(s.Interceptors)})
 		register(w)
 		if err := w.Start(); err != nil {
 			return fmt.Errorf("start %s worker: %w", queue, err)
 		}
 		started = append(started, w)
+		polled(c, queue, typ, identity)
 		return nil
 	}
 	if s.Control != nil {
-		if err = add(contractapi.ControlQueue, func(r worker.Registry) { RegisterControl(r, s.Control) }); err != nil {
+		if err = add(contractapi.ControlQueue, enumspb.TASK_QUEUE_TYPE_WORKFLOW, func(r worker.Registry) { RegisterControl(r, s.Control) }); err != nil {
 			stop()
 			return nil, err
 		}
 	}
 	if s.Execute != nil {
-		if err = add(contractapi.ExecuteQueue, func(r worker.Registry) { RegisterExecute(r, s.Execute) }); err != nil {
+		if err = add(contractapi.ExecuteQueue, enumspb.TASK_QUEUE_TYPE_ACTIVITY, func(r worker.Registry) { RegisterExecute(r, s.Execute) }); err != nil {
 			stop()
 			return nil, err
 		}
 	}
 	if s.Verify != nil {
-		if err = add(contractapi.VerifyQueue, func(r worker.Registry) { RegisterVerify(r, s.Verify) }); err != nil {
+		if err = add(contractapi.VerifyQueue, enumspb.TASK_QUEUE_TYPE_ACTIVITY, func(r worker.Registry) { RegisterVerify(r, s.Verify) }); err != nil {
 			stop()
 			return nil, err
 		}
@@ -89,6 +94,44 @@ func Start(c client.Client, s Set) (stop func(), err error) {
 		return nil, errors.New("no queue to run")
 	}
 	return stop, nil
+}
+
+// workerIdentity is the SDK's default worker identity ("pid@host@"), set explicitly so that
+// polled knows which of a queue's pollers is this process's.
+func workerIdentity() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%d@%s@", os.Getpid(), host)
+}
+
+// pollWait bounds polled: a first poll reaches a server in milliseconds.
+const pollWait = time.Minute
+
+// polled waits until the server lists identity among the queue's pollers. A worker's Start
+// returns before its first poll has arrived, and a caller that then asks the server whether
+// anyone polls (basecheck.Ready; a host that has printed that it runs a queue) must get yes:
+// a CLI on another host was told "no worker polls the signoff-control queue" by a cluster
+// whose control worker had just said it was up. It only waits: a server that cannot say (an
+// error from DescribeTaskQueue) or that has not listed the worker within pollWait leaves the
+// worker running as it is.
+func polled(c client.Client, queue string, typ enumspb.TaskQueueType, identity string) {
+	ctx, cancel := context.WithTimeout(context.Background(), pollWait)
+	defer cancel()
+	for {
+		resp, err := c.DescribeTaskQueue(ctx, queue, typ)
+		if err != nil {
+			return
+		}
+		for _, p := range resp.GetPollers() {
+			if p.GetIdentity() == identity {
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(20 * time.Millisecond): // asking the server again
+		}
+	}
 }
 
 // Run starts the set and blocks until ctx ends.
