@@ -2,6 +2,7 @@ package chat_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -163,7 +164,7 @@ func TestChatQuoteSurvivesAKillDuringItsBuild(t *testing.T) {
 	ok := slices.ContainsFunc(lp.events[0], quoted)
 	lp.mu.Unlock()
 	if !ok {
-		t.Fatalf("refused, not quoted, after the restart:\n%s\n--- signoff dev ---\n%s", lp.dump(), dev.Output())
+		t.Fatalf("refused, not quoted, after the restart:\n%s\n--- signoff dev ---\n%s%s", lp.dump(), dev.Output(), baseBuildLogs(jobs))
 	}
 	// Exactly once: the quote workflow has ended, so nothing more is coming, and one quote came.
 	lp.mu.Lock()
@@ -209,6 +210,25 @@ func TestChatQuoteSurvivesAKillDuringItsBuild(t *testing.T) {
 	if strings.Contains(before+dev.Output(), "already running") {
 		t.Errorf("signoff dev reported a build already running:\n%s\n%s", before, dev.Output())
 	}
+}
+
+// baseBuildLogs is the tail of every base build's log under jobs, for a failure message: the
+// test's folders, and the logs with them, are gone once it ends.
+func baseBuildLogs(jobs string) string {
+	logs, _ := filepath.Glob(filepath.Join(jobs, "logs", "slot-b-*", "*.log"))
+	var b strings.Builder
+	for _, l := range logs {
+		data, err := os.ReadFile(l)
+		if err != nil {
+			fmt.Fprintf(&b, "\n--- %s: %v", l, err)
+			continue
+		}
+		if len(data) > 4000 {
+			data = data[len(data)-4000:]
+		}
+		fmt.Fprintf(&b, "\n--- %s (%d bytes shown) ---\n%s", l, len(data), data)
+	}
+	return b.String()
 }
 
 // finalAnswer is a requester's last answer to a request: its quote, or any answer that is not
