@@ -3,12 +3,10 @@ package workers_test
 import (
 	"testing"
 
-	enumspb "go.temporal.io/api/enums/v1"
-
 	"github.com/signoff/signoff/activities"
+	"github.com/signoff/signoff/authoring/basecheck"
 	"github.com/signoff/signoff/temporal/temporaltest"
 	"github.com/signoff/signoff/workers"
-	"github.com/signoff/signoff/workflows/contractapi"
 )
 
 // Start returns only once the server lists the new workers among their queues' pollers: a
@@ -25,20 +23,7 @@ func TestStartReturnsOnceTheServerSeesThePollers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stop()
-	for _, q := range []struct {
-		name string
-		typ  enumspb.TaskQueueType
-	}{
-		{contractapi.ControlQueue, enumspb.TASK_QUEUE_TYPE_WORKFLOW},
-		{contractapi.ExecuteQueue, enumspb.TASK_QUEUE_TYPE_ACTIVITY},
-		{contractapi.VerifyQueue, enumspb.TASK_QUEUE_TYPE_ACTIVITY},
-	} {
-		resp, err := c.DescribeTaskQueue(temporaltest.Context(t), q.name, q.typ)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(resp.GetPollers()) == 0 {
-			t.Errorf("Start returned before the server listed a poller of the %s queue", q.name)
-		}
+	if err := basecheck.Ready(temporaltest.Context(t), c); err != nil {
+		t.Errorf("right after Start: %v", err)
 	}
 }
