@@ -3,6 +3,7 @@ package verify
 import (
 	"bytes"
 	"cmp"
+	"context"
 	_ "embed"
 	"encoding/json"
 	"errors"
@@ -317,28 +318,22 @@ var errNoFrame = errors.New("the browser gave the page no frame")
 const frameWait = 20 * time.Second
 
 // sendPainted is a CDP call that Chromium answers only after the page's compositor has run,
-// bounded by frameWait. The abandoned call ends when the page's context closes.
+// bounded by frameWait (guard). The abandoned call ends when the page's context closes.
 func (w *world) sendPainted(method string, params map[string]any) (any, error) {
-	type answer struct {
-		res any
-		err error
-	}
-	got := make(chan answer, 1)
-	if w.dropFrame == nil || !w.dropFrame() {
-		go func() {
-			res, err := w.send(method, params)
-			got <- answer{res, err}
-		}()
-	}
 	wait := cmp.Or(w.frameWait, frameWait)
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case a := <-got:
-		return a.res, a.err
-	case <-t.C:
-		return nil, fmt.Errorf("%w in %s", errNoFrame, wait)
+	var res any
+	call := func() (err error) { res, err = w.send(method, params); return err }
+	if w.dropFrame != nil && w.dropFrame() {
+		lost := make(chan struct{})
+		defer close(lost)
+		call = func() error { <-lost; return nil } // a call Chromium never answers
 	}
+	if err := guard(context.Background(), time.Now().Add(wait), call); errors.Is(err, errDeadline) {
+		return nil, fmt.Errorf("%w in %s", errNoFrame, wait)
+	} else if err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 // slowCDP is how long a CDP call may go unanswered before the verifier says so at debug level.
