@@ -7,7 +7,6 @@ import (
 	"os"
 	"time"
 
-	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
@@ -17,6 +16,7 @@ import (
 	"github.com/signoff/signoff/activities"
 	"github.com/signoff/signoff/workflows"
 	"github.com/signoff/signoff/workflows/contractapi"
+	"github.com/signoff/signoff/workflows/contractclient"
 )
 
 // Queue names accepted by `signoff worker --queue`.
@@ -62,30 +62,30 @@ func Start(c client.Client, s Set) (stop func(), err error) {
 		}
 	}
 	identity := workerIdentity()
-	add := func(queue string, typ enumspb.TaskQueueType, register func(worker.Registry)) error {
+	add := func(queue string, register func(worker.Registry)) error {
 		w := worker.New(c, queue, worker.Options{Identity: identity, Interceptors: withClassification(s.Interceptors)})
 		register(w)
 		if err := w.Start(); err != nil {
 			return fmt.Errorf("start %s worker: %w", queue, err)
 		}
 		started = append(started, w)
-		polled(c, queue, typ, identity)
+		polled(c, queue, identity)
 		return nil
 	}
 	if s.Control != nil {
-		if err = add(contractapi.ControlQueue, enumspb.TASK_QUEUE_TYPE_WORKFLOW, func(r worker.Registry) { RegisterControl(r, s.Control) }); err != nil {
+		if err = add(contractapi.ControlQueue, func(r worker.Registry) { RegisterControl(r, s.Control) }); err != nil {
 			stop()
 			return nil, err
 		}
 	}
 	if s.Execute != nil {
-		if err = add(contractapi.ExecuteQueue, enumspb.TASK_QUEUE_TYPE_ACTIVITY, func(r worker.Registry) { RegisterExecute(r, s.Execute) }); err != nil {
+		if err = add(contractapi.ExecuteQueue, func(r worker.Registry) { RegisterExecute(r, s.Execute) }); err != nil {
 			stop()
 			return nil, err
 		}
 	}
 	if s.Verify != nil {
-		if err = add(contractapi.VerifyQueue, enumspb.TASK_QUEUE_TYPE_ACTIVITY, func(r worker.Registry) { RegisterVerify(r, s.Verify) }); err != nil {
+		if err = add(contractapi.VerifyQueue, func(r worker.Registry) { RegisterVerify(r, s.Verify) }); err != nil {
 			stop()
 			return nil, err
 		}
@@ -113,11 +113,11 @@ const pollWait = time.Minute
 // whose control worker had just said it was up. It only waits: a server that cannot say (an
 // error from DescribeTaskQueue) or that has not listed the worker within pollWait leaves the
 // worker running as it is.
-func polled(c client.Client, queue string, typ enumspb.TaskQueueType, identity string) {
+func polled(c client.Client, queue, identity string) {
 	ctx, cancel := context.WithTimeout(context.Background(), pollWait)
 	defer cancel()
 	for {
-		resp, err := c.DescribeTaskQueue(ctx, queue, typ)
+		resp, err := c.DescribeTaskQueue(ctx, queue, contractclient.PollerType(queue))
 		if err != nil {
 			return
 		}

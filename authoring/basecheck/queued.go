@@ -184,20 +184,13 @@ func variantReports(c contracts.Contract, asked []contracts.Variant, runs []cont
 // Ready says why the cluster cannot run a base check now: a queue no worker polls would
 // leave the check waiting forever, so callers ask first and choose another way or stop.
 func Ready(ctx context.Context, cl client.Client) error {
-	for _, q := range []struct {
-		name string
-		typ  enumspb.TaskQueueType
-	}{
-		{contractapi.ControlQueue, enumspb.TASK_QUEUE_TYPE_WORKFLOW},
-		{contractapi.ExecuteQueue, enumspb.TASK_QUEUE_TYPE_ACTIVITY},
-		{contractapi.VerifyQueue, enumspb.TASK_QUEUE_TYPE_ACTIVITY},
-	} {
-		resp, err := cl.DescribeTaskQueue(ctx, q.name, q.typ)
+	for _, q := range []string{contractapi.ControlQueue, contractapi.ExecuteQueue, contractapi.VerifyQueue} {
+		resp, err := cl.DescribeTaskQueue(ctx, q, contractclient.PollerType(q))
 		if err != nil {
-			return fmt.Errorf("describe task queue %s: %w", q.name, err)
+			return fmt.Errorf("describe task queue %s: %w", q, err)
 		}
 		if len(resp.GetPollers()) == 0 {
-			return fmt.Errorf("no worker polls the %s queue", q.name)
+			return fmt.Errorf("no worker polls the %s queue", q)
 		}
 	}
 	return nil

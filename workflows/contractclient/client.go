@@ -246,3 +246,13 @@ func NotFound(contractID string, err error) error {
 	}
 	return err
 }
+
+// PollerType is what a worker of queue polls the server for: workflow tasks on the control
+// queue, which runs the workflows, and activity tasks on the execute and verify queues. A queue
+// counts as served when the server lists a poller of this type on it.
+func PollerType(queue string) enumspb.TaskQueueType {
+	if queue == contractapi.ControlQueue {
+		return enumspb.TASK_QUEUE_TYPE_WORKFLOW
+	}
+	return enumspb.TASK_QUEUE_TYPE_ACTIVITY
+}
