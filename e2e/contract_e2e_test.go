@@ -138,6 +138,8 @@ func TestContractOnEmbeddedServer(t *testing.T) {
 		t.Fatalf("history is %d bytes", size)
 	}
 	temporaltest.RecordHistory(t, c, contractapi.WorkflowID(r.Contract.ContractID), "h1-satisfied")
+	// The same run with the index updates and notices as local activities (local-bookkeeping).
+	temporaltest.RecordHistory(t, c, contractapi.WorkflowID(r.Contract.ContractID), "h2-local-bookkeeping")
 }
 
 func waitLockReleased(t *testing.T, c client.Client, repo string) {

@@ -178,7 +178,7 @@ func (w *contractRun) index() {
 		WorkflowID: workflow.GetInfo(w.root).WorkflowExecution.ID, Repo: w.st.Repo, Goal: w.contract.Goal,
 		Requester: w.in.Quote.Requester, State: w.st.State, Verdict: w.st.Verdict, Attempts: w.st.Attempt, ProofDir: proof, PR: w.st.PR.URL,
 		UpdatedAt: workflow.Now(w.root).UTC().Format(time.RFC3339)}
-	if err := workflow.ExecuteActivity(controlCtx(ctx, w.timeouts), control.UpdateIndex, e).Get(ctx, nil); err != nil {
+	if err := w.bookkeeping(ctx, control.UpdateIndex, e).Get(ctx, nil); err != nil {
 		w.event(contracts.EventIndexError, map[string]string{contracts.DataError: errText(err)})
 	}
 }
@@ -186,7 +186,16 @@ func (w *contractRun) index() {
 func (w *contractRun) notify(kind, text string) {
 	ctx, _ := workflow.NewDisconnectedContext(w.root)
 	n := capability.Notice{ContractID: w.contract.ContractID, Requester: w.in.Quote.Requester, Channel: w.in.Channel, Kind: kind, Text: text}
-	_ = workflow.ExecuteActivity(controlCtx(ctx, w.timeouts), control.Notify, n).Get(ctx, nil)
+	_ = w.bookkeeping(ctx, control.Notify, n).Get(ctx, nil)
+}
+
+// bookkeeping runs the index update or the progress notice: a local activity from
+// versionLocalBookkeeping on, an activity on the control queue in workflows started before.
+func (w *contractRun) bookkeeping(ctx workflow.Context, activity, arg any) workflow.Future {
+	if workflow.GetVersion(w.root, versionLocalBookkeeping, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return workflow.ExecuteActivity(controlCtx(ctx, w.timeouts), activity, arg)
+	}
+	return workflow.ExecuteLocalActivity(controlLocalCtx(ctx, w.timeouts), activity, arg)
 }
 
 func errText(err error) string {

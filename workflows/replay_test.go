@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"os"
@@ -146,4 +147,36 @@ func TestReplayCoversTheApproveUpdate(t *testing.T) {
 		}
 	}
 	t.Fatalf("no recorded history accepted the %s update", contractapi.UpdateApprove)
+}
+
+// TestReplayCoversLocalBookkeeping: at least one recorded history ran the index update and the
+// notice as local activities (versionLocalBookkeeping), so replay goes through that branch too.
+func TestReplayCoversLocalBookkeeping(t *testing.T) {
+	for _, f := range recorded(t) {
+		var h historypb.History
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := protojson.Unmarshal(b, &h); err != nil {
+			t.Fatalf("%s: %v", filepath.Base(f), err)
+		}
+		kinds := map[string]bool{}
+		for _, ev := range h.GetEvents() {
+			a := ev.GetMarkerRecordedEventAttributes()
+			if a.GetMarkerName() != "LocalActivity" {
+				continue
+			}
+			var m struct{ ActivityType string }
+			for _, p := range a.GetDetails()["data"].GetPayloads() {
+				if err := json.Unmarshal(p.GetData(), &m); err == nil {
+					kinds[m.ActivityType] = true
+				}
+			}
+		}
+		if kinds["UpdateIndex"] && kinds["Notify"] {
+			return
+		}
+	}
+	t.Fatal("no recorded history ran UpdateIndex and Notify as local activities")
 }

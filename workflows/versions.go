@@ -29,4 +29,9 @@ const (
 	// and the pull request) instead of the whole run, so contracts on one repository execute
 	// and verify at the same time.
 	versionLockPublishOnly = "lock-publish-only"
+
+	// versionLocalBookkeeping: the index update and the progress notice run as local
+	// activities in the control worker's workflow task, not as activities on the control
+	// queue, so each costs no round trip through the server.
+	versionLocalBookkeeping = "local-bookkeeping"
 )
