@@ -198,10 +198,9 @@ func (r *run) viewport(ctx context.Context, job pageJob, deadline, share time.Ti
 		defer px.close()
 		opts.Proxy = &playwright.Proxy{Server: px.server(), Username: &px.user, Password: &px.pass}
 	}
-	if st, err := r.storageState(lead.Seed); err != nil {
+	seed, err := seedItems(lead.Seed)
+	if err != nil {
 		return fail(err)
-	} else if st != nil {
-		opts.StorageState = st
 	}
 	bctx, err := r.browser.Browser.NewContext(opts)
 	if err != nil {
@@ -212,21 +211,8 @@ func (r *run) viewport(ctx context.Context, job pageJob, deadline, share time.Ti
 		close(closing)
 		_ = bctx.Close()
 	}()
-	if err := og.install(bctx); err != nil {
-		return fail(err)
-	}
 	if err := installVariant(bctx, r.req.Variant); err != nil {
 		return fail(err)
-	}
-	tracing := slices.ContainsFunc(members, func(c contracts.Criterion) bool { return r.requires(c, contracts.ArtifactTrace) })
-	if tracing {
-		if err := bctx.Tracing().Start(playwright.TracingStartOptions{
-			Screenshots: playwright.Bool(true),
-			Snapshots:   playwright.Bool(true),
-			Title:       playwright.String(job.names(r.req.Criteria) + " " + vpName(vp)),
-		}); err != nil {
-			return fail(fmt.Errorf("start tracing: %w", err))
-		}
 	}
 	page, err := bctx.NewPage()
 	if err != nil {
@@ -240,6 +226,25 @@ func (r *run) viewport(ctx context.Context, job pageJob, deadline, share time.Ti
 	}
 	if err := dev.apply(devCDP); err != nil {
 		return fail(err)
+	}
+	if seed != nil {
+		if err := r.seedStorage(page, devCDP, seed, deadline); err != nil {
+			return fail(err)
+		}
+	}
+	// From here on every request and navigation of the page is the app's.
+	if err := og.install(bctx); err != nil {
+		return fail(err)
+	}
+	tracing := slices.ContainsFunc(members, func(c contracts.Criterion) bool { return r.requires(c, contracts.ArtifactTrace) })
+	if tracing {
+		if err := bctx.Tracing().Start(playwright.TracingStartOptions{
+			Screenshots: playwright.Bool(true),
+			Snapshots:   playwright.Bool(true),
+			Title:       playwright.String(job.names(r.req.Criteria) + " " + vpName(vp)),
+		}); err != nil {
+			return fail(fmt.Errorf("start tracing: %w", err))
+		}
 	}
 	sink := &errSink{}
 	page.OnConsole(func(m playwright.ConsoleMessage) {

@@ -28,9 +28,11 @@
 //     user agent and client hints, touch, pointer: coarse, hover: none, device scale factor
 //     3); from 640 px a desktop Chrome. navigator.webdriver is false and nothing says
 //     Headless, so a page cannot serve the verifier something its users do not get.
-//   - Each page is a fresh browser context: localStorage seeded through the context's
-//     storage state (applied once, before the app's scripts), delayed routes installed, the
-//     route loaded, the actions performed in order. Criteria that only read their page (no
+//   - Each page is a fresh browser context: localStorage seeded once, before the app's
+//     scripts (the page writes it on a blank document the verifier serves at the origin's
+//     root, then forgets that visit: its history is an unseeded page's, and the app's server
+//     is asked for nothing), delayed routes installed, the route loaded, the actions
+//     performed in order. Criteria that only read their page (no
 //     action but wait_for, no measure) at the same route, viewport, seed and budget share one
 //     page (pages.go): it is loaded, waited on and watched once, each probe read carries all
 //     their assertions, and each criterion is still judged on its own reads and gets its own

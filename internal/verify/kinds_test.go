@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -313,4 +314,42 @@ func verifyCases(t *testing.T, v *Verifier, url string, cases []tc) *contracts.E
 		wantStatus(t, ev, c.c.ID, c.want)
 	}
 	return ev
+}
+
+// TestSeedIsWrittenFromThePageItself: a seeded page is seeded without the app's server being
+// asked for anything but the route, and its history is an unseeded page's: the blank page the
+// seed is written on is forgotten.
+func TestSeedIsWrittenFromThePageItself(t *testing.T) {
+	v := testVerifier(t)
+	var mu sync.Mutex
+	var asked []string
+	show := page(``, `<main id="m"></main><script>
+		document.getElementById('m').textContent = 'history ' + history.length + ' theme ' + localStorage.getItem('theme');
+	</script>`)
+	srv := site(t, testSHA, nil, map[string]http.HandlerFunc{
+		"/": func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			asked = append(asked, r.URL.Path)
+			mu.Unlock()
+			if r.URL.Path != "/show" {
+				http.NotFound(w, r)
+				return
+			}
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			fmt.Fprint(w, show)
+		},
+	})
+	seeded := crit("seeded", "/show", contracts.Assertion{Kind: contracts.KindVisibleText, Texts: []string{"history 2 theme dark"}})
+	seeded.Seed = &contracts.Seed{LocalStorage: map[string]json.RawMessage{"theme": json.RawMessage(`"dark"`)}}
+	unseeded := crit("unseeded", "/show", contracts.Assertion{Kind: contracts.KindVisibleText, Texts: []string{"history 2 theme null"}})
+	ev := verify(t, v, request(t, srv.URL, seeded, unseeded))
+	wantStatus(t, ev, "seeded", contracts.StatusPass)
+	wantStatus(t, ev, "unseeded", contracts.StatusPass)
+	mu.Lock()
+	defer mu.Unlock()
+	for _, p := range asked {
+		if p != "/show" {
+			t.Errorf("the app's server was asked for %s; only the route is the app's to serve", p)
+		}
+	}
 }

@@ -134,11 +134,13 @@ func (g *originGuard) install(bctx playwright.BrowserContext) error {
 	if err := bctx.Route("**/*", g.route); err != nil {
 		return fmt.Errorf("route requests: %w", err)
 	}
-	bctx.OnPage(func(p playwright.Page) {
-		// A popup is a page the person would be shown: on another origin it is a page
-		// elsewhere. Its navigations go through route as well.
-		p.OnFrameNavigated(func(f playwright.Frame) { g.check(f.URL()) })
-	})
+	watch := func(p playwright.Page) { p.OnFrameNavigated(func(f playwright.Frame) { g.check(f.URL()) }) }
+	// The page opened before install, and a popup: a page the person would be shown, which
+	// on another origin is a page elsewhere. A popup's navigations go through route as well.
+	for _, p := range bctx.Pages() {
+		watch(p)
+	}
+	bctx.OnPage(watch)
 	return nil
 }
 
