@@ -127,18 +127,28 @@ func TestReplayCatchesAChangedWorkflow(t *testing.T) {
 	}
 }
 
-// TestReplayCoversTheApproveUpdate: at least one recorded history took its approval through
-// the approve update (and so through the update handler on replay), not only the signal.
-func TestReplayCoversTheApproveUpdate(t *testing.T) {
+// recordedHistories reads every recorded history.
+func recordedHistories(t *testing.T) []*historypb.History {
+	t.Helper()
+	var hs []*historypb.History
 	for _, f := range recorded(t) {
-		var h historypb.History
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := protojson.Unmarshal(b, &h); err != nil {
+		h := &historypb.History{}
+		if err := protojson.Unmarshal(b, h); err != nil {
 			t.Fatalf("%s: %v", filepath.Base(f), err)
 		}
+		hs = append(hs, h)
+	}
+	return hs
+}
+
+// TestReplayCoversTheApproveUpdate: at least one recorded history took its approval through
+// the approve update (and so through the update handler on replay), not only the signal.
+func TestReplayCoversTheApproveUpdate(t *testing.T) {
+	for _, h := range recordedHistories(t) {
 		for _, ev := range h.GetEvents() {
 			if a := ev.GetWorkflowExecutionUpdateAcceptedEventAttributes(); a != nil &&
 				a.GetAcceptedRequest().GetInput().GetName() == contractapi.UpdateApprove {
@@ -152,15 +162,7 @@ func TestReplayCoversTheApproveUpdate(t *testing.T) {
 // TestReplayCoversLocalBookkeeping: at least one recorded history ran the index update and the
 // notice as local activities (versionLocalBookkeeping), so replay goes through that branch too.
 func TestReplayCoversLocalBookkeeping(t *testing.T) {
-	for _, f := range recorded(t) {
-		var h historypb.History
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := protojson.Unmarshal(b, &h); err != nil {
-			t.Fatalf("%s: %v", filepath.Base(f), err)
-		}
+	for _, h := range recordedHistories(t) {
 		kinds := map[string]bool{}
 		for _, ev := range h.GetEvents() {
 			a := ev.GetMarkerRecordedEventAttributes()
