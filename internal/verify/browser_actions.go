@@ -164,6 +164,9 @@ func (r *run) seedStorage(page playwright.Page, cdp playwright.CDPSession, items
 	if _, err := page.Evaluate(`() => { location.href = "about:blank" }`); err != nil {
 		return fmt.Errorf("seed localStorage: leave %s: %w", blank, err)
 	}
+	if ms, err = budgetMS(deadline, 0); err != nil {
+		return err
+	}
 	if err := page.WaitForURL("about:blank", playwright.PageWaitForURLOptions{Timeout: playwright.Float(ms)}); err != nil {
 		return classify(fmt.Errorf("seed localStorage: leave %s: %w", blank, err), deadline)
 	}
