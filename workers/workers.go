@@ -56,6 +56,7 @@ type Set struct {
 // that stops them all.
 func Start(c client.Client, s Set) (stop func(), err error) {
 	var started []worker.Worker
+	var queues []string
 	stop = func() {
 		for _, w := range started {
 			w.Stop()
@@ -69,7 +70,7 @@ func Start(c client.Client, s Set) (stop func(), err error) {
 			return fmt.Errorf("start %s worker: %w", queue, err)
 		}
 		started = append(started, w)
-		polled(c, queue, identity)
+		queues = append(queues, queue)
 		return nil
 	}
 	if s.Control != nil {
@@ -92,6 +93,11 @@ func Start(c client.Client, s Set) (stop func(), err error) {
 	}
 	if len(started) == 0 {
 		return nil, errors.New("no queue to run")
+	}
+	// Every worker is polling by now or soon; wait for the server to list each, not one
+	// worker's first poll before the next worker starts.
+	for _, q := range queues {
+		polled(c, q, identity)
 	}
 	return stop, nil
 }
