@@ -121,6 +121,7 @@ type world struct {
 	frameWait time.Duration // how long a screenshot may take (capture)
 	dropFrame func() bool   // Config.dropFrame
 	contextID int
+	probe     string             // the probe's function in the world, compiled once (create)
 	handles   map[float64]string // shadow-root handles by backend node id
 }
 
@@ -163,7 +164,36 @@ func (w *world) create() error {
 	}
 	w.contextID = int(id)
 	w.handles = nil
+	// The probe is compiled once per world and called by its handle: sending its source with
+	// every poll and read made each of them carry and parse the whole probe again.
+	fn, err := w.send("Runtime.evaluate", map[string]any{
+		"expression": "(\n" + string(probeJS) + "\n)",
+		"contextId":  w.contextID,
+		"silent":     true,
+	})
+	if err != nil {
+		return worldErr("Runtime.evaluate", err)
+	}
+	if err := exception(fn); err != nil {
+		return err
+	}
+	if w.probe, _ = dig(fn, "result", "objectId").(string); w.probe == "" {
+		return errors.New("probe: compiling it gave no function")
+	}
 	return nil
+}
+
+// exception is the probe's exception in a Runtime answer, nil when there is none.
+func exception(res any) error {
+	ex, ok := dig(res, "exceptionDetails").(map[string]any)
+	if !ok {
+		return nil
+	}
+	msg, _ := dig(ex, "exception", "description").(string)
+	if msg == "" {
+		msg, _ = ex["text"].(string)
+	}
+	return fmt.Errorf("probe: %s", firstLine(msg))
 }
 
 func (w *world) send(method string, params map[string]any) (any, error) {
@@ -202,8 +232,8 @@ func (w *world) call(req any, withRoots bool) (map[string]any, error) {
 		args = append(args, map[string]any{"objectId": id})
 	}
 	res, err := w.send("Runtime.callFunctionOn", map[string]any{
-		"functionDeclaration": string(probeJS),
-		"executionContextId":  w.contextID,
+		"functionDeclaration": callProbe,
+		"objectId":            w.probe,
 		"arguments":           args,
 		"returnByValue":       true,
 		"awaitPromise":        false,
@@ -212,12 +242,8 @@ func (w *world) call(req any, withRoots bool) (map[string]any, error) {
 	if err != nil {
 		return nil, worldErr("Runtime.callFunctionOn", err)
 	}
-	if ex, ok := dig(res, "exceptionDetails").(map[string]any); ok {
-		msg, _ := dig(ex, "exception", "description").(string)
-		if msg == "" {
-			msg, _ = ex["text"].(string)
-		}
-		return nil, fmt.Errorf("probe: %s", firstLine(msg))
+	if err := exception(res); err != nil {
+		return nil, err
 	}
 	val, ok := dig(res, "result", "value").(map[string]any)
 	if !ok {
@@ -226,10 +252,14 @@ func (w *world) call(req any, withRoots bool) (map[string]any, error) {
 	return val, nil
 }
 
+// callProbe calls the function it is called on, the probe, with the request and the shadow
+// roots.
+const callProbe = "function (...args) { return this(...args); }"
+
 // worldErr turns CDP's "the context is gone" answers into errWorldGone.
 func worldErr(method string, err error) error {
 	if m := err.Error(); strings.Contains(m, "Cannot find context") || strings.Contains(m, "context was destroyed") ||
-		strings.Contains(m, "Cannot find default execution context") {
+		strings.Contains(m, "Cannot find default execution context") || strings.Contains(m, "Could not find object with given id") {
 		return errWorldGone
 	}
 	return fmt.Errorf("cdp %s: %w", method, err)
