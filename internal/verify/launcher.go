@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -63,6 +64,39 @@ func sandboxOffSwitch(args []string) string {
 		}
 	}
 	return ""
+}
+
+// featureSwitches are the Chromium switches that take a list of features. Chromium keeps only
+// the last of each, and Playwright passes its own --disable-features before LaunchArgs.
+var featureSwitches = []string{"--disable-features", "--enable-features"}
+
+// mergeFeatures returns args with every feature switch given once, at its first place, with
+// the features of all its occurrences in order and without repeats.
+func mergeFeatures(args []string) []string {
+	lists := map[string][]string{}
+	for _, a := range args {
+		name, val, _ := strings.Cut(a, "=")
+		if slices.Contains(featureSwitches, name) {
+			for _, f := range strings.Split(val, ",") {
+				if f != "" && !slices.Contains(lists[name], f) {
+					lists[name] = append(lists[name], f)
+				}
+			}
+		}
+	}
+	out := make([]string, 0, len(args))
+	for _, a := range args {
+		name, _, _ := strings.Cut(a, "=")
+		if !slices.Contains(featureSwitches, name) {
+			out = append(out, a)
+			continue
+		}
+		if fs, ok := lists[name]; ok {
+			out = append(out, name+"="+strings.Join(fs, ","))
+			delete(lists, name)
+		}
+	}
+	return out
 }
 
 // userDataDir returns the profile directory Playwright passes.

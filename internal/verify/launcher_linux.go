@@ -68,7 +68,7 @@ func launch(rawSpec string, args []string) error {
 	if spec.Probe {
 		return probeNamespaces()
 	}
-	argv := append([]string{spec.Chromium}, args...)
+	argv := append([]string{spec.Chromium}, mergeFeatures(args)...)
 	if err := syscall.Exec(spec.Chromium, argv, browserEnv(home)); err != nil {
 		return fmt.Errorf("exec %s: %w", spec.Chromium, err)
 	}

@@ -70,7 +70,14 @@ var LaunchArgs = []string{
 	"--disable-blink-features=AutomationControlled",
 	"--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
 	"--webrtc-ip-handling-policy=disable_non_proxied_udp",
+	// Chromium 156 opens every window (one per page here) with its omnibox popups preloaded
+	// as WebUI pages in a renderer of their own, which a headless verifier never shows. The
+	// launcher merges this list with Playwright's (Chromium keeps only the last one).
+	"--disable-features=" + strings.Join(noBrowserUI, ","),
 }
+
+// noBrowserUI are the browser's own WebUI pages a headless window need not load.
+var noBrowserUI = []string{"WebUIOmniboxPopup", "WebUIOmniboxFullPopup", "WebUIOmniboxAimPopup"}
 
 // Local launches the Chromium binary headless for each run. Chromium renders the repository's
 // code, so it never runs as the worker: Playwright starts this executable as a launcher (see
