@@ -32,6 +32,8 @@ func remoteChromium(t *testing.T) (httpURL, wsURL string) {
 		"--no-sandbox", "--user-data-dir=" + profile}, LaunchArgs...)
 	cmd := exec.Command(DefaultConfig().Chromium, append(args, "about:blank")...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Killed, it leaves its temporary files behind: they go in the profile the test removes.
+	cmd.Env = append(os.Environ(), "TMPDIR="+profile)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
