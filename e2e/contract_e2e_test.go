@@ -140,6 +140,8 @@ func TestContractOnEmbeddedServer(t *testing.T) {
 	temporaltest.RecordHistory(t, c, contractapi.WorkflowID(r.Contract.ContractID), "h1-satisfied")
 	// The same run with the index updates and notices as local activities (local-bookkeeping).
 	temporaltest.RecordHistory(t, c, contractapi.WorkflowID(r.Contract.ContractID), "h2-local-bookkeeping")
+	// And with the payment's status and the pull request's head read locally (local-reads).
+	temporaltest.RecordHistory(t, c, contractapi.WorkflowID(r.Contract.ContractID), "h3-local-reads")
 }
 
 func waitLockReleased(t *testing.T, c client.Client, repo string) {

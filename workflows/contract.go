@@ -189,6 +189,16 @@ func (w *contractRun) notify(kind, text string) {
 	_ = w.bookkeeping(ctx, control.Notify, n).Get(ctx, nil)
 }
 
+// controlRead runs a read of the control worker's (the payment's status, the pull request's
+// head): a local activity from versionLocalReads on, an activity on the control queue in
+// workflows started before.
+func (w *contractRun) controlRead(ctx workflow.Context, activity any, args ...any) workflow.Future {
+	if workflow.GetVersion(w.root, versionLocalReads, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return workflow.ExecuteActivity(controlCtx(ctx, w.timeouts), activity, args...)
+	}
+	return workflow.ExecuteLocalActivity(controlLocalCtx(ctx, w.timeouts), activity, args...)
+}
+
 // bookkeeping runs the index update or the progress notice: a local activity from
 // versionLocalBookkeeping on, an activity on the control queue in workflows started before.
 func (w *contractRun) bookkeeping(ctx workflow.Context, activity, arg any) workflow.Future {

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -162,6 +163,19 @@ func TestReplayCoversTheApproveUpdate(t *testing.T) {
 // TestReplayCoversLocalBookkeeping: at least one recorded history ran the index update and the
 // notice as local activities (versionLocalBookkeeping), so replay goes through that branch too.
 func TestReplayCoversLocalBookkeeping(t *testing.T) {
+	requireLocalActivities(t, "UpdateIndex", "Notify")
+}
+
+// TestReplayCoversLocalReads: at least one recorded history read the payment's status and the
+// pull request's head as local activities (versionLocalReads).
+func TestReplayCoversLocalReads(t *testing.T) {
+	requireLocalActivities(t, "PaymentStatus", "PRHead")
+}
+
+// requireLocalActivities fails unless one recorded history ran every one of names as a local
+// activity.
+func requireLocalActivities(t *testing.T, names ...string) {
+	t.Helper()
 	for _, h := range recordedHistories(t) {
 		kinds := map[string]bool{}
 		for _, ev := range h.GetEvents() {
@@ -176,9 +190,9 @@ func TestReplayCoversLocalBookkeeping(t *testing.T) {
 				}
 			}
 		}
-		if kinds["UpdateIndex"] && kinds["Notify"] {
+		if !slices.ContainsFunc(names, func(n string) bool { return !kinds[n] }) {
 			return
 		}
 	}
-	t.Fatal("no recorded history ran UpdateIndex and Notify as local activities")
+	t.Fatalf("no recorded history ran %s as local activities", strings.Join(names, " and "))
 }

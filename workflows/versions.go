@@ -34,4 +34,9 @@ const (
 	// activities in the control worker's workflow task, not as activities on the control
 	// queue, so each costs no round trip through the server.
 	versionLocalBookkeeping = "local-bookkeeping"
+
+	// versionLocalReads: the payment's status and the pull request's head are read as local
+	// activities in the control worker's workflow task, as the bookkeeping is: each is a
+	// read the control worker answers in milliseconds.
+	versionLocalReads = "local-reads"
 )

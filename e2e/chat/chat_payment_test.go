@@ -118,8 +118,18 @@ func paymentPolls(t *testing.T, c client.Client, id string) int {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// An activity in contracts started before the local-reads version, a local activity's
+		// marker after it.
 		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == "PaymentStatus" {
 			n++
+		}
+		if m := ev.GetMarkerRecordedEventAttributes(); m.GetMarkerName() == "LocalActivity" {
+			for _, p := range m.GetDetails()["data"].GetPayloads() {
+				var la struct{ ActivityType string }
+				if json.Unmarshal(p.GetData(), &la) == nil && la.ActivityType == "PaymentStatus" {
+					n++
+				}
+			}
 		}
 	}
 	return n
