@@ -112,15 +112,12 @@ func userDataDir(args []string) (string, error) {
 	return "", errors.New("no --user-data-dir among the arguments")
 }
 
-// browserEnv is Chromium's whole environment: the private profile as home, temporary folder
-// and XDG dirs (fontconfig keeps its cache there), a fixed PATH and locale. Nothing comes from
-// the worker. Chromium's own temporary files (its singleton socket folder) then go where the
-// driver removes them with the profile, even when Chromium is killed.
+// browserEnv is Chromium's whole environment: the private profile as home and XDG dirs
+// (fontconfig keeps its cache there), a fixed PATH and locale. Nothing comes from the worker.
 func browserEnv(home string) []string {
 	return []string{
 		"PATH=/usr/local/bin:/usr/bin:/bin",
 		"HOME=" + home,
-		"TMPDIR=" + home,
 		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
 		"XDG_CACHE_HOME=" + filepath.Join(home, ".cache"),
 		"XDG_DATA_HOME=" + filepath.Join(home, ".local", "share"),
