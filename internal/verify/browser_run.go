@@ -207,7 +207,13 @@ func (r *run) viewport(ctx context.Context, job pageJob, deadline, share time.Ti
 		return fail(fmt.Errorf("new browser context: %w", err))
 	}
 	closing := make(chan struct{}) // releases held delay_route requests
+	traceOpen := false             // tracing started and its trace not yet saved
 	defer func() {
+		if traceOpen {
+			// The page is left without its trace (no frame, an error): discarding it removes
+			// the driver's folder for it, which closing the context would leave behind.
+			_ = guard(ctx, time.Now().Add(artifactTimeout), func() error { return bctx.Tracing().Stop() })
+		}
 		close(closing)
 		_ = bctx.Close()
 	}()
@@ -245,6 +251,7 @@ func (r *run) viewport(ctx context.Context, job pageJob, deadline, share time.Ti
 		}); err != nil {
 			return fail(fmt.Errorf("start tracing: %w", err))
 		}
+		traceOpen = true
 	}
 	sink := &errSink{}
 	page.OnConsole(func(m playwright.ConsoleMessage) {
@@ -300,6 +307,7 @@ func (r *run) viewport(ctx context.Context, job pageJob, deadline, share time.Ti
 	}
 	if tracing {
 		part := filepath.Join(r.req.OutDir, fmt.Sprintf(".trace-%d-%s.zip", job.n, vpName(vp)))
+		traceOpen = false
 		terr := guard(ctx, time.Now().Add(artifactTimeout), func() error { return bctx.Tracing().Stop(part) })
 		for m, c := range members {
 			switch {

@@ -206,6 +206,16 @@ func TestSharedPageWaitFailsOnlyItsCriterion(t *testing.T) {
 // is an error, and the run ends.
 func TestAPageWithoutFramesIsMeasuredAgainOnANewPage(t *testing.T) {
 	c, hash := loadW1(t)
+	// A page left without its trace discards it: the driver's folder for it does not stay in
+	// the temporary folder. (No other test runs beside this one: it is not parallel.)
+	before := driverTraceFolders(t)
+	defer func() {
+		for _, d := range driverTraceFolders(t) {
+			if !slices.Contains(before, d) {
+				t.Errorf("the driver's trace folder %s was left behind", d)
+			}
+		}
+	}()
 	t.Run("one lost", func(t *testing.T) {
 		v := testVerifier(t)
 		var asked atomic.Int64
@@ -245,4 +255,15 @@ func TestAPageWithoutFramesIsMeasuredAgainOnANewPage(t *testing.T) {
 			t.Errorf("the page was loaded %d times, want 4 (each of the two pages once more, and no more)", n)
 		}
 	})
+}
+
+// driverTraceFolders lists the folders the Playwright driver makes in the temporary folder
+// for each trace it records (removed when the trace is saved or discarded).
+func driverTraceFolders(t *testing.T) []string {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join(os.TempDir(), "playwright-tracing-*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return names
 }
