@@ -178,7 +178,7 @@ func (w *contractRun) index() {
 		WorkflowID: workflow.GetInfo(w.root).WorkflowExecution.ID, Repo: w.st.Repo, Goal: w.contract.Goal,
 		Requester: w.in.Quote.Requester, State: w.st.State, Verdict: w.st.Verdict, Attempts: w.st.Attempt, ProofDir: proof, PR: w.st.PR.URL,
 		UpdatedAt: workflow.Now(w.root).UTC().Format(time.RFC3339)}
-	if err := w.bookkeeping(ctx, control.UpdateIndex, e).Get(ctx, nil); err != nil {
+	if err := w.controlQuick(ctx, versionLocalBookkeeping, control.UpdateIndex, e).Get(ctx, nil); err != nil {
 		w.event(contracts.EventIndexError, map[string]string{contracts.DataError: errText(err)})
 	}
 }
@@ -186,26 +186,19 @@ func (w *contractRun) index() {
 func (w *contractRun) notify(kind, text string) {
 	ctx, _ := workflow.NewDisconnectedContext(w.root)
 	n := capability.Notice{ContractID: w.contract.ContractID, Requester: w.in.Quote.Requester, Channel: w.in.Channel, Kind: kind, Text: text}
-	_ = w.bookkeeping(ctx, control.Notify, n).Get(ctx, nil)
+	_ = w.controlQuick(ctx, versionLocalBookkeeping, control.Notify, n).Get(ctx, nil)
 }
 
-// controlRead runs a read of the control worker's (the payment's status, the pull request's
-// head): a local activity from versionLocalReads on, an activity on the control queue in
-// workflows started before.
-func (w *contractRun) controlRead(ctx workflow.Context, activity any, args ...any) workflow.Future {
-	if workflow.GetVersion(w.root, versionLocalReads, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+// controlQuick runs a control activity that answers in milliseconds (the index update, the
+// progress notice, the payment's status, the pull request's head): a local activity in the
+// control worker's own workflow task once change is recorded, an activity on the control queue
+// in workflows started before it. The workflow runs on the control queue, where
+// activities.Control is registered.
+func (w *contractRun) controlQuick(ctx workflow.Context, change string, activity any, args ...any) workflow.Future {
+	if workflow.GetVersion(w.root, change, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return workflow.ExecuteActivity(controlCtx(ctx, w.timeouts), activity, args...)
 	}
 	return workflow.ExecuteLocalActivity(controlLocalCtx(ctx, w.timeouts), activity, args...)
-}
-
-// bookkeeping runs the index update or the progress notice: a local activity from
-// versionLocalBookkeeping on, an activity on the control queue in workflows started before.
-func (w *contractRun) bookkeeping(ctx workflow.Context, activity, arg any) workflow.Future {
-	if workflow.GetVersion(w.root, versionLocalBookkeeping, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		return workflow.ExecuteActivity(controlCtx(ctx, w.timeouts), activity, arg)
-	}
-	return workflow.ExecuteLocalActivity(controlLocalCtx(ctx, w.timeouts), activity, arg)
 }
 
 func errText(err error) string {

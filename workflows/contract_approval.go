@@ -200,7 +200,7 @@ func (w *contractRun) authorize() bool {
 			return false
 		}
 		var now capability.PaymentState
-		if err := w.controlRead(w.work, control.PaymentStatus, w.st.ContractHash, ps.CheckoutSessionID).Get(w.work, &now); err != nil {
+		if err := w.controlQuick(w.work, versionLocalReads, control.PaymentStatus, w.st.ContractHash, ps.CheckoutSessionID).Get(w.work, &now); err != nil {
 			if w.cancel != nil {
 				return false
 			}

@@ -89,7 +89,7 @@ func (w *contractRun) recordSettlement(ctx workflow.Context) {
 func (w *contractRun) checkMergeEligible(ctx workflow.Context) {
 	verified := w.lastCommit()
 	var head string
-	err := w.controlRead(ctx, control.PRHead, capability.HeadRequest{
+	err := w.controlQuick(ctx, versionLocalReads, control.PRHead, capability.HeadRequest{
 		ContractID: w.contract.ContractID, Repo: w.contract.Repo, Branch: w.st.PR.Branch,
 	}).Get(ctx, &head)
 	switch {
@@ -123,7 +123,7 @@ func (w *contractRun) watchPR() {
 		}
 		// Re-read the head rather than trusting the signal's payload.
 		var head string
-		err := w.controlRead(w.root, control.PRHead, capability.HeadRequest{
+		err := w.controlQuick(w.root, versionLocalReads, control.PRHead, capability.HeadRequest{
 			ContractID: w.contract.ContractID, Repo: w.contract.Repo, Branch: w.st.PR.Branch,
 		}).Get(w.root, &head)
 		if err == nil && head != w.lastCommit() {

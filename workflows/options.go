@@ -39,10 +39,10 @@ func controlRetry() *temporal.RetryPolicy {
 		MaximumInterval: time.Minute, MaximumAttempts: 8, NonRetryableErrorTypes: nonRetryable}
 }
 
-// controlLocalCtx: the index update and the progress notice, run as local activities in the
-// control worker's own workflow task (the workflow runs on the control queue), retried as
-// controlCtx retries. Each was a round trip through the server's queues, three more history
-// writes and a workflow task, for a few milliseconds of bookkeeping (BenchmarkContracts).
+// controlLocalCtx: control activities of a few milliseconds (contractRun.controlQuick), run as
+// local activities in the control worker's own workflow task (the workflow runs on the control
+// queue), retried as controlCtx retries. Each was a round trip through the server's queues,
+// three more history writes and a workflow task (BenchmarkContracts).
 func controlLocalCtx(ctx workflow.Context, t contractapi.Timeouts) workflow.Context {
 	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		StartToCloseTimeout: t.ControlActivity,
