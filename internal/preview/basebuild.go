@@ -93,7 +93,8 @@ func (p *Previews) startBase(ctx context.Context, req capability.PreviewRequest)
 }
 
 // releaseBase lets go of a base check's hold on its tree's build, reporting whether id was
-// one; the build stops BaseLinger after its last hold goes (at once when that is 0).
+// one; the build stops BaseLinger after its last hold goes (at once when that is 0, or when
+// the build failed).
 func (p *Previews) releaseBase(id string) bool {
 	p.mu.Lock()
 	key, ok := p.baseRefs[id]
@@ -122,7 +123,10 @@ func (p *Previews) releaseBase(id string) bool {
 		p.mu.Unlock()
 		_ = p.stopJob(sh.res.PreviewID)
 	}
-	if p.BaseLinger > 0 {
+	// A build that failed is not kept for the next check: the cause may have been the
+	// host's (a full disk, a build a crashed worker left running), and building again
+	// costs one build.
+	if p.BaseLinger > 0 && sh.res.URL != "" {
 		sh.linger = time.AfterFunc(p.BaseLinger, stop)
 		p.mu.Unlock()
 		return true

@@ -131,7 +131,8 @@ fs.writeFileSync("dist/built.txt", seen);
 
 // Quotes of one base commit share its build: concurrent base checks of different contracts
 // get one preview (one build, counted), which stops when the last lets go; a later check
-// within BaseLinger finds it still up, and another tree is a build of its own.
+// within BaseLinger finds it still up, and another tree is a build of its own. A build that
+// failed is not kept: the next check builds again.
 func TestBaseChecksShareOneBuild(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds in the sandbox; skipped in -short")
@@ -139,8 +140,9 @@ func TestBaseChecksShareOneBuild(t *testing.T) {
 	root := testRoot(t)
 	repo, base := tinyRepo(t, root)
 	other := commit(t, repo, map[string]string{"version.txt": "two\n"}, "another tree")
+	broken := commit(t, repo, map[string]string{"build.js": "process.exit(3)\n"}, "a build that fails")
 	remotes := localgit.Remotes{Root: filepath.Join(root, "remotes")}
-	for _, sha := range []string{base, other} {
+	for _, sha := range []string{base, other, broken} {
 		if _, err := remotes.Register(context.Background(), "acme", "web", repo, sha); err != nil {
 			t.Fatal(err)
 		}
@@ -211,6 +213,20 @@ func TestBaseChecksShareOneBuild(t *testing.T) {
 	}
 	if err := p.Stop(context.Background(), again.PreviewID); err != nil {
 		t.Fatal(err)
+	}
+	// A failed build, even with a linger, is built again by the next check.
+	for i := range 2 {
+		res, err := p.Start(context.Background(), capability.PreviewRequest{ContractID: fmt.Sprintf("quote-broken-%d", i), Attempt: 0,
+			Repo: contracts.Repo{Owner: "acme", Name: "web"}, CommitSHA: broken})
+		if err != nil || res.URL != "" || res.Build.Passed || len(res.Build.Steps) == 0 {
+			t.Fatalf("base check of a commit that does not build: %v %+v", err, res)
+		}
+		if err := p.Stop(context.Background(), res.PreviewID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := p.BaseBuilds(); n != 4 {
+		t.Errorf("%d builds after two checks of a tree that does not build, want 4: a failure was kept", n)
 	}
 	p.Close()
 	if _, err := http.Get(again.URL + "/whoami"); err == nil {

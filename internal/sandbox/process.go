@@ -29,6 +29,7 @@ type Process struct {
 	cmd     *exec.Cmd
 	childFD int // pidfd of bwrap's child, pid 1 inside: its exit is the namespace's end
 	cg      *cgroup
+	reap    *reaper // empties cg if this worker dies (reaper.go)
 	slirp   *exec.Cmd
 	slirpX  *os.File // slirp4netns --exit-fd: closing it stops slirp
 
@@ -71,6 +72,9 @@ func (r *Runner) Start(ctx context.Context, s Spec) (*Process, error) {
 func (p *Process) start(ctx context.Context, r *Runner, s Spec) (err error) {
 	if r.cg != nil {
 		if p.cg, err = r.cg.create(s.Limits); err != nil {
+			return err
+		}
+		if p.reap, err = startReaper(p.cg.dirs); err != nil {
 			return err
 		}
 	}
@@ -162,11 +166,18 @@ func (p *Process) start(ctx context.Context, r *Runner, s Spec) (err error) {
 			return err
 		}
 	}
+	if holdRelease != nil {
+		holdRelease(child)
+	}
 	if _, err := ours[fdBlock-3].Write([]byte{1}); err != nil {
 		return fmt.Errorf("sandbox: releasing the command: %w", err)
 	}
 	return nil
 }
+
+// holdRelease, when a test sets it, runs just before bwrap's child is released: a test
+// stops the child there to hold open the moment when it belongs to no one but its cgroup.
+var holdRelease func(child int)
 
 // closeInheritedOnExec marks close-on-exec every descriptor above stderr that the
 // worker inherited without it (its own are all close-on-exec: Go opens them so).
@@ -296,6 +307,9 @@ func (p *Process) teardown() error {
 		unix.Close(p.childFD)
 		p.childFD = -1
 		p.childMu.Unlock()
+	}
+	if p.reap != nil {
+		p.reap.stop()
 	}
 	if p.cg != nil {
 		errs = append(errs, p.cg.destroy())

@@ -2,7 +2,8 @@
 // bubblewrap, so that nothing the code does can reach the verdict: it sees a minimal
 // read-only root plus the binds its caller names, its own pids, its own network,
 // runs as an unprivileged host uid without capabilities, and is bounded by cgroup
-// limits. When Wait returns, nothing it started survives.
+// limits. When Wait returns, nothing it started survives, and a worker killed outright
+// takes its sandboxes with it (reaper.go).
 //
 // The only ways in are the ones the caller holds: the Spec's binds and Stdin, and
 // Process.DialContext / Process.Forward into the sandbox's own network namespace.

@@ -20,6 +20,9 @@ import (
 var testBin string
 
 func TestMain(m *testing.M) {
+	if spec := os.Getenv(workerEnv); spec != "" {
+		os.Exit(runWorker(spec))
+	}
 	if name := os.Getenv(probeEnv); name != "" {
 		os.Exit(runProbe(name))
 	}
