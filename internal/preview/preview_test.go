@@ -2,13 +2,16 @@ package preview
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/fixtures/fixturerepo"
@@ -328,6 +331,41 @@ func TestSweepKillsLeftovers(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// Every record names its sandbox's pid 1 too.
+	for _, f := range pidFiles(t, crashed) {
+		var rec pidRecord
+		if b, err := os.ReadFile(f); err != nil || json.Unmarshal(b, &rec) != nil {
+			t.Fatalf("pid file %s: %v", f, err)
+		}
+		if filepath.Base(f) != "foreign.json" && (rec.Init <= 1 || rec.InitStartTicks == 0) {
+			t.Errorf("pid file %s does not name the sandbox's pid 1: %+v", f, rec)
+		}
+	}
+	// A sandbox's pid 1 that outlived its bwrap (a worker without cgroups killed before pid 1
+	// bound its life to bwrap's): a process of this test stands in for it, its bwrap gone.
+	orphan := exec.Command("sleep", "600")
+	if err := orphan.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = orphan.Process.Kill() })
+	ticks, err := startTicks(orphan.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	orphaned := pidRecord{PID: gone.Process.Pid, StartTicks: 1, Init: orphan.Process.Pid, InitStartTicks: ticks, Job: "job-000000000001", Step: "build"}
+	if err := writePidFile(filepath.Join(crashed.pidDir(), "orphaned.json"), orphaned); err != nil {
+		t.Fatal(err)
+	}
+	// And one whose pid 1 is now another process (this test, by a wrong start time).
+	reused := pidRecord{PID: gone.Process.Pid, StartTicks: 1, Init: os.Getpid(), InitStartTicks: 1, Job: "job-000000000002", Step: "build"}
+	if err := writePidFile(filepath.Join(crashed.pidDir(), "reused.json"), reused); err != nil {
+		t.Fatal(err)
+	}
+
 	// The worker "crashed": a new process knows only the jobs root.
 	rep, err := Sweep(crashed.cfg.JobsRoot)
 	if err != nil {
@@ -338,6 +376,20 @@ func TestSweepKillsLeftovers(t *testing.T) {
 	}
 	if !slices.Contains(rep.Mismatched, os.Getpid()) {
 		t.Errorf("Sweep mismatched %v, want this test's pid", rep.Mismatched)
+	}
+	if !slices.Contains(rep.KilledInits, orphan.Process.Pid) || slices.Contains(rep.KilledInits, os.Getpid()) {
+		t.Errorf("Sweep killed the pid 1s %v, want %d and not this test's", rep.KilledInits, orphan.Process.Pid)
+	}
+	// Sweep sends its kill before it returns; the limit only catches a stand-in left running.
+	ended := make(chan error, 1)
+	go func() { ended <- orphan.Wait() }()
+	select {
+	case err := <-ended:
+		if err == nil {
+			t.Error("the orphaned pid 1's stand-in exited cleanly: Sweep did not kill it")
+		}
+	case <-time.After(time.Minute):
+		t.Error("the orphaned pid 1's stand-in still runs after Sweep")
 	}
 	waitGone(t, job.PID)
 	for _, pid := range inside {

@@ -16,13 +16,16 @@ import (
 // pidRecord is what a pid file holds: enough to recognise the same process
 // later (the start time survives exec, a recycled PID gets a new one).
 type pidRecord struct {
-	PID        int       `json:"pid"`
-	StartTicks uint64    `json:"start_ticks"`
-	Cmdline    string    `json:"cmdline"`
-	Job        string    `json:"job"`
-	Step       string    `json:"step"`
-	Dir        string    `json:"dir"`
-	Started    time.Time `json:"started"`
+	PID        int    `json:"pid"`
+	StartTicks uint64 `json:"start_ticks"`
+	// Init is the sandbox's pid 1, which can outlive bwrap (sandbox.Process.InitPid).
+	Init           int       `json:"init,omitempty"`
+	InitStartTicks uint64    `json:"init_start_ticks,omitempty"`
+	Cmdline        string    `json:"cmdline"`
+	Job            string    `json:"job"`
+	Step           string    `json:"step"`
+	Dir            string    `json:"dir"`
+	Started        time.Time `json:"started"`
 }
 
 // proc is repository code we started, in a sandbox of its own; the sandbox's bwrap process
@@ -58,6 +61,11 @@ func spawn(sb *sandbox.Runner, spec sandbox.Spec, pidDir, job, step string) (*pr
 	}
 	if ticks, err := startTicks(rec.PID); err == nil {
 		rec.StartTicks = ticks
+	}
+	if rec.Init = sp.InitPid(); rec.Init > 1 {
+		if ticks, err := startTicks(rec.Init); err == nil {
+			rec.InitStartTicks = ticks
+		}
 	}
 	p.pidFile = filepath.Join(pidDir, fmt.Sprintf("%s-%s-%d.json", job, step, rec.PID))
 	if err := writePidFile(p.pidFile, rec); err != nil {

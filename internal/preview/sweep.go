@@ -10,12 +10,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 )
 
 // SweepReport says what Sweep cleaned up.
 type SweepReport struct {
 	Killed      []int    // leaders whose process group was killed
+	KilledInits []int    // sandboxes' pid 1s that were still running: killed, and their sandbox with them
 	Gone        []int    // recorded PIDs that had already exited
 	Mismatched  []int    // PIDs now used by a different process: left alone
 	RemovedDirs []string // fresh-job directories deleted
@@ -23,7 +25,8 @@ type SweepReport struct {
 
 // Sweep cleans up after a crashed worker: it kills every process group
 // recorded in a pid file under jobsRoot whose leader is still the same
-// process (same start time), and deletes the per-job directories. Slots are
+// process (same start time), and every sandbox pid 1 recorded with it that
+// still runs (same test), and deletes the per-job directories. Slots are
 // kept, since their build cache is what makes them fast. Call it when a
 // worker starts, before it prepares anything: it treats everything it finds
 // as stale.
@@ -62,6 +65,14 @@ func Sweep(jobsRoot string) (SweepReport, error) {
 		default:
 			procstat.KillGroup(rec.PID, 2*time.Second)
 			rep.Killed = append(rep.Killed, rec.PID)
+		}
+		// A sandbox's pid 1 dies with bwrap once it has bound its life to it; one that had
+		// not when the worker died runs on without bwrap. Killing pid 1 ends its sandbox.
+		if rec.Init > 1 && rec.InitStartTicks != 0 {
+			if st, err := readStat(rec.Init); err == nil && st.State != "Z" && st.StartTicks == rec.InitStartTicks {
+				_ = syscall.Kill(rec.Init, syscall.SIGKILL)
+				rep.KilledInits = append(rep.KilledInits, rec.Init)
+			}
 		}
 		os.Remove(path)
 	}

@@ -28,6 +28,7 @@ const setupTimeout = 30 * time.Second
 type Process struct {
 	cmd     *exec.Cmd
 	childFD int // pidfd of bwrap's child, pid 1 inside: its exit is the namespace's end
+	child   int // that child's host pid
 	cg      *cgroup
 	reap    *reaper // empties cg if this worker dies (reaper.go)
 	slirp   *exec.Cmd
@@ -143,6 +144,7 @@ func (p *Process) start(ctx context.Context, r *Runner, s Spec) (err error) {
 	if err != nil {
 		return err
 	}
+	p.child = child
 	if p.childFD, err = unix.PidfdOpen(child, 0); err != nil {
 		return fmt.Errorf("sandbox: pidfd of bwrap's child %d: %w", child, err)
 	}
@@ -344,6 +346,11 @@ func waitPidfd(fd int) error {
 
 // Pid is bwrap's host pid, for pid files and sweeps after a worker crash.
 func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
+// InitPid is the host pid of the sandbox's pid 1 (0 unsandboxed), for pid files: killing it
+// ends everything in the sandbox, and a sweep needs it where pid 1 outlived bwrap (a worker
+// without cgroups, killed before pid 1 bound its life to bwrap's; see reaper.go).
+func (p *Process) InitPid() int { return p.child }
 
 // Wait waits for the command. When it returns, nothing started inside survives,
 // however it detached. The error wraps *exec.ExitError for a non-zero exit, the
