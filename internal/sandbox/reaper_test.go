@@ -106,30 +106,16 @@ func TestSandboxDiesWithItsWorker(t *testing.T) {
 	}
 	// The deadline only catches the failure, which is pid 1 living on.
 	ended := make(chan error, 1)
-	go func() { ended <- waitPidfdFor(fd, time.Minute) }()
-	if err := <-ended; err != nil {
-		t.Fatalf("the sandbox's pid 1 outlived the worker that started it: %v (its command: %v)", err, hostPidsWith(t, tok))
+	go func() { ended <- waitPidfd(fd) }()
+	select {
+	case err := <-ended:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatalf("the sandbox's pid 1 outlived the worker that started it: still running after %v (its command: %v)", time.Minute, hostPidsWith(t, tok))
 	}
 	if left := hostPidsWith(t, tok); len(left) > 0 {
 		t.Fatalf("processes %v of the sandbox outlived the worker", left)
-	}
-}
-
-// waitPidfdFor waits until the process behind fd has exited, or d has passed.
-func waitPidfdFor(fd int, d time.Duration) error {
-	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-	deadline := time.Now().Add(d)
-	for {
-		left := time.Until(deadline)
-		if left <= 0 {
-			return fmt.Errorf("still running after %v", d)
-		}
-		n, err := unix.Poll(fds, int(left.Milliseconds())+1)
-		if err != nil && !errors.Is(err, unix.EINTR) {
-			return err
-		}
-		if n > 0 {
-			return nil
-		}
 	}
 }
