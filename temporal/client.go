@@ -93,6 +93,10 @@ func ClientOptions(c DialConfig) (client.Options, error) {
 		HostPort:  c.Address,
 		Namespace: c.namespace(),
 	}
+	if host, _, _ := net.SplitHostPort(c.Address); isLoopback(host) {
+		// gzip on loopback spends CPU on both ends to save bandwidth that costs nothing.
+		opts.ConnectionOptions.GrpcCompression = &client.GrpcCompressionNone{}
+	}
 	if c.Logger != nil {
 		opts.Logger = sdklog.NewStructuredLogger(c.Logger)
 	} else {
@@ -111,6 +115,15 @@ func ClientOptions(c DialConfig) (client.Options, error) {
 		opts.Credentials = client.NewAPIKeyStaticCredentials(c.APIKey)
 	}
 	return opts, nil
+}
+
+// isLoopback reports whether host names this machine: localhost or a loopback IP.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 func (t TLSConfig) build() (*tls.Config, error) {

@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/client"
+
 	"github.com/signoff/signoff/temporal"
 )
 
@@ -70,6 +72,24 @@ func TestClientOptionsPlain(t *testing.T) {
 	}
 	if opts.Logger == nil {
 		t.Fatal("no SDK logger set: the SDK default logs to stdout")
+	}
+}
+
+// A server on this machine is dialled without gzip (CPU for nothing on loopback); any other
+// keeps the SDK's default, gzip, which saves real bandwidth.
+func TestClientOptionsCompressOnlyOffMachine(t *testing.T) {
+	for addr, off := range map[string]bool{
+		"127.0.0.1:7233": true, "localhost:7233": true, "[::1]:7233": true, "127.0.0.2:7233": true,
+		"signoff.example.com:7233": false, "10.0.0.1:7233": false, "[2001:db8::1]:7233": false,
+	} {
+		opts, err := temporal.ClientOptions(temporal.DialConfig{Address: addr})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, isOff := opts.ConnectionOptions.GrpcCompression.(*client.GrpcCompressionNone)
+		if isOff != off {
+			t.Errorf("%s: compression off = %v, want %v (%T)", addr, isOff, off, opts.ConnectionOptions.GrpcCompression)
+		}
 	}
 }
 
