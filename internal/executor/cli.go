@@ -90,7 +90,7 @@ func (c *Command) runCLI(ctx context.Context, req capability.ExecRequest, job, r
 	if err != nil {
 		return run("not started"), fmt.Errorf("start coding CLI %s: %w", filepath.Base(argv[0]), err)
 	}
-	_ = writeCLIPid(job, proc.Pid())
+	_ = writeCLIPid(job, proc)
 	defer os.Remove(filepath.Join(job, cliPidFile))
 
 	began := time.Now()
@@ -168,7 +168,7 @@ func (c *Command) pack(ctx context.Context, job, repo, home, tmp, out, bundle, p
 	if err != nil {
 		return fmt.Errorf("start the packaging step: %w", err)
 	}
-	_ = writeCLIPid(job, proc.Pid())
+	_ = writeCLIPid(job, proc)
 	defer os.Remove(filepath.Join(job, cliPidFile))
 	select {
 	case <-proc.Done():

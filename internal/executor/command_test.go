@@ -6,8 +6,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -22,6 +25,7 @@ import (
 	"github.com/signoff/signoff/internal/executor"
 	"github.com/signoff/signoff/internal/hostiletest"
 	"github.com/signoff/signoff/internal/localgit"
+	"github.com/signoff/signoff/internal/procstat"
 	"github.com/signoff/signoff/internal/sandbox/sandboxtest"
 	"github.com/signoff/signoff/internal/unprivileged"
 )
@@ -429,6 +433,13 @@ func TestCommandSweepEndsAnOrphanedCLI(t *testing.T) {
 		t.Fatalf("pid files: %v", matches)
 	}
 	job := filepath.Dir(matches[0])
+	var rec struct {
+		Init      int    `json:"init"`
+		InitTicks uint64 `json:"init_start_ticks"`
+	}
+	if b, err := os.ReadFile(matches[0]); err != nil || json.Unmarshal(b, &rec) != nil || rec.Init <= 1 || rec.InitTicks == 0 {
+		t.Errorf("the pid file does not name the sandbox's pid 1: %s (%v)", b, err)
+	}
 	restarted := *e.exec
 	if err := restarted.Sweep(); err != nil {
 		t.Fatal(err)
@@ -441,6 +452,55 @@ func TestCommandSweepEndsAnOrphanedCLI(t *testing.T) {
 	<-done
 	if _, err := os.Stat(job); !errors.Is(err, os.ErrNotExist) {
 		t.Error("sweep left the job directory")
+	}
+}
+
+// A sandbox's pid 1 that outlived its bwrap (a worker without cgroups killed before pid 1
+// bound its life to bwrap's) is killed by the sweep; a recorded pid 1 that is now another
+// process is left alone.
+func TestCommandSweepKillsAnOrphanedPid1(t *testing.T) {
+	jobs := t.TempDir()
+	orphan := exec.Command("sleep", "600") // stands in for the pid 1, its bwrap gone
+	if err := orphan.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = orphan.Process.Kill() })
+	st, err := procstat.Read(orphan.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	record := func(name string, init int, ticks uint64) {
+		dir := filepath.Join(jobs, name)
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		b := fmt.Sprintf(`{"pid":%d,"start_ticks":1,"init":%d,"init_start_ticks":%d}`, gone.Process.Pid, init, ticks)
+		if err := os.WriteFile(filepath.Join(dir, "cli.pid"), []byte(b), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	record("cmd-orphaned", orphan.Process.Pid, st.StartTicks)
+	record("cmd-reused", os.Getpid(), 1) // this test, by a wrong start time
+	if err := (&executor.Command{JobsDir: jobs}).Sweep(); err != nil {
+		t.Fatal(err)
+	}
+	// Sweep sends its kill before it returns; the limit only catches a stand-in left running.
+	ended := make(chan error, 1)
+	go func() { ended <- orphan.Wait() }()
+	select {
+	case err := <-ended:
+		if err == nil {
+			t.Error("the orphaned pid 1's stand-in exited cleanly: Sweep did not kill it")
+		}
+	case <-time.After(time.Minute):
+		t.Error("the orphaned pid 1's stand-in still runs after Sweep")
+	}
+	if left, _ := os.ReadDir(jobs); len(left) != 0 {
+		t.Errorf("sweep left job directories: %v", left)
 	}
 }
 

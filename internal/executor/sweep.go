@@ -9,22 +9,33 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/signoff/signoff/internal/procstat"
+	"github.com/signoff/signoff/internal/sandbox"
 )
 
 const cliPidFile = "cli.pid"
 
-// cliPid lets a restarted worker find a CLI a crashed one left running.
+// cliPid lets a restarted worker find a CLI a crashed one left running: its bwrap, and the
+// sandbox's pid 1, which outlives bwrap when the worker died before pid 1 bound its life to
+// bwrap's and no reaper empties its cgroup (a worker without cgroups).
 type cliPid struct {
-	PID        int    `json:"pid"`
-	StartTicks uint64 `json:"start_ticks"`
+	PID            int    `json:"pid"`
+	StartTicks     uint64 `json:"start_ticks"`
+	Init           int    `json:"init,omitempty"`
+	InitStartTicks uint64 `json:"init_start_ticks,omitempty"`
 }
 
-func writeCLIPid(job string, pid int) error {
-	rec := cliPid{PID: pid}
-	if st, err := procstat.Read(pid); err == nil {
+func writeCLIPid(job string, proc *sandbox.Process) error {
+	rec := cliPid{PID: proc.Pid(), Init: proc.InitPid()}
+	if st, err := procstat.Read(rec.PID); err == nil {
 		rec.StartTicks = st.StartTicks
+	}
+	if rec.Init > 1 {
+		if st, err := procstat.Read(rec.Init); err == nil {
+			rec.InitStartTicks = st.StartTicks
+		}
 	}
 	data, err := json.Marshal(rec)
 	if err != nil {
@@ -34,8 +45,9 @@ func writeCLIPid(job string, pid int) error {
 }
 
 // Sweep ends what a crashed worker left: the process group of every CLI recorded in a job
-// directory (by its recorded PID, checked against the process start time, never by name),
-// then the job directories themselves. Call it when the worker starts, before any Run.
+// directory and its sandbox's pid 1 (each by its recorded PID, checked against the process
+// start time, never by name), then the job directories themselves. Call it when the worker
+// starts, before any Run.
 func (c *Command) Sweep() error {
 	entries, err := os.ReadDir(c.JobsDir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -62,6 +74,12 @@ func (c *Command) Sweep() error {
 				leaderGone := err != nil
 				if leaderIsOurs || leaderGone {
 					procstat.KillGroup(rec.PID, grace)
+				}
+				// Killing pid 1 ends its sandbox, whatever ran inside.
+				if rec.Init > 1 && rec.InitStartTicks != 0 {
+					if st, err := procstat.Read(rec.Init); err == nil && st.State != "Z" && st.StartTicks == rec.InitStartTicks {
+						_ = syscall.Kill(rec.Init, syscall.SIGKILL)
+					}
 				}
 			}
 		}
