@@ -123,6 +123,7 @@ type driverReads struct {
 // reason: pixels for ink are looked at on every read but the periodic ones (nothing in the DOM
 // or the layout changed since the last read).
 func (d *driverReads) fill(w *world, results []any, why string) error {
+	var inks []inkJob
 	for i, l := range d.leaves {
 		if d.readOf[i] < 0 {
 			continue
@@ -141,8 +142,8 @@ func (d *driverReads) fill(w *world, results []any, why string) error {
 				continue
 			}
 			for i := range l.a.Texts {
-				if err := d.ink(w, m, i); err != nil {
-					return fmt.Errorf("text %q: %w", l.a.Texts[i], err)
+				if j, ok := inkJobFor(m, i, l.a.Texts[i]); ok {
+					inks = append(inks, j)
 				}
 			}
 		case contracts.KindBackground:
@@ -161,33 +162,147 @@ func (d *driverReads) fill(w *world, results []any, why string) error {
 			m["sampled_pixels"] = float64(px)
 		}
 	}
-	return nil
+	return d.ink(w, inks)
 }
 
-// ink looks at the pixels where the probe found the i-th text shown: text that is readable
-// paints something that contrasts with what is around it. A region of one colour (text in its
-// background's colour, a list under filter: opacity(0), an opaque sheet on top) has no ink, and
-// the text is not visible. Text wholly outside the viewport has no region and keeps the probe's
-// answer.
-func (d *driverReads) ink(w *world, m map[string]any, i int) error {
-	key := contracts.TextVisibleKey(i)
-	if m[key] != true {
-		return nil
+// inkJob is a text a read found shown, whose pixels are looked at for ink.
+type inkJob struct {
+	m    map[string]any // the read's values for the text's assertion
+	i    int            // the text's index in the assertion
+	text string
+	box  cssBox // the probe's ink_box: document coordinates, CSS pixels, inside the viewport
+}
+
+// inkJobFor is the i-th text's ink job, when the probe found it shown with a region to look
+// at. Text wholly outside the viewport has no region and keeps the probe's answer.
+func inkJobFor(m map[string]any, i int, text string) (inkJob, bool) {
+	if m[contracts.TextVisibleKey(i)] != true {
+		return inkJob{}, false
 	}
 	region, _ := m[fmt.Sprintf("text.%d.ink_box", i)].(map[string]any)
 	if region == nil {
+		return inkJob{}, false
+	}
+	b := boxOf(region)
+	if b.w < 1 || b.h < 1 {
+		return inkJob{}, false
+	}
+	return inkJob{m: m, i: i, text: text, box: b}, true
+}
+
+// cssBox is a rectangle of the page in CSS pixels.
+type cssBox struct{ x, y, w, h float64 }
+
+func boxOf(region map[string]any) cssBox {
+	x, _ := region["x"].(float64)
+	y, _ := region["y"].(float64)
+	w, _ := region["width"].(float64)
+	h, _ := region["height"].(float64)
+	return cssBox{x, y, w, h}
+}
+
+func (b cssBox) region() map[string]any {
+	return map[string]any{"x": b.x, "y": b.y, "width": b.w, "height": b.h}
+}
+
+// maxSharedInkArea bounds the screenshot texts share (CSS pixels squared): texts spread
+// further apart are looked at one screenshot each.
+const maxSharedInkArea = 512 * 512
+
+// ink looks at the pixels where the probe found each text shown: text that is readable paints
+// something that contrasts with what is around it. A region of one colour (text in its
+// background's colour, a list under filter: opacity(0), an opaque sheet on top) has no ink, and
+// the text is not visible.
+//
+// A screenshot waits for a frame (about 60 ms a time on W1's phone page, which shows four
+// texts), so the texts of a read share one: of the whole-pixel box around them all, at full
+// scale, each text cut out at the pixels wholly inside its region. A text longer than twice
+// background_sample_px, or a box around them all past maxSharedInkArea, has a screenshot of
+// its own, scaled down to that side as before.
+func (d *driverReads) ink(w *world, jobs []inkJob) error {
+	side := d.maxSide * 2
+	var shared []inkJob
+	var u cssBox
+	for _, j := range jobs {
+		if max(j.box.w, j.box.h) > side {
+			if err := d.inkAlone(w, j, side); err != nil {
+				return err
+			}
+			continue
+		}
+		if next := around(u, j.box, len(shared) == 0); next.w*next.h <= maxSharedInkArea {
+			shared, u = append(shared, j), next
+			continue
+		}
+		if err := d.inkAlone(w, j, side); err != nil {
+			return err
+		}
+	}
+	if len(shared) == 0 {
 		return nil
 	}
-	img, err := w.capture(region, d.maxSide*2)
+	img, err := w.capture(u.region(), math.Inf(1))
 	if err != nil {
-		return err
+		return fmt.Errorf("text %q: %w", shared[0].text, err)
 	}
-	c := inkContrast(img)
-	m[fmt.Sprintf("text.%d.ink_contrast", i)] = math.Round(c*100) / 100
-	if c < minInkContrast {
-		m[key] = false
+	for _, j := range shared {
+		setInk(j, inkContrast(cut(img, u, j.box)))
 	}
 	return nil
+}
+
+// inkAlone looks at one text's region in a screenshot of its own, scaled so its longer side
+// is at most side pixels.
+func (d *driverReads) inkAlone(w *world, j inkJob, side float64) error {
+	img, err := w.capture(j.box.region(), side)
+	if err != nil {
+		return fmt.Errorf("text %q: %w", j.text, err)
+	}
+	setInk(j, inkContrast(img))
+	return nil
+}
+
+func setInk(j inkJob, c float64) {
+	j.m[fmt.Sprintf("text.%d.ink_contrast", j.i)] = math.Round(c*100) / 100
+	if c < minInkContrast {
+		j.m[contracts.TextVisibleKey(j.i)] = false
+	}
+}
+
+// around is the whole-CSS-pixel box around u (unless first) and b.
+func around(u, b cssBox, first bool) cssBox {
+	x0, y0 := math.Floor(b.x), math.Floor(b.y)
+	x1, y1 := math.Ceil(b.x+b.w), math.Ceil(b.y+b.h)
+	if !first {
+		x0, y0 = min(x0, u.x), min(y0, u.y)
+		x1, y1 = max(x1, u.x+u.w), max(y1, u.y+u.h)
+	}
+	return cssBox{x0, y0, x1 - x0, y1 - y0}
+}
+
+// cut is the part of img (a screenshot of u) that shows b: the pixels wholly inside b, or,
+// for a region thinner than a pixel, the pixel it lies on.
+func cut(img image.Image, u, b cssBox) image.Image {
+	bounds := img.Bounds()
+	rx, ry := float64(bounds.Dx())/u.w, float64(bounds.Dy())/u.h
+	span := func(lo, size, origin, ratio float64, limit int) (int, int) {
+		a, z := (lo-origin)*ratio, (lo+size-origin)*ratio
+		p0, p1 := int(math.Ceil(a-1e-6)), int(math.Floor(z+1e-6))
+		if p1 <= p0 {
+			p0 = int(math.Floor(a))
+			p1 = p0 + 1
+		}
+		return max(0, min(p0, limit-1)), max(1, min(p1, limit))
+	}
+	x0, x1 := span(b.x, b.w, u.x, rx, bounds.Dx())
+	y0, y1 := span(b.y, b.h, u.y, ry, bounds.Dy())
+	r := image.Rect(bounds.Min.X+x0, bounds.Min.Y+y0, bounds.Min.X+x1, bounds.Min.Y+y1)
+	if sub, ok := img.(interface {
+		SubImage(image.Rectangle) image.Image
+	}); ok {
+		return sub.SubImage(r)
+	}
+	return img
 }
 
 // minInkContrast is the least WCAG contrast ratio between the lightest and darkest pixels of a
