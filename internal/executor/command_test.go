@@ -25,7 +25,6 @@ import (
 	"github.com/signoff/signoff/internal/executor"
 	"github.com/signoff/signoff/internal/hostiletest"
 	"github.com/signoff/signoff/internal/localgit"
-	"github.com/signoff/signoff/internal/procstat"
 	"github.com/signoff/signoff/internal/sandbox/sandboxtest"
 	"github.com/signoff/signoff/internal/unprivileged"
 )
@@ -460,15 +459,7 @@ func TestCommandSweepEndsAnOrphanedCLI(t *testing.T) {
 // process is left alone.
 func TestCommandSweepKillsAnOrphanedPid1(t *testing.T) {
 	jobs := t.TempDir()
-	orphan := exec.Command("sleep", "600") // stands in for the pid 1, its bwrap gone
-	if err := orphan.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = orphan.Process.Kill() })
-	st, err := procstat.Read(orphan.Process.Pid)
-	if err != nil {
-		t.Fatal(err)
-	}
+	orphan, ticks := hostiletest.OrphanedInit(t)
 	gone := exec.Command("true")
 	if err := gone.Run(); err != nil {
 		t.Fatal(err)
@@ -483,22 +474,12 @@ func TestCommandSweepKillsAnOrphanedPid1(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	record("cmd-orphaned", orphan.Process.Pid, st.StartTicks)
+	record("cmd-orphaned", orphan.Process.Pid, ticks)
 	record("cmd-reused", os.Getpid(), 1) // this test, by a wrong start time
 	if err := (&executor.Command{JobsDir: jobs}).Sweep(); err != nil {
 		t.Fatal(err)
 	}
-	// Sweep sends its kill before it returns; the limit only catches a stand-in left running.
-	ended := make(chan error, 1)
-	go func() { ended <- orphan.Wait() }()
-	select {
-	case err := <-ended:
-		if err == nil {
-			t.Error("the orphaned pid 1's stand-in exited cleanly: Sweep did not kill it")
-		}
-	case <-time.After(time.Minute):
-		t.Error("the orphaned pid 1's stand-in still runs after Sweep")
-	}
+	hostiletest.WaitKilled(t, orphan)
 	if left, _ := os.ReadDir(jobs); len(left) != 0 {
 		t.Errorf("sweep left job directories: %v", left)
 	}

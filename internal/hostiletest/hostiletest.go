@@ -1,11 +1,13 @@
 // Package hostiletest holds what the hostile suites of the executor and the preview share:
-// stand-ins for the host's loopback services that count who reached them, and a look at the
-// host's process table for anything a sandboxed job left running.
+// stand-ins for the host's loopback services that count who reached them, a look at the
+// host's process table for anything a sandboxed job left running, and a stand-in for a
+// sandbox's orphaned pid 1 that their sweeps must kill.
 package hostiletest
 
 import (
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -93,4 +95,37 @@ func Reachable(t testing.TB, prefix string) (dir, dump string) {
 		t.Fatal(err)
 	}
 	return dir, dump
+}
+
+// OrphanedInit starts a process that stands in for a sandbox's pid 1 left running with its
+// bwrap gone (what a sweep must kill), and returns it with its start time in clock ticks
+// since boot, as a pid record holds it. It is killed at cleanup if still running.
+func OrphanedInit(t testing.TB) (*exec.Cmd, uint64) {
+	t.Helper()
+	cmd := exec.Command("sleep", "600")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	st, err := procstat.Read(cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cmd, st.StartTicks
+}
+
+// WaitKilled fails t unless the stand-in from OrphanedInit ends by a signal. A sweep sends its
+// kill before it returns; the one-minute limit only catches a stand-in left running.
+func WaitKilled(t testing.TB, cmd *exec.Cmd) {
+	t.Helper()
+	ended := make(chan error, 1)
+	go func() { ended <- cmd.Wait() }()
+	select {
+	case err := <-ended:
+		if err == nil {
+			t.Error("the orphaned pid 1's stand-in exited cleanly: the sweep did not kill it")
+		}
+	case <-time.After(time.Minute):
+		t.Error("the orphaned pid 1's stand-in still runs after the sweep")
+	}
 }

@@ -11,10 +11,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/fixtures/fixturerepo"
+	"github.com/signoff/signoff/internal/hostiletest"
 	"github.com/signoff/signoff/internal/sandbox/sandboxtest"
 )
 
@@ -343,15 +343,7 @@ func TestSweepKillsLeftovers(t *testing.T) {
 	}
 	// A sandbox's pid 1 that outlived its bwrap (a worker without cgroups killed before pid 1
 	// bound its life to bwrap's): a process of this test stands in for it, its bwrap gone.
-	orphan := exec.Command("sleep", "600")
-	if err := orphan.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = orphan.Process.Kill() })
-	ticks, err := startTicks(orphan.Process.Pid)
-	if err != nil {
-		t.Fatal(err)
-	}
+	orphan, ticks := hostiletest.OrphanedInit(t)
 	gone := exec.Command("true")
 	if err := gone.Run(); err != nil {
 		t.Fatal(err)
@@ -380,17 +372,7 @@ func TestSweepKillsLeftovers(t *testing.T) {
 	if !slices.Contains(rep.KilledInits, orphan.Process.Pid) || slices.Contains(rep.KilledInits, os.Getpid()) {
 		t.Errorf("Sweep killed the pid 1s %v, want %d and not this test's", rep.KilledInits, orphan.Process.Pid)
 	}
-	// Sweep sends its kill before it returns; the limit only catches a stand-in left running.
-	ended := make(chan error, 1)
-	go func() { ended <- orphan.Wait() }()
-	select {
-	case err := <-ended:
-		if err == nil {
-			t.Error("the orphaned pid 1's stand-in exited cleanly: Sweep did not kill it")
-		}
-	case <-time.After(time.Minute):
-		t.Error("the orphaned pid 1's stand-in still runs after Sweep")
-	}
+	hostiletest.WaitKilled(t, orphan)
 	waitGone(t, job.PID)
 	for _, pid := range inside {
 		waitGone(t, pid)
