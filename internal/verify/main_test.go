@@ -21,9 +21,10 @@ import (
 // One driver and one browser for the whole package: starting them costs seconds, and every
 // criterion still gets fresh browser contexts.
 var (
-	testDriver   *Driver
-	testSource   *Shared
-	testSetupErr error
+	testDriver    *Driver
+	testDriverTmp string // the driver's TMPDIR
+	testSource    *Shared
+	testSetupErr  error
 )
 
 func TestMain(m *testing.M) {
@@ -41,7 +42,30 @@ func runTests(m *testing.M) int {
 		testSetupErr = err
 		return m.Run()
 	}
+	// The driver gets a temporary folder of its own: TestAPageWithoutFramesIsMeasuredAgain-
+	// OnANewPage looks there for the trace folders a page may leave, and the suite's other
+	// packages, verifying beside this one, make theirs in the shared one.
+	driverTmp, err := os.MkdirTemp("", "verify-driver-")
+	if err != nil {
+		testSetupErr = err
+		return m.Run()
+	}
+	defer os.RemoveAll(driverTmp)
+	// As /tmp is: the browser the driver launches runs as another user and keeps its profile
+	// there.
+	if err := os.Chmod(driverTmp, 0o1777); err != nil {
+		testSetupErr = err
+		return m.Run()
+	}
+	testDriverTmp = driverTmp
+	prev, had := os.LookupEnv("TMPDIR")
+	_ = os.Setenv("TMPDIR", driverTmp)
 	d, err := StartDriver(cfg)
+	if had {
+		_ = os.Setenv("TMPDIR", prev)
+	} else {
+		_ = os.Unsetenv("TMPDIR")
+	}
 	if err != nil {
 		testSetupErr = err
 		return m.Run()

@@ -207,7 +207,8 @@ func TestSharedPageWaitFailsOnlyItsCriterion(t *testing.T) {
 func TestAPageWithoutFramesIsMeasuredAgainOnANewPage(t *testing.T) {
 	c, hash := loadW1(t)
 	// A page left without its trace discards it: the driver's folder for it does not stay in
-	// the temporary folder. (No other test runs beside this one: it is not parallel.)
+	// the driver's temporary folder. (No other test of the package runs beside this one: it is
+	// not parallel.)
 	before := driverTraceFolders(t)
 	defer func() {
 		for _, d := range driverTraceFolders(t) {
@@ -257,11 +258,12 @@ func TestAPageWithoutFramesIsMeasuredAgainOnANewPage(t *testing.T) {
 	})
 }
 
-// driverTraceFolders lists the folders the Playwright driver makes in the temporary folder
-// for each trace it records (removed when the trace is saved or discarded).
+// driverTraceFolders lists the folders the package's Playwright driver makes in its temporary
+// folder for each trace it records (removed when the trace is saved or discarded).
 func driverTraceFolders(t *testing.T) []string {
 	t.Helper()
-	names, err := filepath.Glob(filepath.Join(os.TempDir(), "playwright-tracing-*"))
+	needBrowser(t)
+	names, err := filepath.Glob(filepath.Join(testDriverTmp, "playwright-tracing-*"))
 	if err != nil {
 		t.Fatal(err)
 	}
