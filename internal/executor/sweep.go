@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/signoff/signoff/internal/procstat"
 	"github.com/signoff/signoff/internal/sandbox"
@@ -76,11 +75,7 @@ func (c *Command) Sweep() error {
 					procstat.KillGroup(rec.PID, grace)
 				}
 				// Killing pid 1 ends its sandbox, whatever ran inside.
-				if rec.Init > 1 && rec.InitStartTicks != 0 {
-					if st, err := procstat.Read(rec.Init); err == nil && st.State != "Z" && st.StartTicks == rec.InitStartTicks {
-						_ = syscall.Kill(rec.Init, syscall.SIGKILL)
-					}
-				}
+				procstat.KillSame(rec.Init, rec.InitStartTicks)
 			}
 		}
 		if err := os.RemoveAll(job); err != nil {

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -68,11 +67,8 @@ func Sweep(jobsRoot string) (SweepReport, error) {
 		}
 		// A sandbox's pid 1 dies with bwrap once it has bound its life to it; one that had
 		// not when the worker died runs on without bwrap. Killing pid 1 ends its sandbox.
-		if rec.Init > 1 && rec.InitStartTicks != 0 {
-			if st, err := readStat(rec.Init); err == nil && st.State != "Z" && st.StartTicks == rec.InitStartTicks {
-				_ = syscall.Kill(rec.Init, syscall.SIGKILL)
-				rep.KilledInits = append(rep.KilledInits, rec.Init)
-			}
+		if procstat.KillSame(rec.Init, rec.InitStartTicks) {
+			rep.KilledInits = append(rep.KilledInits, rec.Init)
 		}
 		os.Remove(path)
 	}

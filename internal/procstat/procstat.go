@@ -54,6 +54,20 @@ func Alive(pid int) bool {
 	return err == nil && st.State != "Z" && st.State != "X"
 }
 
+// KillSame sends SIGKILL to pid if it is still the process that started at startTicks and
+// runs (a recycled PID, or one whose start time was never learnt, is left alone), and reports
+// whether it did.
+func KillSame(pid int, startTicks uint64) bool {
+	if pid <= 1 || startTicks == 0 {
+		return false
+	}
+	st, err := Read(pid)
+	if err != nil || st.State == "Z" || st.State == "X" || st.StartTicks != startTicks {
+		return false
+	}
+	return syscall.Kill(pid, syscall.SIGKILL) == nil
+}
+
 // GroupAlive reports whether any non-zombie process is in group pgid. Zombies count as gone:
 // they run nothing, and in a container whose init does not reap, orphans may stay zombies.
 func GroupAlive(pgid int) bool {
