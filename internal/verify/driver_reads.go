@@ -193,16 +193,13 @@ func inkJobFor(m map[string]any, i int, text string) (inkJob, bool) {
 // cssBox is a rectangle of the page in CSS pixels.
 type cssBox struct{ x, y, w, h float64 }
 
+// boxOf reads a region as the probe gives it: x, y, width and height.
 func boxOf(region map[string]any) cssBox {
 	x, _ := region["x"].(float64)
 	y, _ := region["y"].(float64)
 	w, _ := region["width"].(float64)
 	h, _ := region["height"].(float64)
 	return cssBox{x, y, w, h}
-}
-
-func (b cssBox) region() map[string]any {
-	return map[string]any{"x": b.x, "y": b.y, "width": b.w, "height": b.h}
 }
 
 // maxSharedInkArea bounds the screenshot texts share (CSS pixels squared): texts spread
@@ -241,7 +238,7 @@ func (d *driverReads) ink(w *world, jobs []inkJob) error {
 	if len(shared) == 0 {
 		return nil
 	}
-	img, err := w.capture(u.region(), math.Inf(1))
+	img, err := w.capture(u, math.Inf(1))
 	if err != nil {
 		return fmt.Errorf("text %q: %w", shared[0].text, err)
 	}
@@ -254,7 +251,7 @@ func (d *driverReads) ink(w *world, jobs []inkJob) error {
 // inkAlone looks at one text's region in a screenshot of its own, scaled so its longer side
 // is at most side pixels.
 func (d *driverReads) inkAlone(w *world, j inkJob, side float64) error {
-	img, err := w.capture(j.box.region(), side)
+	img, err := w.capture(j.box, side)
 	if err != nil {
 		return fmt.Errorf("text %q: %w", j.text, err)
 	}
@@ -344,19 +341,15 @@ func relLuminance(r, g, b uint32) float64 {
 
 // capture is a screenshot of a region of the page (document coordinates, CSS pixels) at a
 // scale that makes its longer side at most maxSide pixels.
-func (w *world) capture(region map[string]any, maxSide float64) (image.Image, error) {
-	x, _ := region["x"].(float64)
-	y, _ := region["y"].(float64)
-	wd, _ := region["width"].(float64)
-	ht, _ := region["height"].(float64)
-	if wd < 1 || ht < 1 {
+func (w *world) capture(b cssBox, maxSide float64) (image.Image, error) {
+	if b.w < 1 || b.h < 1 {
 		return nil, errors.New("empty region")
 	}
-	scale := min(1, maxSide/max(wd, ht))
+	scale := min(1, maxSide/max(b.w, b.h))
 	res, err := w.sendPainted("Page.captureScreenshot", map[string]any{
 		"format":      "png",
 		"fromSurface": true,
-		"clip":        map[string]any{"x": x, "y": y, "width": wd, "height": ht, "scale": scale},
+		"clip":        map[string]any{"x": b.x, "y": b.y, "width": b.w, "height": b.h, "scale": scale},
 	})
 	if err != nil {
 		return nil, worldErr("Page.captureScreenshot", err)
@@ -378,7 +371,7 @@ func (w *world) capture(region map[string]any, maxSide float64) (image.Image, er
 // relative luminance (WCAG 2: sRGB channels linearised, 0.2126 R + 0.7152 G + 0.0722 B) and how
 // many pixels were averaged.
 func (w *world) luminance(region map[string]any, maxSide float64) (float64, int, error) {
-	img, err := w.capture(region, maxSide)
+	img, err := w.capture(boxOf(region), maxSide)
 	if err != nil {
 		return 0, 0, err
 	}
