@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
+	"net/url"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/mxschmitt/playwright-go"
@@ -119,59 +123,138 @@ func seedItems(seed *contracts.Seed) ([][2]string, error) {
 	return items, nil
 }
 
-// seedStorage writes the seed into the preview origin's localStorage from the page itself,
-// before the app is loaded, and only once, so the app's own writes are never clobbered. The
-// page opens the origin's root on a blank document the verifier serves (the app's server is
-// not asked and none of its scripts run), writes the items, goes back to about:blank and
-// forgets both visits, so its history is an unseeded page's. It runs before the origin guard
-// is installed: from then on every request is the app's. Playwright's storage state does the
-// same on a page of its own, which cost every seeded context another renderer, 0.7 to 1.1 s
-// of a W1 page's 2.6 to 3.3 s.
-func (r *run) seedStorage(page playwright.Page, cdp playwright.CDPSession, items [][2]string, deadline time.Time) error {
-	blank := r.base.Scheme + "://" + r.base.Host + "/"
-	serve := func(rt playwright.Route) {
-		_ = rt.Fulfill(playwright.RouteFulfillOptions{Status: playwright.Int(200),
-			ContentType: playwright.String("text/html; charset=utf-8"), Body: "<html></html>"})
-	}
-	if err := page.Route(blank, serve, 1); err != nil {
-		return fmt.Errorf("seed localStorage: %w", err)
-	}
-	ms, err := budgetMS(deadline, 0)
+// The seed is written by a script of the verifier's own, in a world of its own: the page's
+// scripts cannot call its report (seedBinding exists only in seedWorld) nor stop it.
+const (
+	seedWorld   = "signoff-seed"
+	seedBinding = "signoffSeeded"
+)
+
+// seeder writes the seed into the preview origin's localStorage from the page's first
+// top-level document on that origin, as that document is created: before any of its scripts
+// run, with no request of its own and no visit in the page's history. The script is withdrawn
+// as soon as that document reports, so the seed is written once and the app's own writes
+// are never clobbered. (A document the app replaces within those few milliseconds, before
+// the withdrawal lands, is seeded again: that only puts back the contract's own starting
+// state, which the app could write itself.) Writing it from a blank page of the origin first cost every seeded
+// page a navigation there and back (about 200 ms of W1's phone page); Playwright's storage
+// state costs a renderer of its own (0.7 to 1.1 s).
+type seeder struct {
+	cdp    playwright.CDPSession
+	want   int
+	id     string
+	report chan seedReport // the first report; buffered
+	once   sync.Once
+}
+
+// seedReport is what the seed script says of its write.
+type seedReport struct {
+	Stored int    `json:"n"`    // localStorage.length after the write
+	Name   string `json:"name"` // the exception's name when the write threw
+	Err    string `json:"err"`
+}
+
+// armSeed registers the seed script with the page's CDP session (Runtime.addBinding and
+// Page.addScriptToEvaluateOnNewDocument), before the page is navigated.
+func armSeed(cdp playwright.CDPSession, origin string, items [][2]string) (*seeder, error) {
+	itemsJS, err := json.Marshal(items) // [["key", "value"], ...]: a string crosses as it is
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("seed localStorage: %w", err)
 	}
-	if _, err := page.Goto(blank, playwright.PageGotoOptions{Timeout: playwright.Float(ms)}); err != nil {
-		return classify(fmt.Errorf("seed localStorage: open %s: %w", blank, err), deadline)
-	}
-	arg, err := json.Marshal(items) // [["key", "value"], ...]: a string crosses to the page as it is
+	originJS, err := json.Marshal(origin)
 	if err != nil {
-		return fmt.Errorf("seed localStorage: %w", err)
+		return nil, fmt.Errorf("seed localStorage: %w", err)
 	}
-	n, err := page.Evaluate(`json => {
+	s := &seeder{cdp: cdp, want: len(items), report: make(chan seedReport, 1)}
+	cdp.On("Runtime.bindingCalled", func(ev map[string]any) {
+		if ev["name"] != seedBinding {
+			return
+		}
+		var rep seedReport
+		payload, _ := ev["payload"].(string)
+		if err := json.Unmarshal([]byte(payload), &rep); err != nil {
+			rep = seedReport{Stored: -1, Err: "unreadable report: " + err.Error()}
+		}
+		s.once.Do(func() {
+			s.report <- rep
+			// Not from the event's own goroutine: a CDP call waits on the connection
+			// that delivers events.
+			go func() {
+				_, _ = cdp.Send("Page.removeScriptToEvaluateOnNewDocument", map[string]any{"identifier": s.id})
+				_, _ = cdp.Send("Runtime.disable", nil)
+			}()
+		})
+	})
+	// This session's page agent runs its new-document scripts only when enabled, and its
+	// runtime installs a binding in new worlds only when enabled: both, until the report.
+	for _, m := range []string{"Page.enable", "Runtime.enable"} {
+		if _, err := cdp.Send(m, nil); err != nil {
+			return nil, fmt.Errorf("seed localStorage: %w", worldErr(m, err))
+		}
+	}
+	if _, err := cdp.Send("Runtime.addBinding", map[string]any{"name": seedBinding, "executionContextName": seedWorld}); err != nil {
+		return nil, fmt.Errorf("seed localStorage: %w", worldErr("Runtime.addBinding", err))
+	}
+	src := fmt.Sprintf(`(() => {
+	if (window !== window.top) return;
+	let here;
+	try { here = new URL(location.href).origin; } catch { return; }
+	if (here !== %s) return;
+	const rep = { n: -1, name: "", err: "" };
+	try {
 		localStorage.clear();
-		for (const [k, v] of JSON.parse(json)) localStorage.setItem(k, v);
-		return localStorage.length;
-	}`, string(arg))
+		for (const [k, v] of %s) localStorage.setItem(k, v);
+		rep.n = localStorage.length;
+	} catch (e) {
+		rep.name = String((e && e.name) || "");
+		rep.err = String((e && e.message) || e);
+	}
+	const report = globalThis[%q];
+	if (typeof report === "function") report(JSON.stringify(rep));
+})()`, originJS, itemsJS, seedBinding)
+	res, err := cdp.Send("Page.addScriptToEvaluateOnNewDocument", map[string]any{"source": src, "worldName": seedWorld})
 	if err != nil {
-		return fmt.Errorf("seed localStorage: %w", err)
+		return nil, fmt.Errorf("seed localStorage: %w", worldErr("Page.addScriptToEvaluateOnNewDocument", err))
 	}
-	if got, _ := n.(int); got != len(items) {
-		return fmt.Errorf("seed localStorage: %v items stored, want %d", n, len(items))
+	s.id, _ = dig(res, "identifier").(string)
+	if s.id == "" {
+		return nil, errors.New("seed localStorage: Page.addScriptToEvaluateOnNewDocument gave no identifier")
 	}
-	// Back to the blank page a new page starts on (from the page itself, which keeps its
-	// renderer: from the browser, about:blank is a new one), and that one visit forgotten:
-	// the page's history is what an unseeded page's is.
-	if _, err := page.Evaluate(`() => { location.href = "about:blank" }`); err != nil {
-		return fmt.Errorf("seed localStorage: leave %s: %w", blank, err)
+	return s, nil
+}
+
+// written waits, once the page has loaded a document on the preview's origin, for that
+// document's report, and says whether the seed is in place. A document that denies itself
+// storage (an opaque origin, as a CSP sandbox makes it) cannot read the seed either: that is
+// the app's doing, and the page is measured as it is. A page still elsewhere (a redirect to
+// an allowed origin) has not been seeded yet: its first document on the origin will be.
+func (s *seeder) written(ctx context.Context, page playwright.Page, base *url.URL, deadline time.Time, log *slog.Logger) error {
+	if s == nil {
+		return nil
 	}
-	if ms, err = budgetMS(deadline, 0); err != nil {
-		return err
+	u, err := url.Parse(page.URL())
+	if err != nil || u.Scheme != base.Scheme || u.Host != base.Host {
+		return nil
 	}
-	if err := page.WaitForURL("about:blank", playwright.PageWaitForURLOptions{Timeout: playwright.Float(ms)}); err != nil {
-		return classify(fmt.Errorf("seed localStorage: leave %s: %w", blank, err), deadline)
+	end := time.NewTimer(time.Until(deadline))
+	defer end.Stop()
+	var rep seedReport
+	select {
+	case rep = <-s.report:
+		s.report <- rep // for a later call
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-end.C:
+		return fmt.Errorf("%w: the page's document on %s never reported the seed written", errDeadline, base.Host)
 	}
-	if _, err := cdp.Send("Page.resetNavigationHistory", nil); err != nil {
-		return fmt.Errorf("seed localStorage: forget the blank page: %w", err)
+	switch {
+	case rep.Name == "SecurityError":
+		log.Debug("the app's document denies itself localStorage; the seed is not there for it to read", "error", rep.Err)
+		return nil
+	case rep.Err != "":
+		return fmt.Errorf("seed localStorage: %s", rep.Err)
+	case rep.Stored != s.want:
+		return fmt.Errorf("seed localStorage: %d items stored, want %d", rep.Stored, s.want)
 	}
 	return nil
 }

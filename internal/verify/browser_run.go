@@ -233,8 +233,9 @@ func (r *run) viewport(ctx context.Context, job pageJob, deadline, share time.Ti
 	if err := dev.apply(devCDP); err != nil {
 		return fail(err)
 	}
+	var seeder *seeder
 	if seed != nil {
-		if err := r.seedStorage(page, devCDP, seed, deadline); err != nil {
+		if seeder, err = armSeed(devCDP, r.base.Scheme+"://"+r.base.Host, seed); err != nil {
 			return fail(err)
 		}
 	}
@@ -274,7 +275,7 @@ func (r *run) viewport(ctx context.Context, job pageJob, deadline, share time.Ti
 	tm.setupMS = time.Since(start).Milliseconds()
 
 	// Measure, then always try to leave a screenshot and a trace.
-	if err := r.drive(ctx, job, members, bctx, page, sink, og, deadline, share, closing, outs, &tm, tracing); err != nil {
+	if err := r.drive(ctx, job, members, bctx, page, seeder, sink, og, deadline, share, closing, outs, &tm, tracing); err != nil {
 		failAll(err)
 		if errors.Is(err, errNoFrame) {
 			return outs, tm // a screenshot for the artifacts would wait in vain: measured again
@@ -326,7 +327,7 @@ func (r *run) viewport(ctx context.Context, job pageJob, deadline, share time.Ti
 // drive navigates, performs the actions, waits for the page to settle and reads every
 // member's observations into outs. An error it returns is the page's; a member's own (its
 // checks, its measure) stays in its outcome.
-func (r *run) drive(ctx context.Context, job pageJob, members []contracts.Criterion, bctx playwright.BrowserContext, page playwright.Page, sink *errSink, og *originGuard, deadline, share time.Time, closing <-chan struct{}, outs []vpOutcome, tm *pageTimes, tracing bool) error {
+func (r *run) drive(ctx context.Context, job pageJob, members []contracts.Criterion, bctx playwright.BrowserContext, page playwright.Page, seeder *seeder, sink *errSink, og *originGuard, deadline, share time.Time, closing <-chan struct{}, outs []vpOutcome, tm *pageTimes, tracing bool) error {
 	vp := job.vp
 	lead := members[0]
 	prefix := contracts.ViewportPrefix(vp)
@@ -372,6 +373,9 @@ func (r *run) drive(ctx context.Context, job pageJob, members []contracts.Criter
 		return nil
 	}
 	if err := nav(lead.Route); err != nil {
+		return err
+	}
+	if err := seeder.written(ctx, page, r.base, deadline, r.log); err != nil {
 		return err
 	}
 	actions := lead.Actions

@@ -29,9 +29,9 @@
 //     3); from 640 px a desktop Chrome. navigator.webdriver is false and nothing says
 //     Headless, so a page cannot serve the verifier something its users do not get.
 //   - Each page is a fresh browser context: localStorage seeded once, before the app's
-//     scripts (the page writes it on a blank document the verifier serves at the origin's
-//     root, then forgets that visit: its history is an unseeded page's, and the app's server
-//     is asked for nothing), delayed routes installed, the route loaded, the actions
+//     scripts (a script of the verifier's, in a world of its own, writes it as the page's
+//     first document on the origin starts, and is then withdrawn: no request, no visit in
+//     the page's history), delayed routes installed, the route loaded, the actions
 //     performed in order. Criteria that only read their page (no
 //     action but wait_for, no measure) at the same route, viewport, seed and budget share one
 //     page (pages.go): it is loaded, waited on and watched once, each probe read carries all

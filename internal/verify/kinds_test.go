@@ -316,40 +316,55 @@ func verifyCases(t *testing.T, v *Verifier, url string, cases []tc) *contracts.E
 	return ev
 }
 
-// TestSeedIsWrittenFromThePageItself: a seeded page is seeded without the app's server being
-// asked for anything but the route, and its history is an unseeded page's: the blank page the
-// seed is written on is forgotten.
+// TestSeedIsWrittenFromThePageItself: a seeded page is seeded as its first document starts,
+// without the app's server being asked for anything but the route, with an unseeded page's
+// history, and with nothing the page's own scripts can call. A document that denies itself
+// storage (a CSP sandbox) is measured as it is, not waited on.
 func TestSeedIsWrittenFromThePageItself(t *testing.T) {
 	v := testVerifier(t)
 	var mu sync.Mutex
 	var asked []string
 	show := page(``, `<main id="m"></main><script>
-		document.getElementById('m').textContent = 'history ' + history.length + ' theme ' + localStorage.getItem('theme');
+		document.getElementById('m').textContent = 'history ' + history.length + ' theme ' + localStorage.getItem('theme') +
+			' report ' + typeof window.signoffSeeded;
+	</script>`)
+	sandboxed := page(``, `<main id="m"></main><script>
+		let got;
+		try { got = localStorage.getItem('theme'); } catch (e) { got = e.name; }
+		document.getElementById('m').textContent = 'storage ' + got;
 	</script>`)
 	srv := site(t, testSHA, nil, map[string]http.HandlerFunc{
 		"/": func(w http.ResponseWriter, r *http.Request) {
 			mu.Lock()
 			asked = append(asked, r.URL.Path)
 			mu.Unlock()
-			if r.URL.Path != "/show" {
-				http.NotFound(w, r)
-				return
-			}
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
-			fmt.Fprint(w, show)
+			switch r.URL.Path {
+			case "/show":
+				fmt.Fprint(w, show)
+			case "/sandboxed":
+				w.Header().Set("Content-Security-Policy", "sandbox allow-scripts")
+				fmt.Fprint(w, sandboxed)
+			default:
+				http.NotFound(w, r)
+			}
 		},
 	})
-	seeded := crit("seeded", "/show", contracts.Assertion{Kind: contracts.KindVisibleText, Texts: []string{"history 2 theme dark"}})
-	seeded.Seed = &contracts.Seed{LocalStorage: map[string]json.RawMessage{"theme": json.RawMessage(`"dark"`)}}
-	unseeded := crit("unseeded", "/show", contracts.Assertion{Kind: contracts.KindVisibleText, Texts: []string{"history 2 theme null"}})
-	ev := verify(t, v, request(t, srv.URL, seeded, unseeded))
+	theme := &contracts.Seed{LocalStorage: map[string]json.RawMessage{"theme": json.RawMessage(`"dark"`)}}
+	seeded := crit("seeded", "/show", contracts.Assertion{Kind: contracts.KindVisibleText, Texts: []string{"history 2 theme dark report undefined"}})
+	seeded.Seed = theme
+	unseeded := crit("unseeded", "/show", contracts.Assertion{Kind: contracts.KindVisibleText, Texts: []string{"history 2 theme null report undefined"}})
+	denied := crit("denied", "/sandboxed", contracts.Assertion{Kind: contracts.KindVisibleText, Texts: []string{"storage SecurityError"}})
+	denied.Seed = theme
+	ev := verify(t, v, request(t, srv.URL, seeded, unseeded, denied))
 	wantStatus(t, ev, "seeded", contracts.StatusPass)
 	wantStatus(t, ev, "unseeded", contracts.StatusPass)
+	wantStatus(t, ev, "denied", contracts.StatusPass)
 	mu.Lock()
 	defer mu.Unlock()
 	for _, p := range asked {
-		if p != "/show" {
-			t.Errorf("the app's server was asked for %s; only the route is the app's to serve", p)
+		if p != "/show" && p != "/sandboxed" {
+			t.Errorf("the app's server was asked for %s; only the routes are the app's to serve", p)
 		}
 	}
 }
