@@ -117,8 +117,6 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		}),
 		temporalsrv.WithLogger(serverLogger(cfg)),
 		temporalsrv.WithDynamicConfigClient(dynamicconfig.StaticClient{
-			// Custom search attributes become visible at once (tests add them).
-			dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): true,
 			// The history shard's queues read new tasks at most 20 times a second by default,
 			// a guard for a shared database. With our one shard, that put ~45 ms on every
 			// workflow task and every activity on another queue once its burst was spent: a
