@@ -81,6 +81,11 @@ var adversaries = []impl{
 		body: render(`setTimeout(() => { const outer = document.createElement('section'); document.body.append(outer);
 			const inner = document.createElement('div'); outer.attachShadow({mode: 'closed'}).append(inner);
 			inner.attachShadow({mode: 'closed'}).innerHTML = '<style>` + wideCSS + `</style>' + tableHTML; }, 2000);`)},
+	// Long after the page settled, a closed root on an element that was always there: no
+	// node of the document is inserted, removed or changed, so no mutation is counted.
+	{name: "shadow-silent-late", class: "shadow", head: `<style>html,body{overflow:hidden}` + cardCSS + `</style>`,
+		body: `<div id="host"></div>` + render(`setTimeout(() => {
+			document.getElementById('host').attachShadow({mode: 'closed'}).innerHTML = '<style>`+wideCSS+`</style>' + tableHTML; }, 12000);`)},
 
 	// Unpainted content: cards that are there but never seen, the table kept.
 	{name: "cards-content-visibility", class: "unpainted", head: `<style>` + wideCSS +

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mxschmitt/playwright-go"
@@ -123,6 +124,18 @@ type world struct {
 	contextID int
 	probe     string             // the probe's function in the world, compiled once (create)
 	handles   map[float64]string // shadow-root handles by backend node id
+	roots     []string           // the last shadowRoots answer, while rootsDirty is false
+	// rootsDirty: the document may have gained or lost a shadow root since roots was found.
+	rootsDirty atomic.Bool
+}
+
+// rootsKeep are the DOM events that cannot add or remove a shadow root. Any other DOM event
+// on the world's session marks its roots dirty (see shadowRoots).
+var rootsKeep = map[string]bool{
+	"DOM.attributeModified":      true,
+	"DOM.attributeRemoved":       true,
+	"DOM.characterDataModified":  true,
+	"DOM.inlineStyleInvalidated": true,
 }
 
 const worldName = "signoff-verifier"
@@ -133,6 +146,11 @@ func newWorld(bctx playwright.BrowserContext, page playwright.Page, log *slog.Lo
 		return nil, fmt.Errorf("open cdp session: %w", err)
 	}
 	w := &world{cdp: s, log: log}
+	s.On("event", func(ev map[string]any) {
+		if m, _ := ev["method"].(string); strings.HasPrefix(m, "DOM.") && !rootsKeep[m] {
+			w.rootsDirty.Store(true)
+		}
+	})
 	if err := w.create(); err != nil {
 		_ = s.Detach()
 		return nil, err
@@ -163,7 +181,8 @@ func (w *world) create() error {
 		return errors.New("cdp Page.createIsolatedWorld: no executionContextId")
 	}
 	w.contextID = int(id)
-	w.handles = nil
+	w.handles, w.roots = nil, nil
+	w.rootsDirty.Store(true)
 	// The probe is compiled once per world and called by its handle: sending its source with
 	// every poll and read made each of them carry and parse the whole probe again.
 	fn, err := w.send("Runtime.evaluate", map[string]any{
@@ -268,9 +287,23 @@ func worldErr(method string, err error) error {
 // shadowRoots returns handles, in the isolated world, to every author shadow root of the main
 // document (open and closed; not the browser's own user-agent roots, not other frames'), in
 // document order. Handles are kept per backend node for the world's lifetime.
+//
+// Finding them fetches the whole document, which was half of every read's cost on W1. The
+// answer is kept until a DOM event says the tree may have changed: DOM.getDocument binds
+// every node of the composed tree to this session, and from then on Chromium reports here
+// any node inserted or removed and any shadow root pushed or popped on a bound node (a root
+// attached to a node not yet bound comes with, or after, that node's insertion). Events
+// arrive in order on one dispatcher before the answer to a later call, so a change made
+// before the page clock stopped is seen before the next read asks.
 func (w *world) shadowRoots() ([]string, error) {
+	if w.roots != nil && !w.rootsDirty.Load() {
+		return w.roots, nil
+	}
+	w.rootsDirty.Store(false) // events from here on mark what this fetch may not have seen
+	w.roots = nil
 	doc, err := w.send("DOM.getDocument", map[string]any{"depth": -1, "pierce": true})
 	if err != nil {
+		w.rootsDirty.Store(true)
 		return nil, worldErr("DOM.getDocument", err)
 	}
 	var backend []float64
@@ -317,6 +350,7 @@ func (w *world) shadowRoots() ([]string, error) {
 			res, err := w.send("DOM.resolveNode", map[string]any{"backendNodeId": id, "executionContextId": w.contextID})
 			if err != nil {
 				if errors.Is(worldErr("", err), errWorldGone) {
+					w.rootsDirty.Store(true)
 					return nil, errWorldGone
 				}
 				continue // the node went away between the two calls
@@ -329,6 +363,7 @@ func (w *world) shadowRoots() ([]string, error) {
 		}
 		out = append(out, h)
 	}
+	w.roots = out
 	return out, nil
 }
 
