@@ -71,7 +71,8 @@
 //     read, and on a shared page it is judged on the errors from before the pass.
 //   - Geometry and visibility are read by probe/probe.js in an isolated world created over CDP,
 //     so an app that redefines DOM getters in its own world cannot certify itself. Shadow trees,
-//     open and closed, are handed to it from CDP (DOM.getDocument with pierce) and count
+//     open and closed, are handed to it from CDP (DOM.getDocument with pierce, fetched again
+//     whenever a DOM event on the session says a root may have come or gone) and count
 //     everywhere: selectors match inside them, text and overflow are read through them, and
 //     clipping and opacity follow the flat tree. measure expressions run in the app's own world
 //     on purpose.
