@@ -5,6 +5,8 @@
 // probe and the child's bind, any connection may take it ("address already in use" on a busy
 // test machine). Ports below that range are handed out by nobody but explicit choosers, so a
 // child told one of them keeps it unless another chooser picks the same number at random.
+// Within a process that chooser is never this package: a port it handed out recently is not
+// handed out again, since the child it went to may not have bound it yet.
 package spareport
 
 import (
@@ -14,6 +16,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // floor is the lowest port chosen: above the well-known and most registered service ports.
@@ -22,11 +25,24 @@ const floor = 20000
 // defaultEphemeralLow is Linux's default first ephemeral port, used when /proc cannot say.
 const defaultEphemeralLow = 32768
 
+// recentSize is how many of the process's latest ports Pick does not hand out again. A test
+// process asks for dozens; the range has about 12,000.
+const recentSize = 1024
+
+// recent holds the ports handed out last, oldest overwritten first.
+var recent struct {
+	sync.Mutex
+	ring [recentSize]int
+	next int
+	set  map[int]bool
+}
+
 // Pick returns n distinct ports below the ephemeral range, each free on every address when
-// chosen. The probes stay bound until all n are chosen so none repeats.
+// chosen and none among the process's last recentSize. The probes stay bound until all n are
+// chosen so none repeats.
 func Pick(n int) ([]int, error) {
 	hi := ephemeralLow()
-	if hi <= floor+n {
+	if hi <= floor+n+recentSize {
 		return nil, fmt.Errorf("spareport: ephemeral range starts at %d, leaving no room above %d", hi, floor)
 	}
 	var held []net.Listener
@@ -35,18 +51,34 @@ func Pick(n int) ([]int, error) {
 			_ = l.Close()
 		}
 	}()
+	recent.Lock()
+	defer recent.Unlock()
+	if recent.set == nil {
+		recent.set = map[int]bool{}
+	}
 	var ports []int
 	for tries := 0; len(ports) < n; tries++ {
 		if tries > 200*n {
 			return nil, fmt.Errorf("spareport: no free port in [%d, %d) after %d tries", floor, hi, tries)
 		}
 		p := floor + rand.IntN(hi-floor)
+		if recent.set[p] {
+			continue // handed out lately: its child may not have bound it yet
+		}
 		l, err := net.Listen("tcp", ":"+strconv.Itoa(p))
 		if err != nil {
 			continue // taken, or in use by a listener on some address
 		}
 		held = append(held, l)
 		ports = append(ports, p)
+	}
+	for _, p := range ports {
+		if old := recent.ring[recent.next]; old != 0 {
+			delete(recent.set, old)
+		}
+		recent.ring[recent.next] = p
+		recent.set[p] = true
+		recent.next = (recent.next + 1) % recentSize
 	}
 	return ports, nil
 }
