@@ -14,6 +14,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,12 +30,11 @@ const defaultEphemeralLow = 32768
 // process asks for dozens; the range has about 12,000.
 const recentSize = 1024
 
-// recent holds the ports handed out last, oldest overwritten first.
+// recent holds the ports handed out last, oldest overwritten first (0: none yet).
 var recent struct {
 	sync.Mutex
 	ring [recentSize]int
 	next int
-	set  map[int]bool
 }
 
 // Pick returns n distinct ports below the ephemeral range, each free on every address when
@@ -53,16 +53,13 @@ func Pick(n int) ([]int, error) {
 	}()
 	recent.Lock()
 	defer recent.Unlock()
-	if recent.set == nil {
-		recent.set = map[int]bool{}
-	}
 	var ports []int
 	for tries := 0; len(ports) < n; tries++ {
 		if tries > 200*n {
 			return nil, fmt.Errorf("spareport: no free port in [%d, %d) after %d tries", floor, hi, tries)
 		}
 		p := floor + rand.IntN(hi-floor)
-		if recent.set[p] {
+		if slices.Contains(recent.ring[:], p) {
 			continue // handed out lately: its child may not have bound it yet
 		}
 		l, err := net.Listen("tcp", ":"+strconv.Itoa(p))
@@ -73,11 +70,7 @@ func Pick(n int) ([]int, error) {
 		ports = append(ports, p)
 	}
 	for _, p := range ports {
-		if old := recent.ring[recent.next]; old != 0 {
-			delete(recent.set, old)
-		}
 		recent.ring[recent.next] = p
-		recent.set[p] = true
 		recent.next = (recent.next + 1) % recentSize
 	}
 	return ports, nil
