@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"sort"
 	"sync"
 	"time"
@@ -133,18 +132,19 @@ const (
 // seeder writes the seed into the preview origin's localStorage from the page's first
 // top-level document on that origin, as that document is created: before any of its scripts
 // run, with no request of its own and no visit in the page's history. The script is withdrawn
-// as soon as that document reports, so the seed is written once and the app's own writes
-// are never clobbered. (A document the app replaces within those few milliseconds, before
-// the withdrawal lands, is seeded again: that only puts back the contract's own starting
-// state, which the app could write itself.) Writing it from a blank page of the origin first cost every seeded
-// page a navigation there and back (about 200 ms of W1's phone page); Playwright's storage
-// state costs a renderer of its own (0.7 to 1.1 s).
+// as soon as that document reports, so the seed is written once and the app's own writes are
+// never clobbered. (A document the app replaces within those few milliseconds, before the
+// withdrawal lands, is seeded again: that only puts back the contract's own starting state,
+// which the app could write itself.) Writing it from a blank page of the origin first cost
+// every seeded page a navigation there and back (about 200 ms of W1's phone page);
+// Playwright's storage state costs a renderer of its own (0.7 to 1.1 s).
 type seeder struct {
-	cdp    playwright.CDPSession
+	origin string // the preview's, as originGuard has it
 	want   int
 	id     string
-	report chan seedReport // the first report; buffered
 	once   sync.Once
+	done   chan struct{} // closed once rep holds the first report
+	rep    seedReport
 }
 
 // seedReport is what the seed script says of its write.
@@ -155,7 +155,7 @@ type seedReport struct {
 }
 
 // armSeed registers the seed script with the page's CDP session (Runtime.addBinding and
-// Page.addScriptToEvaluateOnNewDocument), before the page is navigated.
+// Page.addScriptToEvaluateOnNewDocument), before the page is navigated to origin.
 func armSeed(cdp playwright.CDPSession, origin string, items [][2]string) (*seeder, error) {
 	itemsJS, err := json.Marshal(items) // [["key", "value"], ...]: a string crosses as it is
 	if err != nil {
@@ -165,7 +165,7 @@ func armSeed(cdp playwright.CDPSession, origin string, items [][2]string) (*seed
 	if err != nil {
 		return nil, fmt.Errorf("seed localStorage: %w", err)
 	}
-	s := &seeder{cdp: cdp, want: len(items), report: make(chan seedReport, 1)}
+	s := &seeder{origin: origin, want: len(items), done: make(chan struct{})}
 	cdp.On("Runtime.bindingCalled", func(ev map[string]any) {
 		if ev["name"] != seedBinding {
 			return
@@ -176,7 +176,8 @@ func armSeed(cdp playwright.CDPSession, origin string, items [][2]string) (*seed
 			rep = seedReport{Stored: -1, Err: "unreadable report: " + err.Error()}
 		}
 		s.once.Do(func() {
-			s.report <- rep
+			s.rep = rep
+			close(s.done)
 			// Not from the event's own goroutine: a CDP call waits on the connection
 			// that delivers events.
 			go func() {
@@ -228,26 +229,20 @@ func armSeed(cdp playwright.CDPSession, origin string, items [][2]string) (*seed
 // storage (an opaque origin, as a CSP sandbox makes it) cannot read the seed either: that is
 // the app's doing, and the page is measured as it is. A page still elsewhere (a redirect to
 // an allowed origin) has not been seeded yet: its first document on the origin will be.
-func (s *seeder) written(ctx context.Context, page playwright.Page, base *url.URL, deadline time.Time, log *slog.Logger) error {
-	if s == nil {
-		return nil
-	}
-	u, err := url.Parse(page.URL())
-	if err != nil || u.Scheme != base.Scheme || u.Host != base.Host {
+func (s *seeder) written(ctx context.Context, page playwright.Page, deadline time.Time, log *slog.Logger) error {
+	if s == nil || originOf(page.URL()) != s.origin {
 		return nil
 	}
 	end := time.NewTimer(time.Until(deadline))
 	defer end.Stop()
-	var rep seedReport
 	select {
-	case rep = <-s.report:
-		s.report <- rep // for a later call
+	case <-s.done:
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-end.C:
-		return fmt.Errorf("%w: the page's document on %s never reported the seed written", errDeadline, base.Host)
+		return fmt.Errorf("%w: the page's document on %s never reported the seed written", errDeadline, s.origin)
 	}
-	switch {
+	switch rep := s.rep; {
 	case rep.Name == "SecurityError":
 		log.Debug("the app's document denies itself localStorage; the seed is not there for it to read", "error", rep.Err)
 		return nil

@@ -235,7 +235,7 @@ func (r *run) viewport(ctx context.Context, job pageJob, deadline, share time.Ti
 	}
 	var seeder *seeder
 	if seed != nil {
-		if seeder, err = armSeed(devCDP, r.base.Scheme+"://"+r.base.Host, seed); err != nil {
+		if seeder, err = armSeed(devCDP, og.preview, seed); err != nil {
 			return fail(err)
 		}
 	}
@@ -375,7 +375,7 @@ func (r *run) drive(ctx context.Context, job pageJob, members []contracts.Criter
 	if err := nav(lead.Route); err != nil {
 		return err
 	}
-	if err := seeder.written(ctx, page, r.base, deadline, r.log); err != nil {
+	if err := seeder.written(ctx, page, deadline, r.log); err != nil {
 		return err
 	}
 	actions := lead.Actions
