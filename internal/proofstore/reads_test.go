@@ -21,4 +21,11 @@ func TestReadsOffOrigin(t *testing.T) {
 	if off := readsOffOrigin(ev); off == "" {
 		t.Error("a read on another scheme was not reported")
 	}
+	// A preview written with its default port: its pages report the origin without it.
+	ev = &contracts.Evidence{PreviewURL: "https://Preview.Example.TEST:443/", Results: []contracts.CriterionResult{
+		{Reads: []contracts.Read{{URL: "https://preview.example.test/watchlist"}}},
+	}}
+	if off := readsOffOrigin(ev); off != "" {
+		t.Errorf("a read on the preview written without its default port was reported off origin: %s", off)
+	}
 }

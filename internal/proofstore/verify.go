@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -271,13 +270,7 @@ func (v *dirVerifier) checkEvidence() {
 // readsOffOrigin is the first read URL the evidence records outside its preview's origin ("" when
 // none): what was measured must be the commit's page as the preview serves it.
 func readsOffOrigin(ev *contracts.Evidence) string {
-	origin := func(raw string) string {
-		u, err := url.Parse(raw)
-		if err != nil {
-			return ""
-		}
-		return strings.ToLower(u.Scheme + "://" + u.Host)
-	}
+	origin := contracts.Origin
 	want := origin(ev.PreviewURL)
 	for _, res := range ev.Results {
 		for _, rd := range res.Reads {

@@ -142,6 +142,7 @@ func TestRequestValidation(t *testing.T) {
 		"criteria":  func(r *Request) { r.Criteria = nil },
 		"contract":  func(r *Request) { r.ContractID = " " },
 		"query-url": func(r *Request) { r.PreviewURL = "http://127.0.0.1:1/?x=1" },
+		"port":      func(r *Request) { r.PreviewURL = "http://127.0.0.1:99999" },
 	}
 	for name, m := range mutate {
 		r := good

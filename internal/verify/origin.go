@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/mxschmitt/playwright-go"
+
+	"github.com/signoff/signoff/contracts"
 )
 
 // Origin pinning. What the verifier measures is the commit's page as served from the preview's
@@ -39,14 +41,10 @@ const offOriginPage = `<!doctype html><html><head><meta charset="utf-8"><title>L
 // maxBlockedListed bounds the blocked requests evidence lists.
 const maxBlockedListed = 20
 
-// originOf is scheme://host[:port] of a URL, lowercased; "" when it has none.
-func originOf(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return ""
-	}
-	return strings.ToLower(u.Scheme + "://" + u.Host)
-}
+// originOf is a URL's origin as Chromium writes it (contracts.Origin): every comparison of
+// origins here goes through it, so a preview written with its default port or in capitals is
+// the origin its pages report.
+func originOf(raw string) string { return contracts.Origin(raw) }
 
 // originGuard watches one browser context.
 type originGuard struct {
@@ -60,9 +58,11 @@ type originGuard struct {
 }
 
 func newOriginGuard(base *url.URL, allowed []string) *originGuard {
-	g := &originGuard{preview: strings.ToLower(base.Scheme + "://" + base.Host), allowed: map[string]bool{}}
+	g := &originGuard{preview: originOf(base.String()), allowed: map[string]bool{}}
 	for _, o := range allowed {
-		g.allowed[strings.ToLower(strings.TrimRight(o, "/"))] = true
+		if o := originOf(o); o != "" {
+			g.allowed[o] = true
+		}
 	}
 	return g
 }

@@ -1,15 +1,22 @@
 package verify
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
+	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/internal/hostiletest"
+	"github.com/signoff/signoff/internal/sitetest"
 )
 
 // TestOriginCanary: page code in the verifier's browser cannot reach a listener on the
@@ -92,5 +99,131 @@ func TestPinProxyAnswersOnlyItsBrowser(t *testing.T) {
 	}
 	if b := g.blockedList(); len(b) != 1 || b[0] != "http://elsewhere.test/x" {
 		t.Errorf("blocked list %v, want the browser's off-origin request", b)
+	}
+}
+
+// TestOriginsCompareAsTheBrowserWritesThem: a preview or an allowed origin written with its
+// scheme's default port, or in capitals, is the origin Chromium reports for its pages (which
+// leaves the default port out), so the page's own requests are not taken for off-origin ones.
+func TestOriginsCompareAsTheBrowserWritesThem(t *testing.T) {
+	base, _ := url.Parse("HTTPS://Preview.Example.TEST:443/app")
+	g := newOriginGuard(base, []string{"https://cdn.example.test:443", "https://fonts.example.test:8443"})
+	for raw, want := range map[string]bool{
+		"https://preview.example.test/watchlist":      true,
+		"https://preview.example.test:443/watchlist":  true,
+		"blob:https://preview.example.test/1234-5678": true,
+		"http://preview.example.test/watchlist":       false,
+		"https://preview.example.test:8443/watchlist": false,
+		"https://preview.example.test:0443/":          true, // the port as a number
+		"https://preview.example.test:99999/":         false,
+	} {
+		if got := g.onOrigin(raw); got != want {
+			t.Errorf("onOrigin(%s) = %v, want %v", raw, got, want)
+		}
+	}
+	for raw, want := range map[string]bool{
+		"https://cdn.example.test/lib.js":        true,
+		"http://cdn.example.test/lib.js":         false,
+		"https://fonts.example.test:8443/a.woff": true,
+		"https://fonts.example.test/a.woff":      false,
+	} {
+		if got := g.fetchable(raw); got != want {
+			t.Errorf("fetchable(%s) = %v, want %v", raw, got, want)
+		}
+	}
+	if got := originOf("http://[::1]:80/x"); got != "http://[::1]" {
+		t.Errorf("originOf of an IPv6 URL on the default port: %q", got)
+	}
+	if got := originOf("http://[::1]:8080/x"); got != "http://[::1]:8080" {
+		t.Errorf("originOf of an IPv6 URL: %q", got)
+	}
+	px, err := startPinProxy(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer px.close()
+	for _, hp := range []string{"preview.example.test:443", "cdn.example.test:443", "fonts.example.test:8443"} {
+		if !px.allowed[hp] {
+			t.Errorf("the proxy does not let the browser reach %s (allowed: %v)", hp, px.allowed)
+		}
+	}
+}
+
+// TestRequestsAndPathsOnADefaultPort: a url assertion reads the path, and a request assertion
+// counts the request, of a page on a preview written with its default port.
+func TestRequestsAndPathsOnADefaultPort(t *testing.T) {
+	base, _ := url.Parse("https://preview.example.test:443")
+	if got := pagePath(base, "https://preview.example.test/watchlist?tab=2"); got != "/watchlist?tab=2" {
+		t.Errorf("pagePath on the preview's origin = %q, want the path", got)
+	}
+	if got := pagePath(base, "https://elsewhere.example.test/watchlist"); got != "https://elsewhere.example.test/watchlist" {
+		t.Errorf("pagePath off the origin = %q, want the whole URL", got)
+	}
+	l := newRequestLog(base, true)
+	if l.origin != "https://preview.example.test" {
+		t.Errorf("request log origin %q", l.origin)
+	}
+}
+
+// TestPreviewOnItsDefaultPort: a preview given with its scheme's default port
+// (http://host:80) is verified like any other. Chromium reports its pages without the port;
+// before origins were compared as Chromium writes them, the page's own requests were blocked
+// as off-origin, its seed never written and its path read as a foreign URL.
+func TestPreviewOnItsDefaultPort(t *testing.T) {
+	v := testVerifier(t)
+	pages := map[string]string{
+		"/links":   page(``, `<a id="pricing" href="/pricing?plan=pro">Pricing</a>`),
+		"/pricing": page(``, `<main>Prices</main>`),
+		"/search": page(`<script src="/app.js"></script>`, `<input id="q"><p id="out"></p><p id="seen"></p><script>
+			document.getElementById('seen').textContent = 'theme ' + localStorage.getItem('theme') + ' ' + (window.appLoaded ? 'script loaded' : 'no script');
+			document.getElementById('q').addEventListener('keydown', (e) => {
+				if (e.key !== 'Enter') return;
+				fetch('/api/search?q=' + encodeURIComponent(e.target.value)).then((r) => r.json()).then((j) => {
+					document.getElementById('out').textContent = 'results for ' + j.q; });
+			});</script>`),
+	}
+	extra := map[string]http.HandlerFunc{
+		"/app.js": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/javascript")
+			fmt.Fprint(w, `window.appLoaded = true;`)
+		},
+		"/api/search": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"q":%q}`, r.URL.Query().Get("q"))
+		},
+	}
+	srv := sitetest.Serve(t, testSHA, pages, extra) // the same site, to serve on port 80 as well
+	var ln net.Listener
+	var err error
+	for i := 0; i < 20 && ln == nil; i++ {
+		// A loopback address of its own: port 80 on 127.0.0.1 may be another program's.
+		addr := fmt.Sprintf("127.%d.%d.%d:80", 10+rand.IntN(200), rand.IntN(250), 1+rand.IntN(250))
+		ln, err = net.Listen("tcp", addr)
+		if errors.Is(err, syscall.EACCES) {
+			t.Skipf("cannot listen on port 80 here: %v", err)
+		}
+	}
+	if ln == nil {
+		t.Fatalf("no loopback address with port 80 free: %v", err)
+	}
+	front := &http.Server{Handler: srv.Config.Handler, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = front.Serve(ln) }()
+	t.Cleanup(func() { _ = front.Close() })
+	base := "http://" + ln.Addr().String() // with :80
+
+	str := func(s string) json.RawMessage { b, _ := json.Marshal(s); return b }
+	toPricing := crit("url-on-80", "/links", contracts.Assertion{Kind: contracts.KindURL, Operator: contracts.OpEQ, Expected: str("/pricing?plan=pro")})
+	toPricing.Actions = []contracts.Action{{Type: contracts.ActionClick, Selector: "#pricing"}}
+	search := crit("request-on-80", "/search", contracts.Assertion{Kind: contracts.KindRequest, Method: "GET", Path: "/api/search"})
+	search.Actions = []contracts.Action{{Type: contracts.ActionFill, Selector: "#q", Value: "nvda"}, {Type: contracts.ActionPress, Selector: "#q", Key: "Enter"}}
+	seeded := crit("seeded-on-80", "/search", contracts.Assertion{Kind: contracts.KindVisibleText, Texts: []string{"theme dark script loaded"}})
+	seeded.Seed = &contracts.Seed{LocalStorage: map[string]json.RawMessage{"theme": json.RawMessage(`"dark"`)}}
+	ev := verify(t, v, request(t, base, toPricing, search, seeded))
+	for _, id := range []string{"url-on-80", "request-on-80", "seeded-on-80"} {
+		wantStatus(t, ev, id, contracts.StatusPass)
+		r := result(t, ev, id)
+		if left := r.Observed["390x844/"+contracts.ObsLeftOrigin]; left != "" {
+			t.Errorf("%s: the page left the origin for %v", id, left)
+		}
 	}
 }
