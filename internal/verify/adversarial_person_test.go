@@ -2,8 +2,11 @@ package verify
 
 import (
 	"bytes"
+	"crypto/sha1"
+	"encoding/base64"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"net/http"
 	"sort"
 	"strings"
@@ -139,6 +142,11 @@ var personAdversaries = []personImpl{
 	{impl: impl{name: "time-api-10s-real", class: "time", head: fixedCSS,
 		body: render(backToTable + `fetch('/api/quotes').then((r) => r.json()).then((j) => { if (j.table) back(); });`),
 		api:  `{"table": true}`, apiDelay: 10 * time.Second}},
+	// The app's server keeps the time on a WebSocket: it pushes "table" 5 s of real time after
+	// the page connects. The page clock runs ahead of the wall clock, the server does not.
+	{impl: impl{name: "time-socket-push-5s", class: "time", head: fixedCSS,
+		body: render(backToTable + `new WebSocket('ws://' + location.host + '/live').onmessage = (e) => { if (e.data === 'table') back(); };`)},
+		extra: map[string]http.HandlerFunc{"/live": pushAfter(5*time.Second, "table")}},
 
 	// touch: the wide table back at the first thing a person does.
 	{impl: impl{name: "touch-scroll-wheel", class: "touch", head: fixedCSS,
@@ -149,6 +157,14 @@ var personAdversaries = []personImpl{
 
 // personFixes do what the task asks, each written differently; each must be satisfied.
 var personFixes = []personImpl{
+	// The W1 fix with live prices over a WebSocket: a second after the page connects, the
+	// server pushes a new price into every card. Held to the end of its budget in real time
+	// (its server may push on the wall clock), and still satisfied. Class time: it mostly
+	// waits, so it runs beside the others.
+	{impl: impl{name: "fix-live-socket-prices", class: "time", head: fixedCSS,
+		body: render(`new WebSocket('ws://' + location.host + '/live').onmessage = (e) => {
+			for (const c of document.querySelectorAll('[data-testid="watchlist-card"]')) c.lastChild.textContent = e.data + ' +1.9%'; };`)},
+		extra: map[string]http.HandlerFunc{"/live": pushAfter(time.Second, "913.05")}},
 	// The test id on a display: contents wrapper; the card box is its child.
 	{impl: impl{name: "fix-display-contents-card", head: `<style>` + wideCSS + `.cards{display:none}
 		[data-testid="watchlist-card"]{display:contents} .card-body{border:1px solid #ddd;border-radius:8px;padding:12px;margin:8px 0}
@@ -212,6 +228,31 @@ var personFixes = []personImpl{
 				_, _ = w.Write(tinyFont())
 			},
 		}},
+}
+
+// pushAfter is a WebSocket endpoint that sends one text message after d of real time.
+func pushAfter(d time.Duration, msg string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") || len(msg) > 125 {
+			http.Error(w, "a WebSocket endpoint", http.StatusBadRequest)
+			return
+		}
+		sum := sha1.Sum([]byte(r.Header.Get("Sec-WebSocket-Key") + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
+		conn, buf, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		fmt.Fprintf(buf, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n\r\n",
+			base64.StdEncoding.EncodeToString(sum[:]))
+		if buf.Flush() != nil {
+			return
+		}
+		time.Sleep(d)
+		_, _ = conn.Write(append([]byte{0x81, byte(len(msg))}, msg...)) // one unmasked text frame
+		// Keep the socket open until the page goes: a close would be a change of its own.
+		_, _ = io.Copy(io.Discard, conn)
+	}
 }
 
 // personSite serves an implementation: the other origin first (when it has one), then the

@@ -61,7 +61,10 @@
 //     is an error.
 //   - Outside the page clock: at the final read, a page with a fetch or XHR in flight is
 //     waited for in real time, and a page with dedicated workers (whose timers run on the wall
-//     clock) until its budget has passed in real time since it loaded; it is then read again.
+//     clock) or that opened a WebSocket (whose server may push on the wall clock) until its
+//     budget has passed in real time since it loaded; it is then read again. Not covered: a
+//     page that polls its server by fetch, whose server answers by the wall clock, can tell
+//     that the page clock runs ahead of it.
 //     Requests still pending when the real budget ends make the criterion an error naming them,
 //     never a pass.
 //   - A person's pass: at a phone's width, a criterion with no input of its own is read once

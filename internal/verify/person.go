@@ -96,15 +96,22 @@ func (r *run) touch(ctx context.Context, w *world, clk pageClock, call func(map[
 	return step(int(math.Ceil(settleMS)))
 }
 
-// pendingLog tracks the page's fetches and XHRs in flight, as Playwright sees them.
+// pendingLog tracks the page's fetches and XHRs in flight, as Playwright sees them, and whether
+// it opened a WebSocket.
 type pendingLog struct {
 	mu      sync.Mutex
 	open    map[playwright.Request]string
+	sockets bool
 	changed chan struct{}
 }
 
 func newPendingLog(page playwright.Page) *pendingLog {
 	l := &pendingLog{open: map[playwright.Request]string{}, changed: make(chan struct{}, 1)}
+	page.OnWebSocket(func(playwright.WebSocket) {
+		l.mu.Lock()
+		l.sockets = true
+		l.mu.Unlock()
+	})
 	page.OnRequest(func(req playwright.Request) {
 		if t := req.ResourceType(); t != "fetch" && t != "xhr" {
 			return
@@ -149,13 +156,17 @@ const holdMargin = 3 * time.Second
 var errPending = fmt.Errorf("requests still pending at the end of the budget")
 
 // hold waits in real time, at the final read, for what the page clock does not cover: a page
-// with dedicated workers until its budget has passed in real time since it loaded (their
-// timers run on the wall clock), and every fetch or XHR until it completes.
+// with dedicated workers (their timers run on the wall clock) or a WebSocket (its server may
+// push on the wall clock) until its budget has passed in real time since it loaded, and every
+// fetch or XHR until it completes.
 func (l *pendingLog) hold(page playwright.Page, loaded time.Time, budget time.Duration) func(context.Context, time.Time) (bool, error) {
 	return func(ctx context.Context, deadline time.Time) (bool, error) {
 		until := deadline.Add(-holdMargin)
 		waited := false
-		if len(page.Workers()) > 0 {
+		l.mu.Lock()
+		sockets := l.sockets
+		l.mu.Unlock()
+		if sockets || len(page.Workers()) > 0 {
 			end := loaded.Add(budget)
 			if end.After(until) {
 				end = until
