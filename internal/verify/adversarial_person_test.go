@@ -139,14 +139,14 @@ var personAdversaries = []personImpl{
 			w.Header().Set("Content-Type", "text/javascript")
 			fmt.Fprint(w, `setTimeout(() => postMessage('table'), 10000);`)
 		}}},
-	{impl: impl{name: "time-api-10s-real", class: "time", head: fixedCSS,
-		body: render(backToTable + `fetch('/api/quotes').then((r) => r.json()).then((j) => { if (j.table) back(); });`),
-		api:  `{"table": true}`, apiDelay: 10 * time.Second}},
 	// The app's server keeps the time on a WebSocket: it pushes "table" 5 s of real time after
 	// the page connects. The page clock runs ahead of the wall clock, the server does not.
 	{impl: impl{name: "time-socket-push-5s", class: "time", head: fixedCSS,
 		body: render(backToTable + `new WebSocket('ws://' + location.host + '/live').onmessage = (e) => { if (e.data === 'table') back(); };`)},
 		extra: map[string]http.HandlerFunc{"/live": pushAfter(5*time.Second, "table")}},
+	{impl: impl{name: "time-api-10s-real", class: "time", head: fixedCSS,
+		body: render(backToTable + `fetch('/api/quotes').then((r) => r.json()).then((j) => { if (j.table) back(); });`),
+		api:  `{"table": true}`, apiDelay: 10 * time.Second}},
 
 	// touch: the wide table back at the first thing a person does.
 	{impl: impl{name: "touch-scroll-wheel", class: "touch", head: fixedCSS,
