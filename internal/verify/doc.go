@@ -55,10 +55,13 @@
 //     (max_runtime_ms) at each viewport (Config.RealTimeFactor), stretched by the host's load
 //     per CPU up to maxLoadStretch: page loads and settling on a busy host are not the page's
 //     time, and a page not yet read when its viewport's share of real time is gone is read as it is, then
-//     the clock jumps to the final read. A page to which Chromium gives no more frames (a busy
-//     host has left a page's screenshots and input events unanswered for good) is measured
-//     once more from the start on a new page, within the same real budget; a second such page
-//     is an error.
+//     the clock jumps to the final read. The page clock stops while a fetch is pending, so a
+//     slow API can leave it behind the wall clock, where Chromium gives the page no frame;
+//     after such a step the page's timers run on, not waiting on fetches, until its clock is
+//     ahead of the wall clock again (virtualClock.advance). A page to which Chromium gives no
+//     more frames (a busy host has left a page's screenshots and input events unanswered for
+//     good) is measured once more from the start on a new page, within the same real budget; a
+//     second such page is an error.
 //   - Outside the page clock: at the final read, a page with a fetch or XHR in flight is
 //     waited for in real time, and a page with dedicated workers (whose timers run on the wall
 //     clock) or that opened a WebSocket (whose server may push on the wall clock) until its

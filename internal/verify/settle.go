@@ -68,7 +68,20 @@ type virtualClock struct {
 	stall   time.Duration
 	policy  string
 	log     *slog.Logger
+	// origin is the document's time origin in real time (at the latest) and page the page
+	// time it has reached, as far as the probe's answers and the grants since tell: what
+	// advance compares with the wall clock.
+	origin time.Time
+	page   float64
 }
+
+// catchUpMarginMS: advance lets a page clock less than this far ahead of the wall clock catch
+// up, to twice this far ahead (more than a read and a screenshot take).
+const catchUpMarginMS = 250
+
+// maxCatchUps bounds the grants one catch-up makes: each may meet a fetch that keeps the page
+// clock behind again.
+const maxCatchUps = 4
 
 const (
 	vtWaitForFetches = "pauseIfNetworkFetchesPending"
@@ -98,7 +111,54 @@ func (c *virtualClock) grant(ms int) error {
 	return nil
 }
 
+// answered records the page time of a probe answer; the first one fixes the origin (the page
+// ran on the wall clock until the first grant).
+func (c *virtualClock) answered(pageMS float64) {
+	if c.origin.IsZero() {
+		c.origin = time.Now().Add(-time.Duration(pageMS * float64(time.Millisecond)))
+	}
+	c.page = pageMS
+}
+
+// restart forgets the origin: the page navigated, and its new document has its own.
+func (c *virtualClock) restart() { c.origin = time.Time{} }
+
+// advance lets ms of page time pass, then catches the page clock up with the wall clock.
+//
+// Chromium gave a page no frame while its virtual clock was behind the wall clock: its
+// screenshots (clipped or not) and requestAnimationFrame waited until the page clock was let
+// run past the lag, which under a paused clock is never (TestSlowFetchesKeepFrames). The
+// clock falls behind when it waits on a fetch that takes a second
+// or more of real time (a slow API the page polls), since it does not move while the fetch is
+// pending. A person's page would have lived through that time, so after such a step the
+// page's timers run on (not waiting on fetches) until its clock is ahead of the wall clock
+// again.
 func (c *virtualClock) advance(ctx context.Context, ms int, deadline time.Time) error {
+	if err := c.step(ctx, ms, deadline); err != nil {
+		return err
+	}
+	c.page += float64(ms)
+	for i := 0; i < maxCatchUps && !c.origin.IsZero(); i++ {
+		lag := float64(time.Since(c.origin).Microseconds())/1000 - c.page
+		if lag <= -catchUpMarginMS {
+			return nil
+		}
+		up := int(math.Ceil(lag + 2*catchUpMarginMS))
+		c.log.Debug("page clock behind the wall clock; letting it catch up", "lag_ms", int(lag), "grant_ms", up)
+		policy := c.policy
+		c.policy = vtAdvance
+		err := c.step(ctx, up, deadline)
+		c.policy = policy
+		if err != nil {
+			return err
+		}
+		c.page += float64(up)
+	}
+	return nil
+}
+
+// step grants ms of page time and waits until they have passed.
+func (c *virtualClock) step(ctx context.Context, ms int, deadline time.Time) error {
 	if err := c.grant(ms); err != nil {
 		return err
 	}
@@ -191,9 +251,10 @@ func (r *run) observe(ctx context.Context, bctx playwright.BrowserContext, page 
 	defer w.close()
 
 	var clk pageClock = realClock{}
+	var vc *virtualClock
 	quietMS, settleStep, observeStep := p.HeldQuietMS, p.HeldPollMS, p.HeldPollMS
 	if !held {
-		vc := newVirtualClock(w.cdp, time.Duration(p.StallMS)*time.Millisecond, r.log)
+		vc = newVirtualClock(w.cdp, time.Duration(p.StallMS)*time.Millisecond, r.log)
 		clk, quietMS, settleStep, observeStep = vc, p.QuietMS, p.SettleStepMS, p.ObserveStepMS
 	}
 	defer clk.release()
@@ -220,13 +281,22 @@ func (r *run) observe(ctx context.Context, bctx playwright.BrowserContext, page 
 			var res map[string]any
 			err := guard(ctx, deadline, func() (err error) { res, err = w.call(req, req["op"] != "poll"); return err })
 			if !errors.Is(err, errWorldGone) {
-				if err == nil && req["op"] != "install" && dig(res, "now") == nil {
-					return nil, errors.New("probe: no page clock in the answer")
+				if err == nil && req["op"] != "install" {
+					now, ok := dig(res, "now").(float64)
+					if !ok {
+						return nil, errors.New("probe: no page clock in the answer")
+					}
+					if vc != nil {
+						vc.answered(now)
+					}
 				}
 				return res, err
 			}
 			r.log.Debug("the page navigated while being observed; measuring the new document")
 			obs.reads = nil
+			if vc != nil {
+				vc.restart()
+			}
 			if err := reset(); err != nil {
 				return nil, err
 			}

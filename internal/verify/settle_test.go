@@ -1,0 +1,68 @@
+package verify
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/signoff/signoff/contracts"
+)
+
+// recordLog keeps every message of a logger.
+type recordLog struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (l *recordLog) Enabled(context.Context, slog.Level) bool { return true }
+func (l *recordLog) Handle(_ context.Context, r slog.Record) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.msgs = append(l.msgs, r.Message)
+	return nil
+}
+func (l *recordLog) WithAttrs([]slog.Attr) slog.Handler { return l }
+func (l *recordLog) WithGroup(string) slog.Handler      { return l }
+
+// TestSlowFetchesKeepFrames: a page that polls an API answering in 2 s of real time, and
+// shows each answer, is measured on its first page. Its virtual clock waits on every fetch and
+// so falls behind the wall clock, where Chromium gave the page no frame: every screenshot
+// after a change went unanswered, on the page measured again as well.
+func TestSlowFetchesKeepFrames(t *testing.T) {
+	v := testVerifier(t)
+	rec := &recordLog{}
+	v.Logger = slog.New(rec)
+	srv := site(t, testSHA, map[string]string{
+		"/prices": page(``, `<main><h1>Prices</h1><p id="nvda">NVDA 912.40</p></main><script>
+			let n = 0;
+			const poll = () => fetch('/api/price').then((r) => r.json()).then((j) => {
+				document.getElementById('nvda').textContent = 'NVDA ' + j.price + ' #' + (++n); });
+			poll(); setInterval(poll, 1000);</script>`),
+	}, map[string]http.HandlerFunc{
+		"/api/price": func(w http.ResponseWriter, r *http.Request) {
+			select { // the app's slow backend
+			case <-time.After(2 * time.Second):
+			case <-r.Context().Done():
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"price": "913.05"}`)
+		},
+	})
+	c := crit("slow-prices", "/prices", contracts.Assertion{Kind: contracts.KindVisibleText, Texts: []string{"Prices", "NVDA 913.05"}}, desktop)
+	c.MaxRuntimeMS = 10000
+	ev := verify(t, v, request(t, srv.URL, c))
+	wantStatus(t, ev, "slow-prices", contracts.StatusPass)
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	for _, m := range rec.msgs {
+		if strings.Contains(m, "no frame") {
+			t.Errorf("the page was measured again: %q", m)
+		}
+	}
+}
