@@ -12,7 +12,15 @@ import (
 // evidence, its reads and the verifier compare origins only in this form.
 func Origin(raw string) string {
 	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
+	if err != nil {
+		return ""
+	}
+	return URLOrigin(u)
+}
+
+// URLOrigin is Origin of a URL already parsed.
+func URLOrigin(u *url.URL) string {
+	if u.Host == "" {
 		return ""
 	}
 	scheme, host := strings.ToLower(u.Scheme), strings.ToLower(u.Hostname())

@@ -270,11 +270,10 @@ func (v *dirVerifier) checkEvidence() {
 // readsOffOrigin is the first read URL the evidence records outside its preview's origin ("" when
 // none): what was measured must be the commit's page as the preview serves it.
 func readsOffOrigin(ev *contracts.Evidence) string {
-	origin := contracts.Origin
-	want := origin(ev.PreviewURL)
+	want := contracts.Origin(ev.PreviewURL)
 	for _, res := range ev.Results {
 		for _, rd := range res.Reads {
-			if rd.URL != "" && (want == "" || origin(rd.URL) != want) {
+			if rd.URL != "" && (want == "" || contracts.Origin(rd.URL) != want) {
 				return rd.URL
 			}
 		}

@@ -230,7 +230,7 @@ func armSeed(cdp playwright.CDPSession, origin string, items [][2]string) (*seed
 // the app's doing, and the page is measured as it is. A page still elsewhere (a redirect to
 // an allowed origin) has not been seeded yet: its first document on the origin will be.
 func (s *seeder) written(ctx context.Context, page playwright.Page, deadline time.Time, log *slog.Logger) error {
-	if s == nil || originOf(page.URL()) != s.origin {
+	if s == nil || contracts.Origin(page.URL()) != s.origin {
 		return nil
 	}
 	end := time.NewTimer(time.Until(deadline))

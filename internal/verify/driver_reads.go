@@ -40,7 +40,7 @@ type requestLog struct {
 type seenRequest struct{ method, path string }
 
 func newRequestLog(base *url.URL, armed bool) *requestLog {
-	return &requestLog{origin: originOf(base.String()), armed: armed}
+	return &requestLog{origin: contracts.URLOrigin(base), armed: armed}
 }
 
 func (l *requestLog) arm() {
@@ -51,7 +51,7 @@ func (l *requestLog) arm() {
 
 func (l *requestLog) on(req playwright.Request) {
 	u, err := url.Parse(req.URL())
-	if err != nil || originOf(req.URL()) != l.origin {
+	if err != nil || contracts.URLOrigin(u) != l.origin {
 		return
 	}
 	l.mu.Lock()
@@ -96,7 +96,7 @@ func pagePath(base *url.URL, raw string) string {
 	if err != nil {
 		return raw
 	}
-	if originOf(raw) != originOf(base.String()) {
+	if contracts.URLOrigin(u) != contracts.URLOrigin(base) {
 		return raw
 	}
 	s := u.EscapedPath()

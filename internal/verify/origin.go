@@ -41,11 +41,6 @@ const offOriginPage = `<!doctype html><html><head><meta charset="utf-8"><title>L
 // maxBlockedListed bounds the blocked requests evidence lists.
 const maxBlockedListed = 20
 
-// originOf is a URL's origin as Chromium writes it (contracts.Origin): every comparison of
-// origins here goes through it, so a preview written with its default port or in capitals is
-// the origin its pages report.
-func originOf(raw string) string { return contracts.Origin(raw) }
-
 // originGuard watches one browser context.
 type originGuard struct {
 	preview string
@@ -58,9 +53,11 @@ type originGuard struct {
 }
 
 func newOriginGuard(base *url.URL, allowed []string) *originGuard {
-	g := &originGuard{preview: originOf(base.String()), allowed: map[string]bool{}}
+	// Every origin here is compared as Chromium writes it (contracts.Origin), so a preview
+	// written with its default port or in capitals is the origin its pages report.
+	g := &originGuard{preview: contracts.URLOrigin(base), allowed: map[string]bool{}}
 	for _, o := range allowed {
-		if o := originOf(o); o != "" {
+		if o := contracts.Origin(o); o != "" {
 			g.allowed[o] = true
 		}
 	}
@@ -77,9 +74,9 @@ func (g *originGuard) onOrigin(raw string) bool {
 	case strings.HasPrefix(raw, "data:"):
 		return true
 	case strings.HasPrefix(raw, "blob:"):
-		return originOf(strings.TrimPrefix(raw, "blob:")) == g.preview
+		return contracts.Origin(strings.TrimPrefix(raw, "blob:")) == g.preview
 	}
-	return originOf(raw) == g.preview
+	return contracts.Origin(raw) == g.preview
 }
 
 // fetchable reports whether the page may load a subresource from a URL.
@@ -87,7 +84,7 @@ func (g *originGuard) fetchable(raw string) bool {
 	if g.onOrigin(raw) {
 		return true
 	}
-	return g.allowed[originOf(raw)]
+	return g.allowed[contracts.Origin(raw)]
 }
 
 func (g *originGuard) leave(raw string) {

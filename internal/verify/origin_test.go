@@ -131,12 +131,6 @@ func TestOriginsCompareAsTheBrowserWritesThem(t *testing.T) {
 			t.Errorf("fetchable(%s) = %v, want %v", raw, got, want)
 		}
 	}
-	if got := originOf("http://[::1]:80/x"); got != "http://[::1]" {
-		t.Errorf("originOf of an IPv6 URL on the default port: %q", got)
-	}
-	if got := originOf("http://[::1]:8080/x"); got != "http://[::1]:8080" {
-		t.Errorf("originOf of an IPv6 URL: %q", got)
-	}
 	px, err := startPinProxy(g)
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mxschmitt/playwright-go"
@@ -101,17 +102,13 @@ func (r *run) touch(ctx context.Context, w *world, clk pageClock, call func(map[
 type pendingLog struct {
 	mu      sync.Mutex
 	open    map[playwright.Request]string
-	sockets bool
+	sockets atomic.Bool
 	changed chan struct{}
 }
 
 func newPendingLog(page playwright.Page) *pendingLog {
 	l := &pendingLog{open: map[playwright.Request]string{}, changed: make(chan struct{}, 1)}
-	page.OnWebSocket(func(playwright.WebSocket) {
-		l.mu.Lock()
-		l.sockets = true
-		l.mu.Unlock()
-	})
+	page.OnWebSocket(func(playwright.WebSocket) { l.sockets.Store(true) })
 	page.OnRequest(func(req playwright.Request) {
 		if t := req.ResourceType(); t != "fetch" && t != "xhr" {
 			return
@@ -163,10 +160,7 @@ func (l *pendingLog) hold(page playwright.Page, loaded time.Time, budget time.Du
 	return func(ctx context.Context, deadline time.Time) (bool, error) {
 		until := deadline.Add(-holdMargin)
 		waited := false
-		l.mu.Lock()
-		sockets := l.sockets
-		l.mu.Unlock()
-		if sockets || len(page.Workers()) > 0 {
+		if l.sockets.Load() || len(page.Workers()) > 0 {
 			end := loaded.Add(budget)
 			if end.After(until) {
 				end = until

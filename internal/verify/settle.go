@@ -100,12 +100,12 @@ func newVirtualClock(cdp playwright.CDPSession, stall time.Duration, log *slog.L
 	return c
 }
 
-func (c *virtualClock) grant(ms int) error {
+func (c *virtualClock) grant(policy string, ms int) error {
 	select { // a late expiry of an earlier grant
 	case <-c.expired:
 	default:
 	}
-	if _, err := cdpSend(c.log, c.cdp, "Emulation.setVirtualTimePolicy", map[string]any{"policy": c.policy, "budget": ms}); err != nil {
+	if _, err := cdpSend(c.log, c.cdp, "Emulation.setVirtualTimePolicy", map[string]any{"policy": policy, "budget": ms}); err != nil {
 		return worldErr("Emulation.setVirtualTimePolicy", err)
 	}
 	return nil
@@ -127,14 +127,13 @@ func (c *virtualClock) restart() { c.origin = time.Time{} }
 //
 // Chromium gave a page no frame while its virtual clock was behind the wall clock: its
 // screenshots (clipped or not) and requestAnimationFrame waited until the page clock was let
-// run past the lag, which under a paused clock is never (TestSlowFetchesKeepFrames). The
-// clock falls behind when it waits on a fetch that takes a second
-// or more of real time (a slow API the page polls), since it does not move while the fetch is
-// pending. A person's page would have lived through that time, so after such a step the
-// page's timers run on (not waiting on fetches) until its clock is ahead of the wall clock
-// again.
+// run past the lag, which under a paused clock is never (TestSlowFetchesKeepFrames). The clock
+// falls behind when it waits on a fetch that takes a second or more of real time (a slow API
+// the page polls), since it does not move while the fetch is pending. A person's page would
+// have lived through that time, so after such a step the page's timers run on (not waiting on
+// fetches) until its clock is ahead of the wall clock again.
 func (c *virtualClock) advance(ctx context.Context, ms int, deadline time.Time) error {
-	if err := c.step(ctx, ms, deadline); err != nil {
+	if err := c.step(ctx, c.policy, ms, deadline); err != nil {
 		return err
 	}
 	c.page += float64(ms)
@@ -145,11 +144,7 @@ func (c *virtualClock) advance(ctx context.Context, ms int, deadline time.Time) 
 		}
 		up := int(math.Ceil(lag + 2*catchUpMarginMS))
 		c.log.Debug("page clock behind the wall clock; letting it catch up", "lag_ms", int(lag), "grant_ms", up)
-		policy := c.policy
-		c.policy = vtAdvance
-		err := c.step(ctx, up, deadline)
-		c.policy = policy
-		if err != nil {
+		if err := c.step(ctx, vtAdvance, up, deadline); err != nil {
 			return err
 		}
 		c.page += float64(up)
@@ -157,9 +152,9 @@ func (c *virtualClock) advance(ctx context.Context, ms int, deadline time.Time) 
 	return nil
 }
 
-// step grants ms of page time and waits until they have passed.
-func (c *virtualClock) step(ctx context.Context, ms int, deadline time.Time) error {
-	if err := c.grant(ms); err != nil {
+// step grants ms of page time under policy and waits until they have passed.
+func (c *virtualClock) step(ctx context.Context, policy string, ms int, deadline time.Time) error {
+	if err := c.grant(policy, ms); err != nil {
 		return err
 	}
 	stall := time.NewTimer(c.stall)
@@ -171,14 +166,14 @@ func (c *virtualClock) step(ctx context.Context, ms int, deadline time.Time) err
 		case <-c.expired:
 			return nil
 		case <-stall.C:
-			if c.policy == vtAdvance {
+			if policy == vtAdvance {
 				continue
 			}
 			// A fetch that never completes (a long poll, a stream) would stop the clock
 			// for good: from here on it runs whatever is pending.
-			c.policy = vtAdvance
+			c.policy, policy = vtAdvance, vtAdvance
 			c.log.Debug("virtual clock stalled on pending fetches; letting it run", "step_ms", ms)
-			if err := c.grant(ms); err != nil {
+			if err := c.grant(policy, ms); err != nil {
 				return err
 			}
 		case <-end.C:

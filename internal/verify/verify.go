@@ -126,7 +126,7 @@ func (r *Request) validate() (*url.URL, error) {
 		add("preview url must be http or https")
 	case u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "":
 		add("preview url must be a plain origin (optionally with a path)")
-	case originOf(r.PreviewURL) == "":
+	case contracts.URLOrigin(u) == "":
 		add("preview url %q has no origin: its port must be a number up to 65535", r.PreviewURL)
 	}
 	if r.Variant != nil {
@@ -289,7 +289,7 @@ func (v *Verifier) client() *http.Client {
 			if len(via) >= 5 {
 				return http.ErrUseLastResponse
 			}
-			if originOf(req.URL.String()) != originOf(via[0].URL.String()) {
+			if contracts.URLOrigin(req.URL) != contracts.URLOrigin(via[0].URL) {
 				return http.ErrUseLastResponse // never leave the app under test
 			}
 			return nil
