@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode/utf16"
@@ -147,6 +148,18 @@ var personAdversaries = []personImpl{
 	{impl: impl{name: "time-api-10s-real", class: "time", head: fixedCSS,
 		body: render(backToTable + `fetch('/api/quotes').then((r) => r.json()).then((j) => { if (j.table) back(); });`),
 		api:  `{"table": true}`, apiDelay: 10 * time.Second}},
+	// The server keeps the time and the page asks it: every second of page time, and the
+	// answer is "table" once 5 s of real time have passed since the page first asked.
+	{impl: impl{name: "time-server-clock-5s", class: "time", head: fixedCSS,
+		body: render(backToTable + `const k = Math.random().toString(36).slice(2);
+			const ask = () => fetch('/api/mode?k=' + k).then((r) => r.json()).then((j) => { if (j.table) back(); });
+			ask(); setInterval(ask, 1000);`)},
+		extra: map[string]http.HandlerFunc{"/api/mode": serverClock(5 * time.Second)}},
+	// The server keeps the time on an event stream: "table" 5 s of real time after the page
+	// opens it.
+	{impl: impl{name: "time-event-stream-5s", class: "time", head: fixedCSS,
+		body: render(backToTable + `new EventSource('/events').onmessage = (e) => { if (e.data === 'table') back(); };`)},
+		extra: map[string]http.HandlerFunc{"/events": streamAfter(5*time.Second, "table")}},
 
 	// touch: the wide table back at the first thing a person does.
 	{impl: impl{name: "touch-scroll-wheel", class: "touch", head: fixedCSS,
@@ -228,6 +241,18 @@ var personFixes = []personImpl{
 				_, _ = w.Write(tinyFont())
 			},
 		}},
+	// The W1 fix that asks its server for prices every second of page time; the server's
+	// prices move with the wall clock. Watched to the end of its budget in real time (what it
+	// asks reaches the server no earlier than a person's page would ask it), and satisfied.
+	{impl: impl{name: "fix-polled-prices", class: "time", head: fixedCSS,
+		body: render(`const ask = () => fetch('/api/prices').then((r) => r.json()).then((j) => {
+				for (const c of document.querySelectorAll('[data-testid="watchlist-card"]')) c.lastChild.textContent = j.price + ' +1.9%'; });
+			setInterval(ask, 1000);`)},
+		extra: map[string]http.HandlerFunc{"/api/prices": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Cache-Control", "no-store")
+			fmt.Fprintf(w, `{"price": "%d.05"}`, 900+time.Now().Second())
+		}}},
 }
 
 // pushAfter is a WebSocket endpoint that sends one text message after d of real time.
@@ -252,6 +277,50 @@ func pushAfter(d time.Duration, msg string) http.HandlerFunc {
 		_, _ = conn.Write(append([]byte{0x81, byte(len(msg))}, msg...)) // one unmasked text frame
 		// Keep the socket open until the page goes: a close would be a change of its own.
 		_, _ = io.Copy(io.Discard, conn)
+	}
+}
+
+// serverClock answers {"table": true} to a page (its k) once after has passed in real time
+// since it first asked, and {"table": false} before.
+func serverClock(after time.Duration) http.HandlerFunc {
+	var mu sync.Mutex
+	first := map[string]time.Time{}
+	return func(w http.ResponseWriter, r *http.Request) {
+		k := r.URL.Query().Get("k")
+		mu.Lock()
+		t0, ok := first[k]
+		if !ok {
+			t0 = time.Now()
+			first[k] = t0
+		}
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		fmt.Fprintf(w, `{"table": %t}`, time.Since(t0) >= after)
+	}
+}
+
+// streamAfter is an event stream that sends one message after d of real time, then stays open
+// until the page goes.
+func streamAfter(d time.Duration, msg string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		rc := http.NewResponseController(w)
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusOK)
+		if rc.Flush() != nil {
+			return
+		}
+		select {
+		case <-time.After(d):
+		case <-r.Context().Done():
+			return
+		}
+		fmt.Fprintf(w, "data: %s\n\n", msg)
+		if rc.Flush() != nil {
+			return
+		}
+		<-r.Context().Done()
 	}
 }
 

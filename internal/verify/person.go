@@ -98,19 +98,23 @@ func (r *run) touch(ctx context.Context, w *world, clk pageClock, call func(map[
 }
 
 // pendingLog tracks the page's fetches and XHRs in flight, as Playwright sees them, and whether
-// it opened a WebSocket.
+// it opened a WebSocket or an event stream.
 type pendingLog struct {
 	mu      sync.Mutex
 	open    map[playwright.Request]string
-	sockets atomic.Bool
+	streams atomic.Bool
 	changed chan struct{}
 }
 
 func newPendingLog(page playwright.Page) *pendingLog {
 	l := &pendingLog{open: map[playwright.Request]string{}, changed: make(chan struct{}, 1)}
-	page.OnWebSocket(func(playwright.WebSocket) { l.sockets.Store(true) })
+	page.OnWebSocket(func(playwright.WebSocket) { l.streams.Store(true) })
 	page.OnRequest(func(req playwright.Request) {
-		if t := req.ResourceType(); t != "fetch" && t != "xhr" {
+		t := req.ResourceType()
+		if t == "eventsource" {
+			l.streams.Store(true)
+		}
+		if t != "fetch" && t != "xhr" {
 			return
 		}
 		l.mu.Lock()
@@ -153,14 +157,14 @@ const holdMargin = 3 * time.Second
 var errPending = fmt.Errorf("requests still pending at the end of the budget")
 
 // hold waits in real time, at the final read, for what the page clock does not cover: a page
-// with dedicated workers (their timers run on the wall clock) or a WebSocket (its server may
-// push on the wall clock) until its budget has passed in real time since it loaded, and every
-// fetch or XHR until it completes.
+// with dedicated workers (their timers run on the wall clock), a WebSocket or an event stream
+// (its server may push on the wall clock) until its budget has passed in real time since it
+// loaded, and every fetch or XHR until it completes.
 func (l *pendingLog) hold(page playwright.Page, loaded time.Time, budget time.Duration) func(context.Context, time.Time) (bool, error) {
 	return func(ctx context.Context, deadline time.Time) (bool, error) {
 		until := deadline.Add(-holdMargin)
 		waited := false
-		if l.sockets.Load() || len(page.Workers()) > 0 {
+		if l.streams.Load() || len(page.Workers()) > 0 {
 			end := loaded.Add(budget)
 			if end.After(until) {
 				end = until
