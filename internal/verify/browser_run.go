@@ -189,9 +189,7 @@ func (r *run) viewport(ctx context.Context, job pageJob, deadline, share time.Ti
 	}
 	dev := deviceFor(vp, r.browser.Info.Version)
 	dev.contextOptions(&opts)
-	closing := make(chan struct{}) // releases held delay_route and paced requests
 	og := newOriginGuard(r.base, r.req.AllowedOrigins)
-	og.pace = newPacer(deadline.Add(-holdMargin), closing, r.log)
 	if r.browser.Info.Mode == ModeLocal {
 		px, err := startPinProxy(og)
 		if err != nil {
@@ -208,7 +206,8 @@ func (r *run) viewport(ctx context.Context, job pageJob, deadline, share time.Ti
 	if err != nil {
 		return fail(fmt.Errorf("new browser context: %w", err))
 	}
-	traceOpen := false // tracing started and its trace not yet saved
+	closing := make(chan struct{}) // releases held delay_route requests
+	traceOpen := false             // tracing started and its trace not yet saved
 	defer func() {
 		if traceOpen {
 			// The page is left without its trace (no frame, an error): discarding it removes
@@ -467,7 +466,6 @@ func (r *run) drive(ctx context.Context, job pageJob, members []contracts.Criter
 		hold:  pend.hold(page, navStart, time.Duration(endMS)*time.Millisecond),
 		touch: touches(lead, vp) && len(reads) > 0,
 		phone: contracts.IsPhone(vp),
-		pace:  og.pace,
 		beforeTouch: func() {
 			c, p := sink.snapshot()
 			before = &errSink{console: c, page: p}

@@ -66,11 +66,9 @@
 //     waited for in real time, and a page with dedicated workers (whose timers run on the wall
 //     clock) or that opened a WebSocket or an event stream (whose server may push on the wall
 //     clock) until its budget has passed in real time since it loaded; it is then read again.
-//     A request the page makes while watched (a poll, an image, a script) is held until the
-//     wall clock, counted from the document's time origin, has reached the page time it could
-//     have been made at (pacer): a server that answers by the wall clock is never asked
-//     earlier than a person's page would ask it, and a page that polls to the end of its
-//     budget is watched for its budget in real time.
+//     Not covered: a page that polls its server (by fetch, an image, or at a person's
+//     touch), whose server answers by the wall clock, can tell that the page clock runs
+//     ahead of it.
 //     Requests still pending when the real budget ends make the criterion an error naming them,
 //     never a pass.
 //   - A person's pass: at a phone's width, a criterion with no input of its own is read once

@@ -45,9 +45,6 @@ const maxBlockedListed = 20
 type originGuard struct {
 	preview string
 	allowed map[string]bool
-	// pace, when set, holds each request let through until the wall clock has caught up with
-	// the page clock (pacer).
-	pace *pacer
 
 	mu      sync.Mutex
 	left    string   // the first URL outside the origin a page or frame navigated to
@@ -163,7 +160,6 @@ func (g *originGuard) route(rt playwright.Route) {
 	req := rt.Request()
 	u := req.URL()
 	if g.fetchable(u) {
-		g.pace.wait(u)
 		_ = rt.Continue()
 		return
 	}

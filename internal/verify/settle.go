@@ -40,9 +40,6 @@ type watch struct {
 	phone bool
 	// beforeTouch, when set, is called right before the person's pass.
 	beforeTouch func()
-	// pace, when set, is told the page clock's every answer and grant: it keeps the page's
-	// requests from reaching the server ahead of the page clock.
-	pace *pacer
 }
 
 // pageRead is one full read of a criterion's assertion at one viewport.
@@ -76,7 +73,6 @@ type virtualClock struct {
 	// advance compares with the wall clock.
 	origin time.Time
 	page   float64
-	pace   *pacer // told of every answer and grant; while it holds a request, no stall
 }
 
 // catchUpMarginMS: advance lets a page clock less than this far ahead of the wall clock catch
@@ -109,7 +105,6 @@ func (c *virtualClock) grant(policy string, ms int) error {
 	case <-c.expired:
 	default:
 	}
-	c.pace.granted(ms) // before the page can run into it
 	if _, err := cdpSend(c.log, c.cdp, "Emulation.setVirtualTimePolicy", map[string]any{"policy": policy, "budget": ms}); err != nil {
 		return worldErr("Emulation.setVirtualTimePolicy", err)
 	}
@@ -123,14 +118,10 @@ func (c *virtualClock) answered(pageMS float64) {
 		c.origin = time.Now().Add(-time.Duration(pageMS * float64(time.Millisecond)))
 	}
 	c.page = pageMS
-	c.pace.answered(c.origin, pageMS)
 }
 
 // restart forgets the origin: the page navigated, and its new document has its own.
-func (c *virtualClock) restart() {
-	c.origin = time.Time{}
-	c.pace.restart()
-}
+func (c *virtualClock) restart() { c.origin = time.Time{} }
 
 // advance lets ms of page time pass, then catches the page clock up with the wall clock.
 //
@@ -176,12 +167,6 @@ func (c *virtualClock) step(ctx context.Context, policy string, ms int, deadline
 			return nil
 		case <-stall.C:
 			if policy == vtAdvance {
-				continue
-			}
-			if c.pace.holding() {
-				// The fetch the clock waits on is held until real time catches up with
-				// the page's, and then goes.
-				stall.Reset(c.stall)
 				continue
 			}
 			// A fetch that never completes (a long poll, a stream) would stop the clock
@@ -265,7 +250,6 @@ func (r *run) observe(ctx context.Context, bctx playwright.BrowserContext, page 
 	quietMS, settleStep, observeStep := p.HeldQuietMS, p.HeldPollMS, p.HeldPollMS
 	if !held {
 		vc = newVirtualClock(w.cdp, time.Duration(p.StallMS)*time.Millisecond, r.log)
-		vc.pace = wo.pace
 		clk, quietMS, settleStep, observeStep = vc, p.QuietMS, p.SettleStepMS, p.ObserveStepMS
 	}
 	defer clk.release()
