@@ -54,6 +54,10 @@ type pageRead struct {
 type pageClock interface {
 	// advance lets ms of page time pass.
 	advance(ctx context.Context, ms int, deadline time.Time) error
+	// answered is told the page time of every probe answer.
+	answered(pageMS float64)
+	// restart is called when the page navigated to a new document.
+	restart()
 	// release is called once the page is read.
 	release()
 }
@@ -201,7 +205,9 @@ func (realClock) advance(ctx context.Context, ms int, deadline time.Time) error 
 	}
 	return sleepCtx(ctx, time.Duration(ms)*time.Millisecond)
 }
-func (realClock) release() {}
+func (realClock) answered(float64) {}
+func (realClock) restart()         {}
+func (realClock) release()         {}
 
 // maxPageElements bounds the document a criterion is measured on.
 const maxPageElements = 100_000
@@ -246,10 +252,9 @@ func (r *run) observe(ctx context.Context, bctx playwright.BrowserContext, page 
 	defer w.close()
 
 	var clk pageClock = realClock{}
-	var vc *virtualClock
 	quietMS, settleStep, observeStep := p.HeldQuietMS, p.HeldPollMS, p.HeldPollMS
 	if !held {
-		vc = newVirtualClock(w.cdp, time.Duration(p.StallMS)*time.Millisecond, r.log)
+		vc := newVirtualClock(w.cdp, time.Duration(p.StallMS)*time.Millisecond, r.log)
 		clk, quietMS, settleStep, observeStep = vc, p.QuietMS, p.SettleStepMS, p.ObserveStepMS
 	}
 	defer clk.release()
@@ -281,17 +286,13 @@ func (r *run) observe(ctx context.Context, bctx playwright.BrowserContext, page 
 					if !ok {
 						return nil, errors.New("probe: no page clock in the answer")
 					}
-					if vc != nil {
-						vc.answered(now)
-					}
+					clk.answered(now)
 				}
 				return res, err
 			}
 			r.log.Debug("the page navigated while being observed; measuring the new document")
 			obs.reads = nil
-			if vc != nil {
-				vc.restart()
-			}
+			clk.restart()
 			if err := reset(); err != nil {
 				return nil, err
 			}
