@@ -88,15 +88,18 @@ func copyTrace(zw *zip.Writer, p tracePart, seen map[string]bool) error {
 			continue
 		}
 		seen[name] = true
-		rc, err := e.Open()
+		// Copied as compressed: inflating every part and deflating it again for each
+		// criterion that shares the page was a fifth of the verifier's own CPU on W1.
+		raw, err := e.OpenRaw()
 		if err != nil {
 			return fmt.Errorf("trace entry %s: %w", e.Name, err)
 		}
-		w, err := zw.CreateHeader(&zip.FileHeader{Name: name, Method: zip.Deflate, Modified: e.Modified})
+		h := e.FileHeader
+		h.Name = name
+		w, err := zw.CreateRaw(&h)
 		if err == nil {
-			_, err = io.Copy(w, rc)
+			_, err = io.Copy(w, raw)
 		}
-		rc.Close()
 		if err != nil {
 			return fmt.Errorf("trace entry %s: %w", e.Name, err)
 		}
