@@ -217,26 +217,27 @@ func TestArtifactsAndProgress(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer zr.Close()
-	names := map[string]bool{}
+	entries := map[string]string{}
 	for _, e := range zr.File {
-		names[e.Name] = true
 		// Every entry reads back whole: its checksum and sizes agree with its data.
 		rc, err := e.Open()
+		var b []byte
 		if err == nil {
-			_, err = io.Copy(io.Discard, rc)
+			b, err = io.ReadAll(rc)
 			rc.Close()
 		}
 		if err != nil {
 			t.Errorf("trace entry %s: %v", e.Name, err)
 		}
+		entries[e.Name] = string(b)
 	}
 	for _, n := range []string{"390x844-trace.trace", "390x844-trace.network", "1440x1000-trace.trace", "1440x1000-trace.network"} {
-		if !names[n] {
+		if _, ok := entries[n]; !ok {
 			t.Errorf("trace has no %s (entries: %d)", n, len(zr.File))
 		}
 	}
 	for _, vp := range []string{"390x844", "1440x1000"} {
-		if !strings.Contains(readZipEntry(t, zr, vp+"-trace.trace"), `"method":"goto"`) {
+		if !strings.Contains(entries[vp+"-trace.trace"], `"method":"goto"`) {
 			t.Errorf("the %s trace does not record the navigation", vp)
 		}
 	}
@@ -282,25 +283,4 @@ func TestW1WithPolicy(t *testing.T) {
 		t.Errorf("first reason %q does not name scrollWidth and innerWidth", d.Reasons[0].Message)
 	}
 	t.Logf("W2: %s", d.Summary())
-}
-
-// readZipEntry is one entry of a zip, read whole.
-func readZipEntry(t *testing.T, zr *zip.ReadCloser, name string) string {
-	t.Helper()
-	for _, e := range zr.File {
-		if e.Name != name {
-			continue
-		}
-		rc, err := e.Open()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rc.Close()
-		b, err := io.ReadAll(rc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
-	return ""
 }
