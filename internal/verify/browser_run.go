@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -289,11 +290,13 @@ func (r *run) viewport(ctx context.Context, job pageJob, deadline, share time.Ti
 	}
 
 	t := time.Now()
-	png, serr := page.Screenshot(playwright.PageScreenshotOptions{
-		FullPage: playwright.Bool(true),
-		Scale:    playwright.ScreenshotScaleCss,
-		Timeout:  playwright.Float(float64(artifactTimeout.Milliseconds())),
-	})
+	png, serr := r.fullPageShot(ctx, page)
+	if errors.Is(serr, errNoFrame) {
+		// The page was read, but the browser paints it no more (a busy host): measured
+		// again on a new page, as when a read's screenshot gets no frame.
+		failAll(serr)
+		return outs, tm
+	}
 	for m, c := range members {
 		shot := fmt.Sprintf("shot-%s-%s.png", c.ID, vpName(vp))
 		err := serr
@@ -322,6 +325,33 @@ func (r *run) viewport(ctx context.Context, job pageJob, deadline, share time.Ti
 	}
 	tm.artifactMS = time.Since(t).Milliseconds()
 	return outs, tm
+}
+
+// fullPageShot is the page's screenshot for the evidence. One that does not come within
+// artifactTimeout is errNoFrame: Chromium answers a screenshot only after the page's
+// compositor has run (sendPainted).
+func (r *run) fullPageShot(ctx context.Context, page playwright.Page) ([]byte, error) {
+	wait := cmp.Or(r.v.Config.frameWait, artifactTimeout)
+	shot := func() ([]byte, error) {
+		return page.Screenshot(playwright.PageScreenshotOptions{
+			FullPage: playwright.Bool(true),
+			Scale:    playwright.ScreenshotScaleCss,
+			Timeout:  playwright.Float(float64(wait.Milliseconds())),
+		})
+	}
+	if drop := r.v.Config.dropFrame; drop != nil && drop("Page.screenshot") {
+		lost := make(chan struct{})
+		defer close(lost)
+		shot = func() ([]byte, error) { <-lost; return nil, nil } // a screenshot Chromium never answers
+	}
+	var png []byte
+	// The guard is a backstop in case Playwright's own timeout does not fire; the abandoned
+	// call ends when the page's context closes.
+	err := guard(ctx, time.Now().Add(wait+time.Second), func() (err error) { png, err = shot(); return err })
+	if errors.Is(err, errDeadline) || errors.Is(err, playwright.ErrTimeout) {
+		return nil, fmt.Errorf("%w: the full-page screenshot did not come in %s", errNoFrame, wait)
+	}
+	return png, err
 }
 
 // drive navigates, performs the actions, waits for the page to settle and reads every

@@ -58,11 +58,13 @@ type Config struct {
 	RealTimeFactor float64
 	// problem is what was wrong in the environment DefaultConfig read; CheckSetup reports it.
 	problem string
-	// frameWait, when set, replaces the package's frameWait, and dropFrame, when set, is asked
-	// before each call that waits for a frame (sendPainted): true swallows it, as Chromium did
-	// on a busy host. Tests only: a page without frames cannot be made at will.
+	// frameWait, when set, replaces the package's frameWait and artifactTimeout, and
+	// dropFrame, when set, is asked before each call that waits for a frame, with its name
+	// (the CDP method of a sendPainted, "Page.screenshot" for the full-page screenshot): true
+	// swallows it, as Chromium did on a busy host. Tests only: a page without frames cannot
+	// be made at will.
 	frameWait time.Duration
-	dropFrame func() bool
+	dropFrame func(call string) bool
 }
 
 // ConfigFrom is the verifier's configuration from the process's settings; empty paths take

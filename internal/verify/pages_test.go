@@ -221,7 +221,7 @@ func TestAPageWithoutFramesIsMeasuredAgainOnANewPage(t *testing.T) {
 		v := testVerifier(t)
 		var asked atomic.Int64
 		v.Config.frameWait = 3 * time.Second // a hang detector: answered calls take milliseconds
-		v.Config.dropFrame = func() bool { return asked.Add(1) == 1 }
+		v.Config.dropFrame = func(string) bool { return asked.Add(1) == 1 }
 		base, loads := countingSite(t, watchlistGood)
 		ev := verify(t, v, contractRequest(t, c, hash, base))
 		if asked.Load() < 2 {
@@ -234,10 +234,27 @@ func TestAPageWithoutFramesIsMeasuredAgainOnANewPage(t *testing.T) {
 			t.Errorf("the page was loaded %d times, want 3 (one per viewport, and the page that lost a frame again)", n)
 		}
 	})
+	t.Run("the full-page screenshot lost", func(t *testing.T) {
+		v := testVerifier(t)
+		var shots atomic.Int64
+		v.Config.frameWait = 3 * time.Second
+		v.Config.dropFrame = func(call string) bool { return call == "Page.screenshot" && shots.Add(1) == 1 }
+		base, loads := countingSite(t, watchlistGood)
+		ev := verify(t, v, contractRequest(t, c, hash, base))
+		for _, cr := range c.Criteria {
+			wantStatus(t, ev, cr.ID, contracts.StatusPass)
+		}
+		if n := shots.Load(); n != 3 {
+			t.Errorf("%d full-page screenshots, want 3 (one per viewport, and the lost one's again)", n)
+		}
+		if n := loads.Load(); n != 3 {
+			t.Errorf("the page was loaded %d times, want 3 (one per viewport, and the page whose screenshot was lost again)", n)
+		}
+	})
 	t.Run("all lost", func(t *testing.T) {
 		v := testVerifier(t)
 		v.Config.frameWait = time.Second
-		v.Config.dropFrame = func() bool { return true }
+		v.Config.dropFrame = func(string) bool { return true }
 		base, loads := countingSite(t, watchlistGood)
 		ev := verify(t, v, contractRequest(t, c, hash, base))
 		errs := 0

@@ -119,8 +119,8 @@ func Ref() contracts.VerifierRef {
 type world struct {
 	cdp       playwright.CDPSession
 	log       *slog.Logger
-	frameWait time.Duration // how long a screenshot may take (capture)
-	dropFrame func() bool   // Config.dropFrame
+	frameWait time.Duration     // how long a screenshot may take (capture)
+	dropFrame func(string) bool // Config.dropFrame
 	contextID int
 	probe     string             // the probe's function in the world, compiled once (create)
 	handles   map[float64]string // shadow-root handles by backend node id
@@ -388,7 +388,7 @@ func (w *world) sendPainted(method string, params map[string]any) (any, error) {
 	wait := cmp.Or(w.frameWait, frameWait)
 	var res any
 	call := func() (err error) { res, err = w.send(method, params); return err }
-	if w.dropFrame != nil && w.dropFrame() {
+	if w.dropFrame != nil && w.dropFrame(method) {
 		lost := make(chan struct{})
 		defer close(lost)
 		call = func() error { <-lost; return nil } // a call Chromium never answers
