@@ -328,28 +328,23 @@ func (r *run) viewport(ctx context.Context, job pageJob, deadline, share time.Ti
 }
 
 // fullPageShot is the page's screenshot for the evidence. One that does not come within
-// artifactTimeout is errNoFrame: Chromium answers a screenshot only after the page's
-// compositor has run (sendPainted).
+// artifactTimeout (Playwright's timeout or awaitFrame's) is errNoFrame.
 func (r *run) fullPageShot(ctx context.Context, page playwright.Page) ([]byte, error) {
 	wait := cmp.Or(r.v.Config.frameWait, artifactTimeout)
-	shot := func() ([]byte, error) {
-		return page.Screenshot(playwright.PageScreenshotOptions{
+	var png []byte
+	err := awaitFrame(ctx, wait, r.v.Config.dropFrame, "Page.screenshot", func() (err error) {
+		png, err = page.Screenshot(playwright.PageScreenshotOptions{
 			FullPage: playwright.Bool(true),
 			Scale:    playwright.ScreenshotScaleCss,
 			Timeout:  playwright.Float(float64(wait.Milliseconds())),
 		})
+		return err
+	})
+	if errors.Is(err, playwright.ErrTimeout) {
+		err = fmt.Errorf("%w in %s", errNoFrame, wait)
 	}
-	if drop := r.v.Config.dropFrame; drop != nil && drop("Page.screenshot") {
-		lost := make(chan struct{})
-		defer close(lost)
-		shot = func() ([]byte, error) { <-lost; return nil, nil } // a screenshot Chromium never answers
-	}
-	var png []byte
-	// The guard is a backstop in case Playwright's own timeout does not fire; the abandoned
-	// call ends when the page's context closes.
-	err := guard(ctx, time.Now().Add(wait+time.Second), func() (err error) { png, err = shot(); return err })
-	if errors.Is(err, errDeadline) || errors.Is(err, playwright.ErrTimeout) {
-		return nil, fmt.Errorf("%w: the full-page screenshot did not come in %s", errNoFrame, wait)
+	if errors.Is(err, errNoFrame) {
+		return nil, fmt.Errorf("full-page screenshot: %w", err)
 	}
 	return png, err
 }

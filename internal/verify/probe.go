@@ -385,20 +385,26 @@ const frameWait = 20 * time.Second
 // sendPainted is a CDP call that Chromium answers only after the page's compositor has run,
 // bounded by frameWait (guard). The abandoned call ends when the page's context closes.
 func (w *world) sendPainted(method string, params map[string]any) (any, error) {
-	wait := cmp.Or(w.frameWait, frameWait)
 	var res any
-	call := func() (err error) { res, err = w.send(method, params); return err }
-	if w.dropFrame != nil && w.dropFrame(method) {
+	err := awaitFrame(context.Background(), cmp.Or(w.frameWait, frameWait), w.dropFrame, method,
+		func() (err error) { res, err = w.send(method, params); return err })
+	return res, err
+}
+
+// awaitFrame runs call, which Chromium answers only after the page's compositor has run, and
+// makes no answer within wait errNoFrame. drop (Config.dropFrame), when it says so for name,
+// turns call into one Chromium never answers.
+func awaitFrame(ctx context.Context, wait time.Duration, drop func(string) bool, name string, call func() error) error {
+	if drop != nil && drop(name) {
 		lost := make(chan struct{})
 		defer close(lost)
-		call = func() error { <-lost; return nil } // a call Chromium never answers
+		call = func() error { <-lost; return nil }
 	}
-	if err := guard(context.Background(), time.Now().Add(wait), call); errors.Is(err, errDeadline) {
-		return nil, fmt.Errorf("%w in %s", errNoFrame, wait)
-	} else if err != nil {
-		return nil, err
+	if err := guard(ctx, time.Now().Add(wait), call); errors.Is(err, errDeadline) {
+		return fmt.Errorf("%w in %s", errNoFrame, wait)
+	} else {
+		return err
 	}
-	return res, nil
 }
 
 // slowCDP is how long a CDP call may go unanswered before the verifier says so at debug level.

@@ -254,8 +254,8 @@ func (r *run) observe(ctx context.Context, bctx playwright.BrowserContext, page 
 	var clk pageClock = realClock{}
 	quietMS, settleStep, observeStep := p.HeldQuietMS, p.HeldPollMS, p.HeldPollMS
 	if !held {
-		vc := newVirtualClock(w.cdp, time.Duration(p.StallMS)*time.Millisecond, r.log)
-		clk, quietMS, settleStep, observeStep = vc, p.QuietMS, p.SettleStepMS, p.ObserveStepMS
+		clk = newVirtualClock(w.cdp, time.Duration(p.StallMS)*time.Millisecond, r.log)
+		quietMS, settleStep, observeStep = p.QuietMS, p.SettleStepMS, p.ObserveStepMS
 	}
 	defer clk.release()
 
