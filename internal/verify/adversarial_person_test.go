@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"sort"
 	"strings"
 	"sync"
@@ -148,6 +149,36 @@ var personAdversaries = []personImpl{
 	{impl: impl{name: "time-api-10s-real", class: "time", head: fixedCSS,
 		body: render(backToTable + `fetch('/api/quotes').then((r) => r.json()).then((j) => { if (j.table) back(); });`),
 		api:  `{"table": true}`, apiDelay: 10 * time.Second}},
+	// The server keeps the time and the page asks it: every second of page time, and the
+	// answer is "table" once 5 s of real time have passed since the page first asked.
+	{impl: impl{name: "time-server-clock-5s", class: "time", head: fixedCSS,
+		body: render(backToTable + `const k = Math.random().toString(36).slice(2);
+			const ask = () => fetch('/api/mode?k=' + k).then((r) => r.json()).then((j) => { if (j.table) back(); });
+			ask(); setInterval(ask, 1000);`)},
+		extra: map[string]http.HandlerFunc{"/api/mode": serverClock(5 * time.Second)}},
+	// The same server, asked once at load and again at a person's first touch: a person who
+	// looks at the page for a while before scrolling gets the wide table.
+	{impl: impl{name: "time-server-clock-on-touch", class: "time", head: fixedCSS,
+		body: render(backToTable + `const k = Math.random().toString(36).slice(2);
+			const ask = () => fetch('/api/mode?k=' + k).then((r) => r.json()).then((j) => { if (j.table) back(); });
+			ask(); for (const e of ['scroll', 'touchstart', 'pointerdown', 'keydown']) addEventListener(e, ask, {passive: true, once: true});`)},
+		extra: map[string]http.HandlerFunc{"/api/mode": serverClock(5 * time.Second)}},
+	// The same server asked by an image every second: it loads once 5 s of real time have
+	// passed since the first, and fails before.
+	{impl: impl{name: "time-server-clock-image", class: "time", head: fixedCSS,
+		body: render(backToTable + `const k = Math.random().toString(36).slice(2); let n = 0;
+			const ask = () => { const i = new Image(); i.onload = back; i.src = '/api/mode.gif?k=' + k + '&n=' + n++; };
+			ask(); setInterval(ask, 1000);`)},
+		extra: map[string]http.HandlerFunc{"/api/mode.gif": serverClockImage(5 * time.Second)}},
+	// The same server asked every second, and what it says breaks the wide screen only: at a
+	// desktop's width, where no person's pass comes, the table goes once 5 s of real time
+	// have passed.
+	{impl: impl{name: "time-server-clock-desktop", class: "time", head: fixedCSS,
+		body: render(`const k = Math.random().toString(36).slice(2);
+			const gone = () => { if (innerWidth >= 640) document.querySelector('table')?.remove(); };
+			const ask = () => fetch('/api/mode?k=' + k).then((r) => r.json()).then((j) => { if (j.table) gone(); });
+			ask(); setInterval(ask, 1000);`)},
+		extra: map[string]http.HandlerFunc{"/api/mode": serverClock(5 * time.Second)}},
 	// The server keeps the time on an event stream: "table" 5 s of real time after the page
 	// opens it.
 	{impl: impl{name: "time-event-stream-5s", class: "time", head: fixedCSS,
@@ -234,9 +265,10 @@ var personFixes = []personImpl{
 				_, _ = w.Write(tinyFont())
 			},
 		}},
-	// The W1 fix that asks its server for prices every second of page time: the cards' text
-	// changes at every answer, their layout never.
-	{impl: impl{name: "fix-polled-prices", head: fixedCSS,
+	// The W1 fix that asks its server for prices every second of page time; the server's
+	// prices move with the wall clock. Watched to the end of its budget in real time (it asks
+	// its server ahead of the wall clock), and satisfied.
+	{impl: impl{name: "fix-polled-prices", class: "time", head: fixedCSS,
 		body: render(`const ask = () => fetch('/api/prices').then((r) => r.json()).then((j) => {
 				for (const c of document.querySelectorAll('[data-testid="watchlist-card"]')) c.lastChild.textContent = j.price + ' +1.9%'; });
 			setInterval(ask, 1000);`)},
@@ -271,6 +303,46 @@ func pushAfter(d time.Duration, msg string) http.HandlerFunc {
 		_, _ = io.Copy(io.Discard, conn)
 	}
 }
+
+// serverClock answers {"table": true} to a page (its k) once after has passed in real time
+// since it first asked, and {"table": false} before.
+func serverClock(after time.Duration) http.HandlerFunc {
+	var mu sync.Mutex
+	first := map[string]time.Time{}
+	return func(w http.ResponseWriter, r *http.Request) {
+		k := r.URL.Query().Get("k")
+		mu.Lock()
+		t0, ok := first[k]
+		if !ok {
+			t0 = time.Now()
+			first[k] = t0
+		}
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		fmt.Fprintf(w, `{"table": %t}`, time.Since(t0) >= after)
+	}
+}
+
+// serverClockImage answers a page (its k) with a one-pixel GIF once after has passed in real
+// time since it first asked, and 404 before.
+func serverClockImage(after time.Duration) http.HandlerFunc {
+	answer := serverClock(after)
+	return func(w http.ResponseWriter, r *http.Request) {
+		rec := httptest.NewRecorder()
+		answer(rec, r)
+		if !strings.Contains(rec.Body.String(), "true") {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "image/gif")
+		w.Header().Set("Cache-Control", "no-store")
+		_, _ = w.Write(onePixelGIF)
+	}
+}
+
+// onePixelGIF is a 1x1 transparent GIF.
+var onePixelGIF = []byte("GIF89a\x01\x00\x01\x00\x80\x00\x00\x00\x00\x00\xff\xff\xff!\xf9\x04\x01\x00\x00\x00\x00,\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02D\x01\x00;")
 
 // streamAfter is an event stream that sends one message after d of real time, then stays open
 // until the page goes.

@@ -190,7 +190,9 @@ func (r *run) viewport(ctx context.Context, job pageJob, deadline, share time.Ti
 	}
 	dev := deviceFor(vp, r.browser.Info.Version)
 	dev.contextOptions(&opts)
+	closing := make(chan struct{}) // releases held delay_route and paced requests
 	og := newOriginGuard(r.base, r.req.AllowedOrigins)
+	og.pace = newPacer(deadline.Add(-holdMargin), closing, r.log)
 	if r.browser.Info.Mode == ModeLocal {
 		px, err := startPinProxy(og)
 		if err != nil {
@@ -207,8 +209,7 @@ func (r *run) viewport(ctx context.Context, job pageJob, deadline, share time.Ti
 	if err != nil {
 		return fail(fmt.Errorf("new browser context: %w", err))
 	}
-	closing := make(chan struct{}) // releases held delay_route requests
-	traceOpen := false             // tracing started and its trace not yet saved
+	traceOpen := false // tracing started and its trace not yet saved
 	defer func() {
 		if traceOpen {
 			// The page is left without its trace (no frame, an error): discarding it removes
@@ -491,6 +492,7 @@ func (r *run) drive(ctx context.Context, job pageJob, members []contracts.Criter
 		hold:  pend.hold(page, navStart, time.Duration(endMS)*time.Millisecond),
 		touch: touches(lead, vp) && len(reads) > 0,
 		phone: contracts.IsPhone(vp),
+		pace:  og.pace,
 		beforeTouch: func() {
 			c, p := sink.snapshot()
 			before = &errSink{console: c, page: p}

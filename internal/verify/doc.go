@@ -66,9 +66,11 @@
 //     waited for in real time, and a page with dedicated workers (whose timers run on the wall
 //     clock) or that opened a WebSocket or an event stream (whose server may push on the wall
 //     clock) until its budget has passed in real time since it loaded; it is then read again.
-//     Not covered: a page that polls its server (by fetch, an image, or at a person's
-//     touch), whose server answers by the wall clock, can tell that the page clock runs
-//     ahead of it.
+//     What a server that answers by the wall clock says by the end of the budget in real time
+//     is on screen at the last reads (pacer): a page that asked its server while its clock ran
+//     ahead of the wall clock runs on at the wall clock's pace after its budget, read at every
+//     step, until its budget has passed in real time; and what the page asks from a person's
+//     pass on is held until then.
 //     Requests still pending when the real budget ends make the criterion an error naming them,
 //     never a pass.
 //   - A person's pass: at a phone's width, a criterion with no input of its own is read once

@@ -45,6 +45,8 @@ const maxBlockedListed = 20
 type originGuard struct {
 	preview string
 	allowed map[string]bool
+	// pace, when set, is told of each request let through, before it goes (pacer).
+	pace *pacer
 
 	mu      sync.Mutex
 	left    string   // the first URL outside the origin a page or frame navigated to
@@ -160,6 +162,7 @@ func (g *originGuard) route(rt playwright.Route) {
 	req := rt.Request()
 	u := req.URL()
 	if g.fetchable(u) {
+		g.pace.request(u)
 		_ = rt.Continue()
 		return
 	}

@@ -40,6 +40,9 @@ type watch struct {
 	phone bool
 	// beforeTouch, when set, is called right before the person's pass.
 	beforeTouch func()
+	// pace, when set, is told the page clock's every answer and grant: it says whether the
+	// page asked its server ahead of the wall clock, and holds what it asks at a person's pass.
+	pace *pacer
 }
 
 // pageRead is one full read of a criterion's assertion at one viewport.
@@ -77,6 +80,7 @@ type virtualClock struct {
 	// advance compares with the wall clock.
 	origin time.Time
 	page   float64
+	pace   *pacer // told of every answer and grant; while it holds a request, no stall
 }
 
 // catchUpMarginMS: advance lets a page clock less than this far ahead of the wall clock catch
@@ -93,8 +97,8 @@ const (
 	vtPause          = "pause"
 )
 
-func newVirtualClock(cdp playwright.CDPSession, stall time.Duration, log *slog.Logger) *virtualClock {
-	c := &virtualClock{cdp: cdp, expired: make(chan struct{}, 1), stall: stall, policy: vtWaitForFetches, log: log}
+func newVirtualClock(cdp playwright.CDPSession, stall time.Duration, pace *pacer, log *slog.Logger) *virtualClock {
+	c := &virtualClock{cdp: cdp, expired: make(chan struct{}, 1), stall: stall, policy: vtWaitForFetches, pace: pace, log: log}
 	cdp.On("Emulation.virtualTimeBudgetExpired", func() {
 		select {
 		case c.expired <- struct{}{}:
@@ -109,6 +113,7 @@ func (c *virtualClock) grant(policy string, ms int) error {
 	case <-c.expired:
 	default:
 	}
+	c.pace.granted(ms) // before the page can run into it
 	if _, err := cdpSend(c.log, c.cdp, "Emulation.setVirtualTimePolicy", map[string]any{"policy": policy, "budget": ms}); err != nil {
 		return worldErr("Emulation.setVirtualTimePolicy", err)
 	}
@@ -122,10 +127,14 @@ func (c *virtualClock) answered(pageMS float64) {
 		c.origin = time.Now().Add(-time.Duration(pageMS * float64(time.Millisecond)))
 	}
 	c.page = pageMS
+	c.pace.answered(c.origin, pageMS)
 }
 
 // restart forgets the origin: the page navigated, and its new document has its own.
-func (c *virtualClock) restart() { c.origin = time.Time{} }
+func (c *virtualClock) restart() {
+	c.origin = time.Time{}
+	c.pace.restart()
+}
 
 // advance lets ms of page time pass, then catches the page clock up with the wall clock.
 //
@@ -171,6 +180,12 @@ func (c *virtualClock) step(ctx context.Context, policy string, ms int, deadline
 			return nil
 		case <-stall.C:
 			if policy == vtAdvance {
+				continue
+			}
+			if c.pace.holding() {
+				// The fetch the clock waits on is held until the page's budget has passed
+				// in real time (a person's pass), and then goes.
+				stall.Reset(c.stall)
 				continue
 			}
 			// A fetch that never completes (a long poll, a stream) would stop the clock
@@ -254,7 +269,7 @@ func (r *run) observe(ctx context.Context, bctx playwright.BrowserContext, page 
 	var clk pageClock = realClock{}
 	quietMS, settleStep, observeStep := p.HeldQuietMS, p.HeldPollMS, p.HeldPollMS
 	if !held {
-		clk = newVirtualClock(w.cdp, time.Duration(p.StallMS)*time.Millisecond, r.log)
+		clk = newVirtualClock(w.cdp, time.Duration(p.StallMS)*time.Millisecond, wo.pace, r.log)
 		quietMS, settleStep, observeStep = p.QuietMS, p.SettleStepMS, p.ObserveStepMS
 	}
 	defer clk.release()
@@ -316,6 +331,7 @@ func (r *run) observe(ctx context.Context, bctx playwright.BrowserContext, page 
 		quiet     float64 // page time since the last mutation, at the last poll
 		start     = -1.0
 		heldOnce  bool         // the real-time hold at the final read is done
+		live      time.Time    // set when the page runs on in real time after its budget: until when
 		now       float64      // page time at the last answer
 		polls     int          // probe calls answered
 		answered  = time.Now() // when the last one was (or observing began)
@@ -370,6 +386,9 @@ func (r *run) observe(ctx context.Context, bctx playwright.BrowserContext, page 
 			lastSig, sigSince = sig, now
 		}
 		final := !held && now >= endMS
+		if !live.IsZero() {
+			final = !time.Now().Before(live)
+		}
 		// Past its share of real time (a busy host), a page not yet read is read as it is:
 		// the clock then jumps to the end and the final read still sees what comes late.
 		if !settled && (min(quiet, now-sigSince) >= quietMS || now-start >= p.BusyFallbackMS || final || time.Now().After(share)) {
@@ -408,6 +427,18 @@ func (r *run) observe(ctx context.Context, bctx playwright.BrowserContext, page 
 				settled = true
 			}
 		}
+		if settled && final && !held && live.IsZero() && wo.pace.earlyRequests() > 0 {
+			// The page asked its server while its clock ran ahead of the wall clock: it
+			// runs on at the wall clock's pace, read at every step, until its budget has
+			// passed in real time (pacer).
+			live = wo.pace.pageEnd(endMS)
+			if time.Now().Before(live) {
+				r.log.Debug("the page asked its server ahead of the wall clock; watching it on in real time",
+					"early_requests", wo.pace.earlyRequests(), "ms", time.Until(live).Milliseconds())
+				obs.reads[len(obs.reads)-1].why = ReadPeriodic
+				final = false
+			}
+		}
 		switch {
 		case settled && final && !held && !heldOnce && wo.hold != nil:
 			// What runs outside the page clock (a fetch still pending, a worker's timer)
@@ -430,8 +461,23 @@ func (r *run) observe(ctx context.Context, bctx playwright.BrowserContext, page 
 				if wo.beforeTouch != nil {
 					wo.beforeTouch()
 				}
+				// A person touches the page once its budget has passed: what the page asks
+				// from here on reaches its server no earlier in real time (pacer).
+				wo.pace.holdFrom(wo.pace.pageEnd(endMS))
 				if err := r.touch(ctx, w, clk, call, quietMS, deadline); err != nil {
 					return nil, explain(err)
+				}
+				if wo.hold != nil {
+					// What the pass asked is answered and shown before the read.
+					waited, err := wo.hold(ctx, deadline)
+					if err != nil {
+						return nil, explain(err)
+					}
+					if waited {
+						if err := clk.advance(ctx, settleStep, deadline); err != nil {
+							return nil, explain(err)
+						}
+					}
 				}
 				res, err := call(read)
 				if err != nil {
@@ -462,6 +508,13 @@ func (r *run) observe(ctx context.Context, bctx playwright.BrowserContext, page 
 		switch {
 		case !settled:
 			step = settleStep
+		case !live.IsZero():
+			// In real time: the step's page time passes on the wall clock first.
+			if d := min(time.Duration(step)*time.Millisecond, time.Until(live)); d > 0 {
+				if err := sleepCtx(ctx, d); err != nil {
+					return nil, err
+				}
+			}
 		case time.Now().After(share):
 			// Real time is running short (a slow machine, a slow page): the clock jumps to
 			// the end of the budget and the final read follows, the steps between skipped.
