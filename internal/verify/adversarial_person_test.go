@@ -146,6 +146,14 @@ var personAdversaries = []personImpl{
 	{impl: impl{name: "time-socket-push-5s", class: "time", head: fixedCSS,
 		body: render(backToTable + `new WebSocket('ws://' + location.host + '/live').onmessage = (e) => { if (e.data === 'table') back(); };`)},
 		extra: map[string]http.HandlerFunc{"/live": pushAfter(5*time.Second, "table")}},
+	// The same server, asked over the socket every 4 s of page time: it answers "table" once
+	// 5 s of real time have passed since the page connected.
+	{impl: impl{name: "time-socket-ask-5s", class: "time", head: fixedCSS,
+		body: render(backToTable + `const ws = new WebSocket('ws://' + location.host + '/ask');
+			const ask = () => ws.send('mode?');
+			ws.onopen = () => { ask(); setInterval(ask, 4000); };
+			ws.onmessage = (e) => { if (e.data === 'table') back(); };`)},
+		extra: map[string]http.HandlerFunc{"/ask": answerAfter(5*time.Second, "table", "cards")}},
 	{impl: impl{name: "time-api-10s-real", class: "time", head: fixedCSS,
 		body: render(backToTable + `fetch('/api/quotes').then((r) => r.json()).then((j) => { if (j.table) back(); });`),
 		api:  `{"table": true}`, apiDelay: 10 * time.Second}},
@@ -301,6 +309,50 @@ func pushAfter(d time.Duration, msg string) http.HandlerFunc {
 		_, _ = conn.Write(append([]byte{0x81, byte(len(msg))}, msg...)) // one unmasked text frame
 		// Keep the socket open until the page goes: a close would be a change of its own.
 		_, _ = io.Copy(io.Discard, conn)
+	}
+}
+
+// answerAfter is a WebSocket endpoint that answers every text message the page sends: with
+// before until d of real time has passed since the page connected, with after from then on.
+func answerAfter(d time.Duration, after, before string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+			http.Error(w, "a WebSocket endpoint", http.StatusBadRequest)
+			return
+		}
+		sum := sha1.Sum([]byte(r.Header.Get("Sec-WebSocket-Key") + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
+		conn, buf, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		fmt.Fprintf(buf, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n\r\n",
+			base64.StdEncoding.EncodeToString(sum[:]))
+		if buf.Flush() != nil {
+			return
+		}
+		start := time.Now()
+		for {
+			// A client frame: FIN and opcode, a masked length under 126, the mask, the payload.
+			var head [6]byte
+			if _, err := io.ReadFull(buf, head[:]); err != nil || head[1]&0x7f >= 126 {
+				return
+			}
+			payload := make([]byte, head[1]&0x7f)
+			if _, err := io.ReadFull(buf, payload); err != nil {
+				return
+			}
+			if head[0]&0x0f != 1 { // not text (a close, a ping): the page is going
+				return
+			}
+			msg := before
+			if time.Since(start) >= d {
+				msg = after
+			}
+			if _, err := conn.Write(append([]byte{0x81, byte(len(msg))}, msg...)); err != nil {
+				return
+			}
+		}
 	}
 }
 

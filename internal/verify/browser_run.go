@@ -493,6 +493,7 @@ func (r *run) drive(ctx context.Context, job pageJob, members []contracts.Criter
 		touch: touches(lead, vp) && len(reads) > 0,
 		phone: contracts.IsPhone(vp),
 		pace:  og.pace,
+		talks: func() bool { return og.pace.earlyRequests() > 0 || pend.outside(page) },
 		beforeTouch: func() {
 			c, p := sink.snapshot()
 			before = &errSink{console: c, page: p}

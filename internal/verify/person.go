@@ -148,6 +148,13 @@ func (l *pendingLog) pending() []string {
 	return out
 }
 
+// outside reports whether the page has a clock of its own outside the page clock: a dedicated
+// worker (its timers run on the wall clock), a WebSocket or an event stream (its server may
+// push, or answer what the page asks, on the wall clock).
+func (l *pendingLog) outside(page playwright.Page) bool {
+	return l.streams.Load() || len(page.Workers()) > 0
+}
+
 // holdMargin is what the hold leaves of the real budget for the read after it, the
 // screenshot and the trace.
 const holdMargin = 3 * time.Second
@@ -159,12 +166,13 @@ var errPending = fmt.Errorf("requests still pending at the end of the budget")
 // hold waits in real time, at the final read, for what the page clock does not cover: a page
 // with dedicated workers (their timers run on the wall clock), a WebSocket or an event stream
 // (its server may push on the wall clock) until its budget has passed in real time since it
-// loaded, and every fetch or XHR until it completes.
+// loaded (observe has mostly run such a page on in real time to there already), and every
+// fetch or XHR until it completes.
 func (l *pendingLog) hold(page playwright.Page, loaded time.Time, budget time.Duration) func(context.Context, time.Time) (bool, error) {
 	return func(ctx context.Context, deadline time.Time) (bool, error) {
 		until := deadline.Add(-holdMargin)
 		waited := false
-		if l.streams.Load() || len(page.Workers()) > 0 {
+		if l.outside(page) {
 			end := loaded.Add(budget)
 			if end.After(until) {
 				end = until

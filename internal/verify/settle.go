@@ -40,9 +40,13 @@ type watch struct {
 	phone bool
 	// beforeTouch, when set, is called right before the person's pass.
 	beforeTouch func()
-	// pace, when set, is told the page clock's every answer and grant: it says whether the
-	// page asked its server ahead of the wall clock, and holds what it asks at a person's pass.
+	// pace, when set, is told the page clock's every answer and grant: it knows when the
+	// page's budget passes in real time, and holds what the page asks at a person's pass.
 	pace *pacer
+	// talks, when set, says whether the page talks to the world outside its clock (it asked
+	// its server ahead of the wall clock, opened a socket or a stream, started a worker): it
+	// then runs on in real time after its budget (pacer).
+	talks func() bool
 }
 
 // pageRead is one full read of a criterion's assertion at one viewport.
@@ -427,13 +431,13 @@ func (r *run) observe(ctx context.Context, bctx playwright.BrowserContext, page 
 				settled = true
 			}
 		}
-		if settled && final && !held && live.IsZero() && wo.pace.earlyRequests() > 0 {
-			// The page asked its server while its clock ran ahead of the wall clock: it
-			// runs on at the wall clock's pace, read at every step, until its budget has
-			// passed in real time (pacer).
+		if settled && final && !held && live.IsZero() && wo.talks != nil && wo.talks() {
+			// What the page hears from outside its clock follows the wall clock: it runs
+			// on at the wall clock's pace, read at every step, until its budget has passed
+			// in real time (pacer).
 			live = wo.pace.pageEnd(endMS)
 			if time.Now().Before(live) {
-				r.log.Debug("the page asked its server ahead of the wall clock; watching it on in real time",
+				r.log.Debug("the page talks outside its clock; watching it on in real time",
 					"early_requests", wo.pace.earlyRequests(), "ms", time.Until(live).Milliseconds())
 				obs.reads[len(obs.reads)-1].why = ReadPeriodic
 				final = false
