@@ -1,12 +1,14 @@
 package verify
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha1"
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sort"
@@ -287,26 +289,40 @@ var personFixes = []personImpl{
 		}}},
 }
 
+// acceptSocket completes a WebSocket handshake on r and hands over the connection; false (and
+// an answer already written) when r is not one.
+func acceptSocket(w http.ResponseWriter, r *http.Request) (net.Conn, *bufio.ReadWriter, bool) {
+	if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+		http.Error(w, "a WebSocket endpoint", http.StatusBadRequest)
+		return nil, nil, false
+	}
+	sum := sha1.Sum([]byte(r.Header.Get("Sec-WebSocket-Key") + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
+	conn, buf, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		return nil, nil, false
+	}
+	fmt.Fprintf(buf, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n\r\n",
+		base64.StdEncoding.EncodeToString(sum[:]))
+	if buf.Flush() != nil {
+		conn.Close()
+		return nil, nil, false
+	}
+	return conn, buf, true
+}
+
+// textFrame is one unmasked WebSocket text frame of msg (under 126 bytes).
+func textFrame(msg string) []byte { return append([]byte{0x81, byte(len(msg))}, msg...) }
+
 // pushAfter is a WebSocket endpoint that sends one text message after d of real time.
 func pushAfter(d time.Duration, msg string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") || len(msg) > 125 {
-			http.Error(w, "a WebSocket endpoint", http.StatusBadRequest)
-			return
-		}
-		sum := sha1.Sum([]byte(r.Header.Get("Sec-WebSocket-Key") + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
-		conn, buf, err := http.NewResponseController(w).Hijack()
-		if err != nil {
+		conn, _, ok := acceptSocket(w, r)
+		if !ok {
 			return
 		}
 		defer conn.Close()
-		fmt.Fprintf(buf, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n\r\n",
-			base64.StdEncoding.EncodeToString(sum[:]))
-		if buf.Flush() != nil {
-			return
-		}
 		time.Sleep(d)
-		_, _ = conn.Write(append([]byte{0x81, byte(len(msg))}, msg...)) // one unmasked text frame
+		_, _ = conn.Write(textFrame(msg))
 		// Keep the socket open until the page goes: a close would be a change of its own.
 		_, _ = io.Copy(io.Discard, conn)
 	}
@@ -316,21 +332,11 @@ func pushAfter(d time.Duration, msg string) http.HandlerFunc {
 // before until d of real time has passed since the page connected, with after from then on.
 func answerAfter(d time.Duration, after, before string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
-			http.Error(w, "a WebSocket endpoint", http.StatusBadRequest)
-			return
-		}
-		sum := sha1.Sum([]byte(r.Header.Get("Sec-WebSocket-Key") + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
-		conn, buf, err := http.NewResponseController(w).Hijack()
-		if err != nil {
+		conn, buf, ok := acceptSocket(w, r)
+		if !ok {
 			return
 		}
 		defer conn.Close()
-		fmt.Fprintf(buf, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n\r\n",
-			base64.StdEncoding.EncodeToString(sum[:]))
-		if buf.Flush() != nil {
-			return
-		}
 		start := time.Now()
 		for {
 			// A client frame: FIN and opcode, a masked length under 126, the mask, the payload.
@@ -338,8 +344,7 @@ func answerAfter(d time.Duration, after, before string) http.HandlerFunc {
 			if _, err := io.ReadFull(buf, head[:]); err != nil || head[1]&0x7f >= 126 {
 				return
 			}
-			payload := make([]byte, head[1]&0x7f)
-			if _, err := io.ReadFull(buf, payload); err != nil {
+			if _, err := io.CopyN(io.Discard, buf, int64(head[1]&0x7f)); err != nil {
 				return
 			}
 			if head[0]&0x0f != 1 { // not text (a close, a ping): the page is going
@@ -349,7 +354,7 @@ func answerAfter(d time.Duration, after, before string) http.HandlerFunc {
 			if time.Since(start) >= d {
 				msg = after
 			}
-			if _, err := conn.Write(append([]byte{0x81, byte(len(msg))}, msg...)); err != nil {
+			if _, err := conn.Write(textFrame(msg)); err != nil {
 				return
 			}
 		}
