@@ -62,15 +62,15 @@
 //     more frames (a busy host has left a page's screenshots and input events unanswered for
 //     good) is measured once more from the start on a new page, within the same real budget; a
 //     second such page is an error.
-//   - Outside the page clock: at the final read, a page with a fetch or XHR in flight is
-//     waited for in real time, and a page with dedicated workers (whose timers run on the wall
-//     clock) or that opened a WebSocket or an event stream (whose server may push on the wall
-//     clock) until its budget has passed in real time since it loaded; it is then read again.
-//     What a server that answers by the wall clock says by the end of the budget in real time
-//     is on screen at the last reads (pacer): a page that asked its server while its clock ran
-//     ahead of the wall clock runs on at the wall clock's pace after its budget, read at every
-//     step, until its budget has passed in real time; and what the page asks from a person's
-//     pass on is held until then.
+//   - Outside the page clock: a page that talks to the world outside its clock runs on, at
+//     the final read, at the wall clock's pace, read at every step, until its budget has passed
+//     in real time since its time origin: one with dedicated workers (whose timers run on the
+//     wall clock), a WebSocket or an event stream (whose server may push or answer on the wall
+//     clock), or that asked its server while its clock ran more than a second ahead of the
+//     wall clock (a poll, an image). So what a server that answers by the wall clock says by
+//     the end of the budget in real time is on screen at the last reads (pacer), and what the
+//     page asks from a person's pass on is held until then. A fetch or XHR in flight at the
+//     final read is waited for in real time, and the page read again.
 //     Requests still pending when the real budget ends make the criterion an error naming them,
 //     never a pass.
 //   - A person's pass: at a phone's width, a criterion with no input of its own is read once
