@@ -128,6 +128,13 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 			// back in that task's reply: no round trip through matching and one history write
 			// fewer per activity. History is the same as a polled start (replay unchanged).
 			dynamicconfig.EnableActivityEagerExecution.Key(): true,
+			// One partition per task queue: partitions spread a queue over matching hosts, and
+			// we have one. With four, a task in a partition no poller was waiting on sat there
+			// until forwarded to one that was: with 20 contracts in flight, a new workflow's
+			// first task or a lock grant waited 2 to 7 s, so the slowest contract took 5.7 to
+			// 11 s; with one, 2.8 to 4.6 s (BenchmarkContracts' p95).
+			dynamicconfig.MatchingNumTaskqueueWritePartitions.Key(): 1,
+			dynamicconfig.MatchingNumTaskqueueReadPartitions.Key():  1,
 		}),
 	)
 	if err != nil {
