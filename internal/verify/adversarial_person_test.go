@@ -173,6 +173,35 @@ var personAdversaries = []personImpl{
 			const ask = () => fetch('/api/mode?k=' + k).then((r) => r.json()).then((j) => { if (j.table) back(); });
 			ask(); for (const e of ['scroll', 'touchstart', 'pointerdown', 'keydown']) addEventListener(e, ask, {passive: true, once: true});`)},
 		extra: map[string]http.HandlerFunc{"/api/mode": serverClock(5 * time.Second)}},
+	// The same server, asked by fetch at load and again at a person's first touch, over a
+	// WebSocket the page opens only then and that takes a second to answer: a socket opened
+	// at the pass reaches the server no earlier than a person's touch would, and what it
+	// answers is read.
+	{impl: impl{name: "time-server-clock-socket-on-touch", class: "time", head: fixedCSS,
+		body: render(backToTable + `const k = Math.random().toString(36).slice(2); let asked = false;
+			fetch('/api/mode?k=' + k).then((r) => r.json());
+			const ask = () => { if (asked) return; asked = true;
+				const ws = new WebSocket('ws://' + location.host + '/api/mode-socket?k=' + k);
+				ws.onopen = () => ws.send('mode?'); ws.onmessage = (e) => { if (e.data === 'table') back(); }; };
+			for (const e of ['scroll', 'touchstart', 'pointerdown', 'keydown']) addEventListener(e, ask, {passive: true});`)},
+		extra: func() map[string]http.HandlerFunc {
+			c := newPageClocks(5 * time.Second)
+			c.slow = time.Second
+			return map[string]http.HandlerFunc{"/api/mode": c.json, "/api/mode-socket": c.socket}
+		}()},
+	// The same server again, telling the page a second after it opens an event stream at the
+	// first touch.
+	{impl: impl{name: "time-server-clock-stream-on-touch", class: "time", head: fixedCSS,
+		body: render(backToTable + `const k = Math.random().toString(36).slice(2); let asked = false;
+			fetch('/api/mode?k=' + k).then((r) => r.json());
+			const ask = () => { if (asked) return; asked = true;
+				new EventSource('/api/mode-stream?k=' + k).onmessage = (e) => { if (e.data === 'table') back(); }; };
+			for (const e of ['scroll', 'touchstart', 'pointerdown', 'keydown']) addEventListener(e, ask, {passive: true});`)},
+		extra: func() map[string]http.HandlerFunc {
+			c := newPageClocks(5 * time.Second)
+			c.slow = time.Second
+			return map[string]http.HandlerFunc{"/api/mode": c.json, "/api/mode-stream": c.stream}
+		}()},
 	// The same server asked by an image every second: it loads once 5 s of real time have
 	// passed since the first, and fails before.
 	{impl: impl{name: "time-server-clock-image", class: "time", head: fixedCSS,
@@ -332,54 +361,100 @@ func pushAfter(d time.Duration, msg string) http.HandlerFunc {
 // before until d of real time has passed since the page connected, with after from then on.
 func answerAfter(d time.Duration, after, before string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		conn, buf, ok := acceptSocket(w, r)
-		if !ok {
+		start := time.Now()
+		answerSocket(w, r, func() string {
+			if time.Since(start) >= d {
+				return after
+			}
+			return before
+		})
+	}
+}
+
+// answerSocket completes a WebSocket handshake and answers every text message the page sends
+// with answer(), until the page closes it.
+func answerSocket(w http.ResponseWriter, r *http.Request, answer func() string) {
+	conn, buf, ok := acceptSocket(w, r)
+	if !ok {
+		return
+	}
+	defer conn.Close()
+	for {
+		// A client frame: FIN and opcode, a masked length under 126, the mask, the payload.
+		var head [6]byte
+		if _, err := io.ReadFull(buf, head[:]); err != nil || head[1]&0x7f >= 126 {
 			return
 		}
-		defer conn.Close()
-		start := time.Now()
-		for {
-			// A client frame: FIN and opcode, a masked length under 126, the mask, the payload.
-			var head [6]byte
-			if _, err := io.ReadFull(buf, head[:]); err != nil || head[1]&0x7f >= 126 {
-				return
-			}
-			if _, err := io.CopyN(io.Discard, buf, int64(head[1]&0x7f)); err != nil {
-				return
-			}
-			if head[0]&0x0f != 1 { // not text (a close, a ping): the page is going
-				return
-			}
-			msg := before
-			if time.Since(start) >= d {
-				msg = after
-			}
-			if _, err := conn.Write(textFrame(msg)); err != nil {
-				return
-			}
+		if _, err := io.CopyN(io.Discard, buf, int64(head[1]&0x7f)); err != nil {
+			return
+		}
+		if head[0]&0x0f != 1 { // not text (a close, a ping): the page is going
+			return
+		}
+		if _, err := conn.Write(textFrame(answer())); err != nil {
+			return
 		}
 	}
 }
 
+// pageClocks is a server that keeps the time for each page (its k, a random key the page
+// sends): "table" once after has passed in real time since the page first asked.
+type pageClocks struct {
+	after time.Duration
+	slow  time.Duration // how long its socket and its stream take to answer
+	mu    sync.Mutex
+	first map[string]time.Time
+}
+
+func newPageClocks(after time.Duration) *pageClocks {
+	return &pageClocks{after: after, first: map[string]time.Time{}}
+}
+
+// table says whether after has passed since the page k first asked (now, when it never did).
+func (c *pageClocks) table(k string) bool {
+	c.mu.Lock()
+	t0, ok := c.first[k]
+	if !ok {
+		t0 = time.Now()
+		c.first[k] = t0
+	}
+	c.mu.Unlock()
+	return time.Since(t0) >= c.after
+}
+
+// json answers {"table": true} or {"table": false}.
+func (c *pageClocks) json(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	fmt.Fprintf(w, `{"table": %t}`, c.table(r.URL.Query().Get("k")))
+}
+
+// socket is a WebSocket endpoint answering every message "table" or "cards", slow after it.
+func (c *pageClocks) socket(w http.ResponseWriter, r *http.Request) {
+	k := r.URL.Query().Get("k")
+	answerSocket(w, r, func() string {
+		time.Sleep(c.slow)
+		if c.table(k) {
+			return "table"
+		}
+		return "cards"
+	})
+}
+
+// stream is an event stream that says "table" or "cards" once, slow after it opens.
+func (c *pageClocks) stream(w http.ResponseWriter, r *http.Request) {
+	k := r.URL.Query().Get("k")
+	sendEvent(w, r, c.slow, func() string {
+		if c.table(k) {
+			return "table"
+		}
+		return "cards"
+	})
+}
+
 // serverClock answers {"table": true} to a page (its k) once after has passed in real time
 // since it first asked, and {"table": false} before.
-func serverClock(after time.Duration) http.HandlerFunc {
-	var mu sync.Mutex
-	first := map[string]time.Time{}
-	return func(w http.ResponseWriter, r *http.Request) {
-		k := r.URL.Query().Get("k")
-		mu.Lock()
-		t0, ok := first[k]
-		if !ok {
-			t0 = time.Now()
-			first[k] = t0
-		}
-		mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Cache-Control", "no-store")
-		fmt.Fprintf(w, `{"table": %t}`, time.Since(t0) >= after)
-	}
-}
+func serverClock(after time.Duration) http.HandlerFunc { return newPageClocks(after).json }
 
 // serverClockImage answers a page (its k) with a one-pixel GIF once after has passed in real
 // time since it first asked, and 404 before.
@@ -404,25 +479,29 @@ var onePixelGIF = []byte("GIF89a\x01\x00\x01\x00\x80\x00\x00\x00\x00\x00\xff\xff
 // streamAfter is an event stream that sends one message after d of real time, then stays open
 // until the page goes.
 func streamAfter(d time.Duration, msg string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		rc := http.NewResponseController(w)
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.Header().Set("Cache-Control", "no-store")
-		w.WriteHeader(http.StatusOK)
-		if rc.Flush() != nil {
-			return
-		}
-		select {
-		case <-time.After(d):
-		case <-r.Context().Done():
-			return
-		}
-		fmt.Fprintf(w, "data: %s\n\n", msg)
-		if rc.Flush() != nil {
-			return
-		}
-		<-r.Context().Done()
+	return func(w http.ResponseWriter, r *http.Request) { sendEvent(w, r, d, func() string { return msg }) }
+}
+
+// sendEvent opens an event stream, sends one message after d of real time (msg() then), and
+// keeps the stream open until the page goes.
+func sendEvent(w http.ResponseWriter, r *http.Request, d time.Duration, msg func() string) {
+	rc := http.NewResponseController(w)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	if rc.Flush() != nil {
+		return
 	}
+	select {
+	case <-time.After(d):
+	case <-r.Context().Done():
+		return
+	}
+	fmt.Fprintf(w, "data: %s\n\n", msg())
+	if rc.Flush() != nil {
+		return
+	}
+	<-r.Context().Done()
 }
 
 // personSite serves an implementation: the other origin first (when it has one), then the

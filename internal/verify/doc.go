@@ -69,13 +69,16 @@
 //     clock), or that asked its server while its clock ran more than a second ahead of the
 //     wall clock (a poll, an image). So what a server that answers by the wall clock says by
 //     the end of the budget in real time is on screen at the last reads (pacer), and what the
-//     page asks from a person's pass on is held until then. A fetch or XHR in flight at the
+//     page asks from a person's pass on (its WebSocket tunnels too, through the origin proxy
+//     of a local browser) is held until then. A fetch or XHR in flight at the
 //     final read is waited for in real time, and the page read again.
 //     Requests still pending when the real budget ends make the criterion an error naming them,
 //     never a pass.
 //   - A person's pass: at a phone's width, a criterion with no input of its own is read once
 //     more after a scroll to the bottom and back, a wheel down and up, a tap on a spot with
-//     nothing to tap on and a key press (read "touched"); it must hold there too. A criterion
+//     nothing to tap on and a key press (read "touched"); it must hold there too. A page that
+//     talks outside its clock, or whose pass asked anything, is read "touched" at every step
+//     for touchWatch of real time after it: the answers come on the wall clock. A criterion
 //     that reads nothing of the page (loads, no_page_errors, no_console_errors) has no such
 //     read, and on a shared page it is judged on the errors from before the pass.
 //   - Geometry and visibility are read by probe/probe.js in an isolated world created over CDP,

@@ -265,6 +265,9 @@ func (p *pinProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "not the preview", http.StatusForbidden)
 			return
 		}
+		// A tunnel is how the page's WebSockets (and its https requests) reach the server:
+		// the pacer holds the ones opened at a person's pass, as it holds routed requests.
+		p.guard.pace.request("connect://" + r.Host)
 		p.tunnel(w, r, target)
 		return
 	}
@@ -272,6 +275,9 @@ func (p *pinProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.guard.block(r.URL.String())
 		http.Error(w, "not the preview", http.StatusForbidden)
 		return
+	}
+	if r.URL.Scheme == "ws" {
+		p.guard.pace.request(r.URL.String()) // a WebSocket the route does not see (CONNECT above)
 	}
 	r.RequestURI = ""
 	p.rp.ServeHTTP(w, r)

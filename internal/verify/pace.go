@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"context"
 	"log/slog"
 	"sync"
 	"time"
@@ -44,6 +45,7 @@ type pacer struct {
 	// never past until, nor past closing.
 	gate    time.Time
 	held    int // requests held now
+	gated   int // requests held at the gate so far
 	until   time.Time
 	closing <-chan struct{}
 	log     *slog.Logger
@@ -131,6 +133,33 @@ func (p *pacer) holding() bool {
 	return p.held > 0
 }
 
+// awaitGate waits, when the page has a request held now, until the gate lets it go. It
+// reports whether it waited.
+func (p *pacer) awaitGate(ctx context.Context) (bool, error) {
+	if p == nil {
+		return false, nil
+	}
+	p.mu.Lock()
+	d := minTime(p.gate, p.until).Sub(time.Now())
+	held := p.held > 0
+	p.mu.Unlock()
+	if !held || d <= 0 {
+		return false, nil
+	}
+	return true, sleepCtx(ctx, d)
+}
+
+// gatedAny reports whether the gate has held any request: what the pass asked then reached
+// the page's server only at the gate.
+func (p *pacer) gatedAny() bool {
+	if p == nil {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.gated > 0
+}
+
 // request is told of every request the page makes to a fetchable origin, before it leaves:
 // it counts the early ones, and holds it until the gate, or the page closes.
 func (p *pacer) request(url string) {
@@ -148,6 +177,7 @@ func (p *pacer) request(url string) {
 		return
 	}
 	p.held++
+	p.gated++
 	p.mu.Unlock()
 	p.log.Debug("request held until the page's budget has passed in real time", "url", clip(url, 300), "hold_ms", d.Milliseconds())
 	t := time.NewTimer(d)

@@ -49,6 +49,11 @@ type watch struct {
 	talks func() bool
 }
 
+// touchWatch is how long, in real time, a page that talks outside its clock is watched after
+// a person's pass: the answers to what the pass asked of a socket, a stream or a worker come
+// on the wall clock (a person looking at the page sees them come).
+const touchWatch = 3 * time.Second
+
 // pageRead is one full read of a criterion's assertion at one viewport.
 type pageRead struct {
 	atMS    float64 // page time: ms since the document's time origin
@@ -471,11 +476,20 @@ func (r *run) observe(ctx context.Context, bctx playwright.BrowserContext, page 
 				if err := r.touch(ctx, w, clk, call, quietMS, deadline); err != nil {
 					return nil, explain(err)
 				}
-				if wo.hold != nil {
-					// What the pass asked is answered and shown before the read.
-					waited, err := wo.hold(ctx, deadline)
-					if err != nil {
-						return nil, explain(err)
+				// What the pass asked is answered and shown before the read: what the gate
+				// holds (a socket's tunnel) goes first, then the fetches in flight.
+				gateWaited, err := wo.pace.awaitGate(ctx)
+				if err != nil {
+					return nil, err
+				}
+				if wo.hold != nil || gateWaited {
+					waited := gateWaited
+					if wo.hold != nil {
+						held, err := wo.hold(ctx, deadline)
+						if err != nil {
+							return nil, explain(err)
+						}
+						waited = waited || held
 					}
 					if waited {
 						if err := clk.advance(ctx, settleStep, deadline); err != nil {
@@ -483,21 +497,44 @@ func (r *run) observe(ctx context.Context, bctx playwright.BrowserContext, page 
 						}
 					}
 				}
-				res, err := call(read)
-				if err != nil {
-					return nil, explain(err)
+				readTouched := func() error {
+					res, err := call(read)
+					if err != nil {
+						return explain(err)
+					}
+					results, _ := res["results"].([]any)
+					if len(results) != len(reads) {
+						return fmt.Errorf("probe returned %d reads, asked %d", len(results), len(reads))
+					}
+					now, _ := res["now"].(float64)
+					if wo.fill != nil {
+						if err := guard(ctx, deadline, func() error { return wo.fill(w, results, ReadTouched) }); err != nil {
+							return explain(err)
+						}
+					}
+					obs.reads = append(obs.reads, pageRead{atMS: now, why: ReadTouched, results: results, url: page.URL()})
+					return nil
 				}
-				results, _ := res["results"].([]any)
-				if len(results) != len(reads) {
-					return nil, fmt.Errorf("probe returned %d reads, asked %d", len(results), len(reads))
+				if err := readTouched(); err != nil {
+					return nil, err
 				}
-				now, _ := res["now"].(float64)
-				if wo.fill != nil {
-					if err := guard(ctx, deadline, func() error { return wo.fill(w, results, ReadTouched) }); err != nil {
-						return nil, explain(err)
+				if wo.pace.gatedAny() || (wo.talks != nil && wo.talks()) {
+					// What the pass asked outside the page clock (a socket or a stream opened
+					// at the touch, a worker) is answered on the wall clock: the page is
+					// watched on in real time for touchWatch, read at every step.
+					until := minTime(time.Now().Add(touchWatch), deadline.Add(-holdMargin))
+					for d := time.Until(until); d > 0; d = time.Until(until) {
+						if err := sleepCtx(ctx, min(time.Duration(observeStep)*time.Millisecond, d)); err != nil {
+							return nil, err
+						}
+						if err := clk.advance(ctx, observeStep, deadline); err != nil {
+							return nil, explain(err)
+						}
+						if err := readTouched(); err != nil {
+							return nil, err
+						}
 					}
 				}
-				obs.reads = append(obs.reads, pageRead{atMS: now, why: ReadTouched, results: results, url: page.URL()})
 			}
 			return obs, nil
 		case !settled && final:
