@@ -137,6 +137,11 @@ var personAdversaries = []personImpl{
 		body: render(backToTable + `const src = 'setTimeout(() => postMessage("table"), 10000);';
 			const w = new Worker(URL.createObjectURL(new Blob([src], {type: 'text/javascript'})));
 			w.onmessage = back;`)}},
+	// A shared worker's timers run on the wall clock too, and it is not the page's worker.
+	{impl: impl{name: "time-shared-worker-10s", class: "time", head: fixedCSS,
+		body: render(backToTable + `const src = 'onconnect = (e) => { const p = e.ports[0]; setTimeout(() => p.postMessage("table"), 10000); };';
+			const w = new SharedWorker(URL.createObjectURL(new Blob([src], {type: 'text/javascript'})));
+			w.port.onmessage = back; w.port.start();`)}},
 	{impl: impl{name: "time-served-worker-10s", class: "time", head: fixedCSS,
 		body: render(backToTable + `new Worker('/worker.js').onmessage = back;`)},
 		extra: map[string]http.HandlerFunc{"/worker.js": func(w http.ResponseWriter, r *http.Request) {

@@ -40,6 +40,30 @@ type run struct {
 	log     *slog.Logger
 	// progressMu keeps Request.Progress to one call at a time: criteria run concurrently.
 	progressMu sync.Mutex
+	// targets is a session on the browser target, made once for the run's pages (browserTargets).
+	targetsOnce sync.Once
+	targets     playwright.CDPSession
+	targetsErr  error
+}
+
+// browserTargets is the run's session on the browser target, where the browser's own targets
+// (a shared worker, say) are listed.
+func (r *run) browserTargets() (playwright.CDPSession, error) {
+	r.targetsOnce.Do(func() {
+		r.targets, r.targetsErr = r.browser.Browser.NewBrowserCDPSession()
+		if r.targetsErr != nil {
+			r.targetsErr = fmt.Errorf("browser session: %w", r.targetsErr)
+		}
+	})
+	return r.targets, r.targetsErr
+}
+
+// closeTargets detaches the browser session, if the run made one.
+func (r *run) closeTargets() {
+	r.targetsOnce.Do(func() {}) // none made from here on
+	if r.targets != nil {
+		_ = r.targets.Detach()
+	}
 }
 
 // requires reports whether the evidence policy or the criterion asks for an artifact kind.
@@ -235,6 +259,7 @@ func (r *run) viewport(ctx context.Context, job pageJob, deadline, share time.Ti
 	if err := dev.apply(devCDP); err != nil {
 		return fail(err)
 	}
+	shared := &sharedWorkers{browser: r.browserTargets, page: devCDP, log: r.log}
 	var seeder *seeder
 	if seed != nil {
 		if seeder, err = armSeed(devCDP, og.preview, seed); err != nil {
@@ -277,7 +302,7 @@ func (r *run) viewport(ctx context.Context, job pageJob, deadline, share time.Ti
 	tm.setupMS = time.Since(start).Milliseconds()
 
 	// Measure, then always try to leave a screenshot and a trace.
-	if err := r.drive(ctx, job, members, bctx, page, seeder, sink, og, deadline, share, closing, outs, &tm, tracing); err != nil {
+	if err := r.drive(ctx, job, members, bctx, page, seeder, sink, og, shared, deadline, share, closing, outs, &tm, tracing); err != nil {
 		failAll(err)
 		if errors.Is(err, errNoFrame) {
 			return outs, tm // a screenshot for the artifacts would wait in vain: measured again
@@ -353,7 +378,7 @@ func (r *run) fullPageShot(ctx context.Context, page playwright.Page) ([]byte, e
 // drive navigates, performs the actions, waits for the page to settle and reads every
 // member's observations into outs. An error it returns is the page's; a member's own (its
 // checks, its measure) stays in its outcome.
-func (r *run) drive(ctx context.Context, job pageJob, members []contracts.Criterion, bctx playwright.BrowserContext, page playwright.Page, seeder *seeder, sink *errSink, og *originGuard, deadline, share time.Time, closing <-chan struct{}, outs []vpOutcome, tm *pageTimes, tracing bool) error {
+func (r *run) drive(ctx context.Context, job pageJob, members []contracts.Criterion, bctx playwright.BrowserContext, page playwright.Page, seeder *seeder, sink *errSink, og *originGuard, shared *sharedWorkers, deadline, share time.Time, closing <-chan struct{}, outs []vpOutcome, tm *pageTimes, tracing bool) error {
 	vp := job.vp
 	lead := members[0]
 	prefix := contracts.ViewportPrefix(vp)
@@ -378,7 +403,7 @@ func (r *run) drive(ctx context.Context, job pageJob, members []contracts.Criter
 	if counts {
 		page.OnRequest(reqs.on)
 	}
-	pend := newPendingLog(page)
+	pend := newPendingLog(page, shared)
 	navStatus := -1
 	nav := func(route string) error {
 		ms, err := budgetMS(deadline, 0)

@@ -64,8 +64,8 @@
 //     second such page is an error.
 //   - Outside the page clock: a page that talks to the world outside its clock runs on, at
 //     the final read, at the wall clock's pace, read at every step, until its budget has passed
-//     in real time since its time origin: one with dedicated workers (whose timers run on the
-//     wall clock), a WebSocket or an event stream (whose server may push or answer on the wall
+//     in real time since its time origin: one with dedicated or shared workers (whose timers
+//     run on the wall clock; a shared worker is found among the browser's targets), a WebSocket or an event stream (whose server may push or answer on the wall
 //     clock), or that asked its server while its clock ran more than a second ahead of the
 //     wall clock (a poll, an image). So what a server that answers by the wall clock says by
 //     the end of the budget in real time is on screen at the last reads (pacer), and what the

@@ -2,7 +2,9 @@ package verify
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"slices"
 	"strings"
@@ -104,10 +106,11 @@ type pendingLog struct {
 	open    map[playwright.Request]string
 	streams atomic.Bool
 	changed chan struct{}
+	shared  *sharedWorkers // nil: not asked
 }
 
-func newPendingLog(page playwright.Page) *pendingLog {
-	l := &pendingLog{open: map[playwright.Request]string{}, changed: make(chan struct{}, 1)}
+func newPendingLog(page playwright.Page, shared *sharedWorkers) *pendingLog {
+	l := &pendingLog{open: map[playwright.Request]string{}, changed: make(chan struct{}, 1), shared: shared}
 	page.OnWebSocket(func(playwright.WebSocket) { l.streams.Store(true) })
 	page.OnRequest(func(req playwright.Request) {
 		t := req.ResourceType()
@@ -149,10 +152,59 @@ func (l *pendingLog) pending() []string {
 }
 
 // outside reports whether the page has a clock of its own outside the page clock: a dedicated
-// worker (its timers run on the wall clock), a WebSocket or an event stream (its server may
-// push, or answer what the page asks, on the wall clock).
+// or shared worker (its timers run on the wall clock), a WebSocket or an event stream (its
+// server may push, or answer what the page asks, on the wall clock).
 func (l *pendingLog) outside(page playwright.Page) bool {
-	return l.streams.Load() || len(page.Workers()) > 0
+	return l.streams.Load() || len(page.Workers()) > 0 || l.shared.any()
+}
+
+// sharedWorkers finds the shared workers of a page's browser context. A shared worker belongs
+// to the browser, not to the page: Page.Workers does not list it and the page's virtual clock
+// does not govern its timers, so the browser's targets are asked.
+type sharedWorkers struct {
+	browser func() (playwright.CDPSession, error) // the browser target's session (run)
+	page    playwright.CDPSession
+	log     *slog.Logger
+	once    sync.Once
+	context string // the page's browser context id
+	err     error
+}
+
+// any reports whether the page's browser context runs a shared worker. When the browser
+// cannot say, the answer is yes: the page is then watched in real time, never judged on a
+// clock that may not govern it.
+func (s *sharedWorkers) any() bool {
+	if s == nil {
+		return false
+	}
+	s.once.Do(func() {
+		res, err := cdpSend(s.log, s.page, "Target.getTargetInfo", nil)
+		s.context, _ = dig(res, "targetInfo", "browserContextId").(string)
+		if err == nil && s.context == "" {
+			err = errors.New("no browser context id")
+		}
+		s.err = err
+	})
+	err := s.err
+	if err == nil {
+		var bs playwright.CDPSession
+		if bs, err = s.browser(); err == nil {
+			var res any
+			if res, err = cdpSend(s.log, bs, "Target.getTargets", map[string]any{"filter": []map[string]any{{"type": "shared_worker"}}}); err == nil {
+				infos, _ := dig(res, "targetInfos").([]any)
+				for _, t := range infos {
+					if id, _ := dig(t, "browserContextId").(string); id == s.context {
+						return true
+					}
+				}
+			}
+		}
+	}
+	if err != nil {
+		s.log.Warn("cannot list the browser's shared workers; the page is watched as if it had one", "error", err)
+		return true
+	}
+	return false
 }
 
 // holdMargin is what the hold leaves of the real budget for the read after it, the

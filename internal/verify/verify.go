@@ -231,6 +231,7 @@ func (v *Verifier) measure(ctx context.Context, req *Request, base *url.URL, ev 
 			return fmt.Errorf("verify: open browser: %w", err)
 		}
 		defer sess.Close()
+		defer r.closeTargets() // before the session: a warm browser outlives the run
 		r.browser = sess
 		ev.Browser = sess.Info
 		r.log.Debug("browser open", "mode", sess.Info.Mode, "version", sess.Info.Version, "ms", time.Since(t).Milliseconds())
