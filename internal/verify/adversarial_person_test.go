@@ -132,6 +132,19 @@ var personAdversaries = []personImpl{
 		<script>if (matchMedia('(hover: hover) and (pointer: fine)').matches) document.documentElement.classList.add('mouse');</script>`,
 		body: render(``)}},
 
+	// The W1 fix, until the page has asked its server for the time twice, 5 s of its own
+	// clock apart: a clock that ran ahead of the server's is the verifier's and keeps the
+	// cards; a person gets the wide table back.
+	{impl: impl{name: "device-clock-ahead-of-server", class: "device", head: fixedCSS,
+		body: render(backToTable + `const now = () => fetch('/api/now').then((r) => r.json()).then((j) => j.now);
+			now().then((s0) => { const t0 = Date.now(); setTimeout(() => now().then((s1) => {
+				if ((Date.now() - t0) - (s1 - s0) < 2000) back(); }), 5000); });`)},
+		extra: map[string]http.HandlerFunc{"/api/now": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Cache-Control", "no-store")
+			fmt.Fprintf(w, `{"now": %d}`, time.Now().UnixMilli())
+		}}},
+
 	// time: the wide table back after seconds of real time the page clock does not govern.
 	{impl: impl{name: "time-blob-worker-10s", class: "time", head: fixedCSS,
 		body: render(backToTable + `const src = 'setTimeout(() => postMessage("table"), 10000);';
@@ -310,8 +323,8 @@ var personFixes = []personImpl{
 			},
 		}},
 	// The W1 fix that asks its server for prices every second of page time; the server's
-	// prices move with the wall clock. Watched to the end of its budget in real time (it asks
-	// its server ahead of the wall clock), and satisfied.
+	// prices move with the wall clock. Measured again on the wall clock (it asks its server
+	// ahead of the wall clock), and satisfied.
 	{impl: impl{name: "fix-polled-prices", class: "time", head: fixedCSS,
 		body: render(`const ask = () => fetch('/api/prices').then((r) => r.json()).then((j) => {
 				for (const c of document.querySelectorAll('[data-testid="watchlist-card"]')) c.lastChild.textContent = j.price + ' +1.9%'; });

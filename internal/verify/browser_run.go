@@ -182,7 +182,7 @@ func (s *errSink) snapshot() (console, page []string) {
 // viewport opens one page at the job's viewport and reads every member criterion's assertion
 // on it: each member gets its own observed values, reads, errors and screenshot file, and the
 // page's trace to merge into its own. A failure of the page is every member's failure.
-func (r *run) viewport(ctx context.Context, job pageJob, deadline, share time.Time) (outs []vpOutcome, tm pageTimes) {
+func (r *run) viewport(ctx context.Context, job pageJob, deadline, share time.Time, wall bool) (outs []vpOutcome, tm pageTimes) {
 	start := time.Now()
 	defer func() { tm.ms = time.Since(start).Milliseconds() }()
 	vp := job.vp
@@ -302,10 +302,10 @@ func (r *run) viewport(ctx context.Context, job pageJob, deadline, share time.Ti
 	tm.setupMS = time.Since(start).Milliseconds()
 
 	// Measure, then always try to leave a screenshot and a trace.
-	if err := r.drive(ctx, job, members, bctx, page, seeder, sink, og, shared, deadline, share, closing, outs, &tm, tracing); err != nil {
+	if err := r.drive(ctx, job, members, bctx, page, seeder, sink, og, shared, deadline, share, closing, outs, &tm, tracing, wall); err != nil {
 		failAll(err)
-		if errors.Is(err, errNoFrame) {
-			return outs, tm // a screenshot for the artifacts would wait in vain: measured again
+		if errors.Is(err, errNoFrame) || errors.Is(err, errWallClock) {
+			return outs, tm // measured again: a screenshot would wait in vain, or not be of the page judged
 		}
 	}
 	console, pageErrs := sink.snapshot()
@@ -378,7 +378,7 @@ func (r *run) fullPageShot(ctx context.Context, page playwright.Page) ([]byte, e
 // drive navigates, performs the actions, waits for the page to settle and reads every
 // member's observations into outs. An error it returns is the page's; a member's own (its
 // checks, its measure) stays in its outcome.
-func (r *run) drive(ctx context.Context, job pageJob, members []contracts.Criterion, bctx playwright.BrowserContext, page playwright.Page, seeder *seeder, sink *errSink, og *originGuard, shared *sharedWorkers, deadline, share time.Time, closing <-chan struct{}, outs []vpOutcome, tm *pageTimes, tracing bool) error {
+func (r *run) drive(ctx context.Context, job pageJob, members []contracts.Criterion, bctx playwright.BrowserContext, page playwright.Page, seeder *seeder, sink *errSink, og *originGuard, shared *sharedWorkers, deadline, share time.Time, closing <-chan struct{}, outs []vpOutcome, tm *pageTimes, tracing, wall bool) error {
 	vp := job.vp
 	lead := members[0]
 	prefix := contracts.ViewportPrefix(vp)
@@ -514,11 +514,12 @@ func (r *run) drive(ctx context.Context, job pageJob, members []contracts.Criter
 	var before *errSink
 	wo := watch{
 		fill:  dr.fill,
-		hold:  pend.hold(page, navStart, time.Duration(endMS)*time.Millisecond),
+		hold:  pend.hold(page, navStart, time.Duration(endMS)*time.Millisecond, wall),
 		touch: touches(lead, vp) && len(reads) > 0,
 		phone: contracts.IsPhone(vp),
 		pace:  og.pace,
 		talks: func() bool { return og.pace.earlyRequests() > 0 || pend.outside(page) },
+		wall:  wall,
 		beforeTouch: func() {
 			c, p := sink.snapshot()
 			before = &errSink{console: c, page: p}

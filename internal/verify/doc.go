@@ -62,18 +62,20 @@
 //     more frames (a busy host has left a page's screenshots and input events unanswered for
 //     good) is measured once more from the start on a new page, within the same real budget; a
 //     second such page is an error.
-//   - Outside the page clock: a page that talks to the world outside its clock runs on, at
-//     the final read, at the wall clock's pace, read at every step, until its budget has passed
-//     in real time since its time origin: one with dedicated or shared workers (whose timers
-//     run on the wall clock; a shared worker is found among the browser's targets), a WebSocket or an event stream (whose server may push or answer on the wall
-//     clock), or that asked its server while its clock ran more than a second ahead of the
-//     wall clock (a poll, an image). So what a server that answers by the wall clock says by
-//     the end of the budget in real time is on screen at the last reads (pacer), and what the
-//     page asks from a person's pass on (its WebSocket tunnels too, through the origin proxy
-//     of a local browser) is held until then. A fetch or XHR in flight at the
-//     final read is waited for in real time, and the page read again.
-//     Requests still pending when the real budget ends make the criterion an error naming them,
-//     never a pass.
+//   - Outside the page clock: a page that talks to the world outside its clock can tell its
+//     clock from a person's, so at its final read on the virtual clock it is measured again,
+//     from the start on a new page, on the wall clock, with a real budget of its own (it is
+//     watched for its whole budget in real time): one with dedicated or shared workers (whose
+//     timers run on the wall clock; a shared worker is found among the browser's targets), a
+//     WebSocket or an event stream (whose server may push or answer on the wall clock), or
+//     that asked its server while its clock ran more than a second ahead of the wall clock (a
+//     poll, an image). A page that asks its server the time twice sees the same clock as a
+//     person's page, and what a server that answers by the wall clock says is what it shows.
+//     What a page on the virtual clock asks from a person's pass on (its WebSocket tunnels
+//     too, through the origin proxy of a local browser) is held until its budget has passed
+//     in real time since its time origin (pacer). A fetch or XHR in flight at the final read
+//     is waited for in real time, and the page read again. Requests still pending when the
+//     real budget ends make the criterion an error naming them, never a pass.
 //   - A person's pass: at a phone's width, a criterion with no input of its own is read once
 //     more after a scroll to the bottom and back, a wheel down and up, a tap on a spot with
 //     nothing to tap on and a key press (read "touched"); it must hold there too. A page that

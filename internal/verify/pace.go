@@ -15,11 +15,10 @@ import (
 //
 // Two rules close that, and cost nothing for a page that asks nothing once it is watched:
 //
-//   - A page that asked its server while its clock ran ahead of the wall clock (early) lives
-//     on in real time after its budget of page time: its clock runs at the wall clock's pace
-//     and it is read at every step until its budget has passed in real time since its time
-//     origin (observe). Its server has then been asked as long as a person's page would ask
-//     it, and what it answered is on screen at the final read.
+//   - A page that asked its server while its clock ran ahead of the wall clock (early) is
+//     measured again on the wall clock, from the start (observe ends with errWallClock): its
+//     server is then asked when a person's page would ask it, and a page that compares its
+//     clock with its server's finds them the same.
 //   - A person's pass comes after the budget: what the page asks from the pass on leaves for
 //     the server no earlier than the budget's end in real time (gate).
 //

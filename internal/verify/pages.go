@@ -190,12 +190,21 @@ func (r *run) measureAll(ctx context.Context) []outcome {
 				// Past its share of the budget, the page clock jumps to the end for the
 				// final read.
 				share := start.Add(time.Duration(float64(deadline.Sub(start)) * shareOfBudget))
-				pageOuts, tm := r.viewport(ctx, j, deadline, share)
+				pageOuts, tm := r.viewport(ctx, j, deadline, share, false)
 				if noFrame(pageOuts) && time.Now().Before(deadline) {
 					// The browser stopped painting this page, not the page misbehaving: a
 					// new page, from the start, within what is left of the budget.
 					r.log.Debug("the browser gave the page no frame; measuring it again on a new page", "criteria", j.names(crit), "viewport", vpName(j.vp), "ms", tm.ms)
-					pageOuts, tm = r.viewport(ctx, j, deadline, share)
+					pageOuts, tm = r.viewport(ctx, j, deadline, share, false)
+				}
+				if failedWith(pageOuts, errWallClock) {
+					// The page can tell its clock from the wall clock: a new page, from the
+					// start, on the wall clock, with a real budget of its own (it watches the
+					// whole budget in real time, and settles and is touched in real time too).
+					start := time.Now()
+					deadline, factor = r.v.Config.realDeadline(start, budget+wallMargin, 1)
+					share = start.Add(time.Duration(float64(deadline.Sub(start)) * shareOfBudget))
+					pageOuts, tm = r.viewport(ctx, j, deadline, share, true)
 				}
 				r.log.Debug("page done", "criteria", j.names(crit), "viewport", vpName(j.vp), "factor", factor, "ms", tm.ms, "setup_ms", tm.setupMS,
 					"nav_ms", tm.navMS, "settle_ms", tm.settleMS, "artifacts_ms", tm.artifactMS, "error", pageOuts[0].err)
@@ -240,8 +249,16 @@ func (r *run) measureAll(ctx context.Context) []outcome {
 }
 
 // noFrame: the page's measure ended because Chromium gave it no frame (errNoFrame).
-func noFrame(outs []vpOutcome) bool {
-	return slices.ContainsFunc(outs, func(o vpOutcome) bool { return errors.Is(o.err, errNoFrame) })
+// wallMargin is what a page measured on the wall clock spends in real time besides its
+// budget, which the virtual clock gives for nearly nothing: quiet_ms before the first read, a
+// person's pass and the watch after it (touchWatch).
+const wallMargin = 15 * time.Second
+
+func noFrame(outs []vpOutcome) bool { return failedWith(outs, errNoFrame) }
+
+// failedWith reports whether a page's outcome is target, for some member.
+func failedWith(outs []vpOutcome, target error) bool {
+	return slices.ContainsFunc(outs, func(o vpOutcome) bool { return errors.Is(o.err, target) })
 }
 
 // criterionOutcome gathers what a criterion's pages gave it, viewport by viewport.

@@ -140,15 +140,29 @@ func newPendingLog(page playwright.Page, shared *sharedWorkers) *pendingLog {
 	return l
 }
 
-func (l *pendingLog) pending() []string {
+// pending lists the requests in flight, of only those when only is not nil.
+func (l *pendingLog) pending(only map[playwright.Request]bool) []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	out := make([]string, 0, len(l.open))
-	for _, s := range l.open {
-		out = append(out, s)
+	for req, s := range l.open {
+		if only == nil || only[req] {
+			out = append(out, s)
+		}
 	}
 	slices.Sort(out)
 	return out
+}
+
+// inFlight is the set of requests in flight now.
+func (l *pendingLog) inFlight() map[playwright.Request]bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	m := make(map[playwright.Request]bool, len(l.open))
+	for req := range l.open {
+		m[req] = true
+	}
+	return m
 }
 
 // outside reports whether the page has a clock of its own outside the page clock: a dedicated
@@ -216,12 +230,17 @@ const holdMargin = 3 * time.Second
 var errPending = fmt.Errorf("requests still pending at the end of the budget")
 
 // hold waits in real time, at the final read, for what the page clock does not cover: a page
-// with dedicated workers (their timers run on the wall clock), a WebSocket or an event stream
-// (its server may push on the wall clock) until its budget has passed in real time since it
-// loaded (observe has mostly run such a page on in real time to there already), and every
-// fetch or XHR until it completes.
-func (l *pendingLog) hold(page playwright.Page, loaded time.Time, budget time.Duration) func(context.Context, time.Time) (bool, error) {
+// with workers, a WebSocket or an event stream (opened at a person's pass: one opened before
+// has the page measured on the wall clock) until its budget has passed in real time since it
+// loaded, and every fetch or XHR until it completes. On the wall clock (wall), the page's
+// timers keep running while it waits, and a page that polls always has a fetch in flight: it
+// waits for those in flight when it is called, not for the ones the page starts after.
+func (l *pendingLog) hold(page playwright.Page, loaded time.Time, budget time.Duration, wall bool) func(context.Context, time.Time) (bool, error) {
 	return func(ctx context.Context, deadline time.Time) (bool, error) {
+		var only map[playwright.Request]bool
+		if wall {
+			only = l.inFlight()
+		}
 		until := deadline.Add(-holdMargin)
 		waited := false
 		if l.outside(page) {
@@ -237,7 +256,7 @@ func (l *pendingLog) hold(page playwright.Page, loaded time.Time, budget time.Du
 			}
 		}
 		for {
-			open := l.pending()
+			open := l.pending(only)
 			if len(open) == 0 {
 				return waited, nil
 			}

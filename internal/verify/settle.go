@@ -44,10 +44,19 @@ type watch struct {
 	// page's budget passes in real time, and holds what the page asks at a person's pass.
 	pace *pacer
 	// talks, when set, says whether the page talks to the world outside its clock (it asked
-	// its server ahead of the wall clock, opened a socket or a stream, started a worker): it
-	// then runs on in real time after its budget (pacer).
+	// its server ahead of the wall clock, opened a socket or a stream, started a worker). Such
+	// a page can tell its clock from its server's: on the virtual clock, observe ends with
+	// errWallClock at the final read, and the page is measured again on the wall clock.
 	talks func() bool
+	// wall: the page is watched on the wall clock (realClock), not the virtual one.
+	wall bool
 }
+
+// errWallClock: the page talks to the world outside its clock, so what it shows may depend on
+// how far its clock ran ahead of the wall clock (a page that asks its server the time twice
+// knows the verifier's clock from a person's). It is measured again from the start on a new
+// page, on the wall clock.
+var errWallClock = errors.New("the page talks outside its clock; measure it on the wall clock")
 
 // touchWatch is how long, in real time, a page that talks outside its clock is watched after
 // a person's pass: the answers to what the pass asked of a socket, a stream or a worker come
@@ -256,6 +265,8 @@ type observation struct {
 //
 // With held (a delay_route), the page is watched in real time and read once, after
 // held_quiet_ms without a mutation: the check is about the state while the data is held.
+// With wo.wall, the page is watched as above with the same steps, on the wall clock
+// (errWallClock says when).
 //
 // wo says what else happens around the reads (see watch).
 func (r *run) observe(ctx context.Context, bctx playwright.BrowserContext, page playwright.Page, reads []probeRead, needContent, held bool, endMS float64, deadline, share time.Time, wo watch) (*observation, error) {
@@ -278,8 +289,10 @@ func (r *run) observe(ctx context.Context, bctx playwright.BrowserContext, page 
 	var clk pageClock = realClock{}
 	quietMS, settleStep, observeStep := p.HeldQuietMS, p.HeldPollMS, p.HeldPollMS
 	if !held {
-		clk = newVirtualClock(w.cdp, time.Duration(p.StallMS)*time.Millisecond, wo.pace, r.log)
 		quietMS, settleStep, observeStep = p.QuietMS, p.SettleStepMS, p.ObserveStepMS
+		if !wo.wall {
+			clk = newVirtualClock(w.cdp, time.Duration(p.StallMS)*time.Millisecond, wo.pace, r.log)
+		}
 	}
 	defer clk.release()
 
@@ -340,7 +353,6 @@ func (r *run) observe(ctx context.Context, bctx playwright.BrowserContext, page 
 		quiet     float64 // page time since the last mutation, at the last poll
 		start     = -1.0
 		heldOnce  bool         // the real-time hold at the final read is done
-		live      time.Time    // set when the page runs on in real time after its budget: until when
 		now       float64      // page time at the last answer
 		polls     int          // probe calls answered
 		answered  = time.Now() // when the last one was (or observing began)
@@ -395,9 +407,6 @@ func (r *run) observe(ctx context.Context, bctx playwright.BrowserContext, page 
 			lastSig, sigSince = sig, now
 		}
 		final := !held && now >= endMS
-		if !live.IsZero() {
-			final = !time.Now().Before(live)
-		}
 		// Past its share of real time (a busy host), a page not yet read is read as it is:
 		// the clock then jumps to the end and the final read still sees what comes late.
 		if !settled && (min(quiet, now-sigSince) >= quietMS || now-start >= p.BusyFallbackMS || final || time.Now().After(share)) {
@@ -436,17 +445,10 @@ func (r *run) observe(ctx context.Context, bctx playwright.BrowserContext, page 
 				settled = true
 			}
 		}
-		if settled && final && !held && live.IsZero() && wo.talks != nil && wo.talks() {
-			// What the page hears from outside its clock follows the wall clock: it runs
-			// on at the wall clock's pace, read at every step, until its budget has passed
-			// in real time (pacer).
-			live = wo.pace.pageEnd(endMS)
-			if time.Now().Before(live) {
-				r.log.Debug("the page talks outside its clock; watching it on in real time",
-					"early_requests", wo.pace.earlyRequests(), "ms", time.Until(live).Milliseconds())
-				obs.reads[len(obs.reads)-1].why = ReadPeriodic
-				final = false
-			}
+		if settled && final && !held && !wo.wall && wo.talks != nil && wo.talks() {
+			r.log.Debug("the page talks outside its clock; measuring it again on the wall clock",
+				"early_requests", wo.pace.earlyRequests())
+			return nil, errWallClock
 		}
 		switch {
 		case settled && final && !held && !heldOnce && wo.hold != nil:
@@ -549,13 +551,6 @@ func (r *run) observe(ctx context.Context, bctx playwright.BrowserContext, page 
 		switch {
 		case !settled:
 			step = settleStep
-		case !live.IsZero():
-			// In real time: the step's page time passes on the wall clock first.
-			if d := min(time.Duration(step)*time.Millisecond, time.Until(live)); d > 0 {
-				if err := sleepCtx(ctx, d); err != nil {
-					return nil, err
-				}
-			}
 		case time.Now().After(share):
 			// Real time is running short (a slow machine, a slow page): the clock jumps to
 			// the end of the budget and the final read follows, the steps between skipped.

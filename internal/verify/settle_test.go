@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -64,5 +65,34 @@ func TestSlowFetchesKeepFrames(t *testing.T) {
 		if strings.Contains(m, "no frame") {
 			t.Errorf("the page was measured again: %q", m)
 		}
+	}
+}
+
+// TestWallClockShortBudget: a page that polls its server is measured again on the wall clock,
+// where it settles, is touched and watched after the pass in real time. With a short budget,
+// that still fits its real budget (wallMargin): the correct page passes.
+func TestWallClockShortBudget(t *testing.T) {
+	v := testVerifier(t)
+	rec := &recordLog{}
+	v.Logger = slog.New(rec)
+	srv := site(t, testSHA, map[string]string{
+		"/prices": page(``, `<main><h1>Prices</h1><p id="nvda">NVDA 912.40</p></main><script>
+			const poll = () => fetch('/api/price').then((r) => r.json()).then((j) => {
+				document.getElementById('nvda').textContent = 'NVDA ' + j.price; });
+			poll(); setInterval(poll, 200);</script>`),
+	}, map[string]http.HandlerFunc{
+		"/api/price": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"price": "913.05"}`)
+		},
+	})
+	c := crit("short-prices", "/prices", contracts.Assertion{Kind: contracts.KindVisibleText, Texts: []string{"Prices", "NVDA 913.05"}}, mobile)
+	c.MaxRuntimeMS = 3000 // its polls from 1 s of page time on are early
+	ev := verify(t, v, request(t, srv.URL, c))
+	wantStatus(t, ev, "short-prices", contracts.StatusPass)
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if !slices.ContainsFunc(rec.msgs, func(m string) bool { return strings.Contains(m, "on the wall clock") }) {
+		t.Errorf("the page was not measured on the wall clock: %q", rec.msgs)
 	}
 }
