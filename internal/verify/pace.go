@@ -139,7 +139,7 @@ func (p *pacer) awaitGate(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	p.mu.Lock()
-	d := minTime(p.gate, p.until).Sub(time.Now())
+	d := time.Until(minTime(p.gate, p.until))
 	held := p.held > 0
 	p.mu.Unlock()
 	if !held || d <= 0 {
