@@ -202,11 +202,7 @@ var personAdversaries = []personImpl{
 				const ws = new WebSocket('ws://' + location.host + '/api/mode-socket?k=' + k);
 				ws.onopen = () => ws.send('mode?'); ws.onmessage = (e) => { if (e.data === 'table') back(); }; };
 			for (const e of ['scroll', 'touchstart', 'pointerdown', 'keydown']) addEventListener(e, ask, {passive: true});`)},
-		extra: func() map[string]http.HandlerFunc {
-			c := newPageClocks(5 * time.Second)
-			c.slow = time.Second
-			return map[string]http.HandlerFunc{"/api/mode": c.json, "/api/mode-socket": c.socket}
-		}()},
+		extra: slowClocks("/api/mode-socket", (*pageClocks).socket)},
 	// The same server again, telling the page a second after it opens an event stream at the
 	// first touch.
 	{impl: impl{name: "time-server-clock-stream-on-touch", class: "time", head: fixedCSS,
@@ -215,11 +211,7 @@ var personAdversaries = []personImpl{
 			const ask = () => { if (asked) return; asked = true;
 				new EventSource('/api/mode-stream?k=' + k).onmessage = (e) => { if (e.data === 'table') back(); }; };
 			for (const e of ['scroll', 'touchstart', 'pointerdown', 'keydown']) addEventListener(e, ask, {passive: true});`)},
-		extra: func() map[string]http.HandlerFunc {
-			c := newPageClocks(5 * time.Second)
-			c.slow = time.Second
-			return map[string]http.HandlerFunc{"/api/mode": c.json, "/api/mode-stream": c.stream}
-		}()},
+		extra: slowClocks("/api/mode-stream", (*pageClocks).stream)},
 	// The same server asked by an image every second: it loads once 5 s of real time have
 	// passed since the first, and fails before.
 	{impl: impl{name: "time-server-clock-image", class: "time", head: fixedCSS,
@@ -468,6 +460,14 @@ func (c *pageClocks) stream(w http.ResponseWriter, r *http.Request) {
 		}
 		return "cards"
 	})
+}
+
+// slowClocks serves a page clock (5 s) at /api/mode and, at path, its answer by handler,
+// which takes a second.
+func slowClocks(path string, handler func(*pageClocks, http.ResponseWriter, *http.Request)) map[string]http.HandlerFunc {
+	c := newPageClocks(5 * time.Second)
+	c.slow = time.Second
+	return map[string]http.HandlerFunc{"/api/mode": c.json, path: func(w http.ResponseWriter, r *http.Request) { handler(c, w, r) }}
 }
 
 // serverClock answers {"table": true} to a page (its k) once after has passed in real time
