@@ -248,12 +248,12 @@ func (r *run) measureAll(ctx context.Context) []outcome {
 	return outs
 }
 
-// noFrame: the page's measure ended because Chromium gave it no frame (errNoFrame).
 // wallMargin is what a page measured on the wall clock spends in real time besides its
 // budget, which the virtual clock gives for nearly nothing: quiet_ms before the first read, a
 // person's pass and the watch after it (touchWatch).
 const wallMargin = 15 * time.Second
 
+// noFrame: the page's measure ended because Chromium gave it no frame (errNoFrame).
 func noFrame(outs []vpOutcome) bool { return failedWith(outs, errNoFrame) }
 
 // failedWith reports whether a page's outcome is target, for some member.
