@@ -54,6 +54,11 @@ func gateWorkflow(ctx workflow.Context) (contracts.GateResult, error) {
 func TestRuntimeGateHeartbeatsThroughTheLag(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
+	// The SDK fails a workflow task that runs past 1 s of wall time as a deadlock; on a busy
+	// host (CI at a load of 12 on two CPUs) this one did. A minute still catches a hang.
+	opts := workers.WorkerOptions()
+	opts.DeadlockDetectionTimeout = time.Minute
+	env.SetWorkerOptions(opts)
 	beats := make(chan struct{}, 64)
 	env.SetOnActivityHeartbeatListener(func(*activity.Info, converter.EncodedValues) {
 		select {

@@ -246,7 +246,11 @@ func newHarness(t *testing.T, script ...verifyScript) *harness {
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
 	// The product's worker options: a capability's classified error is classified here too.
-	env.SetWorkerOptions(workers.WorkerOptions())
+	// A minute, not the SDK's 1 s, before a workflow task counts as a deadlock: a busy host
+	// can hold the workflow goroutine that long (it failed a test of the same kind in CI).
+	opts := workers.WorkerOptions()
+	opts.DeadlockDetectionTimeout = time.Minute
+	env.SetWorkerOptions(opts)
 	f := &fakes{t: t, contract: *c, env: env, script: script, emptyOn: map[int]bool{}}
 	// The runtime gate has no client here: page errors in the evidence are the gate.
 	workers.RegisterControl(env, &activities.Control{Payments: f, Deliverer: f, Proofs: f, Index: f,

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 
 	"github.com/signoff/signoff/workflows"
 	"github.com/signoff/signoff/workflows/contractapi"
@@ -23,6 +24,7 @@ type lockHarness struct {
 func newLockHarness() *lockHarness {
 	var suite testsuite.WorkflowTestSuite
 	h := &lockHarness{env: suite.NewTestWorkflowEnvironment(), gone: map[string]bool{}}
+	h.env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: time.Minute}) // a busy host, not a deadlock
 	h.env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, "", contractapi.SignalLockGranted, mock.Anything).
 		Return(func(_, workflowID, _, _ string, _ any) error {
 			h.mu.Lock()

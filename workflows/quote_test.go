@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/signoff/signoff/workflows"
@@ -30,6 +32,7 @@ func TestQuoteWorkflowSays(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var suite testsuite.WorkflowTestSuite
 			env := suite.NewTestWorkflowEnvironment()
+			env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: time.Minute}) // a busy host, not a deadlock
 			env.RegisterWorkflowWithOptions(workflows.QuoteWorkflow, workflow.RegisterOptions{Name: contractapi.QuoteWorkflowName})
 			env.RegisterActivityWithOptions(func(context.Context, contractapi.QuoteRequest) (contractapi.QuoteReply, error) {
 				if tc.draft != nil {
