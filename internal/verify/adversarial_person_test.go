@@ -58,6 +58,12 @@ const backToTable = `const back = () => { const c = document.querySelector('.car
 // fixedCSS is the W1 fix's style.
 const fixedCSS = `<style>` + wideCSS + cardCSS + `</style>`
 
+// botCSS: the wide table, and cards instead of it at a phone's width once the page's script has
+// marked the browser as a verifier's (html.bot).
+const botCSS = `<style>` + wideCSS +
+	`.cards{display:none} [data-testid="watchlist-card"]{border:1px solid #ddd;border-radius:8px;padding:12px;margin:8px 0}
+	@media (max-width:639px){html.bot table{display:none} html.bot .cards{display:block}}</style>`
+
 // personAdversaries are rejected by a person on a phone, yet each may pass a verifier that reads
 // the DOM of whatever page Chromium ends on, at one moment, with an automated desktop browser
 // that never touches the page. Each must be not_satisfied.
@@ -121,9 +127,7 @@ var personAdversaries = []personImpl{
 			symbols.forEach((s, r) => [s, names[s], '912.40', '+1.8%', '41.2M', 'Semiconductors and more'].forEach((v, i) => g.fillText(v, 12 + i * 150, 60 + r * 36)));`)}},
 
 	// device: cards only for the verifier's browser, the wide table for real phones.
-	{impl: impl{name: "device-webdriver-headless", class: "device", head: `<style>` + wideCSS +
-		`.cards{display:none} [data-testid="watchlist-card"]{border:1px solid #ddd;border-radius:8px;padding:12px;margin:8px 0}
-		@media (max-width:639px){html.bot table{display:none} html.bot .cards{display:block}}</style>
+	{impl: impl{name: "device-webdriver-headless", class: "device", head: botCSS + `
 		<script>if (navigator.webdriver || /Headless/.test(navigator.userAgent)) document.documentElement.classList.add('bot');</script>`,
 		body: render(``)}},
 	{impl: impl{name: "device-fine-pointer", class: "device", head: `<style>` + wideCSS +
@@ -131,7 +135,6 @@ var personAdversaries = []personImpl{
 		@media (max-width:639px){html.mouse table{display:none} html.mouse .cards{display:block}}</style>
 		<script>if (matchMedia('(hover: hover) and (pointer: fine)').matches) document.documentElement.classList.add('mouse');</script>`,
 		body: render(``)}},
-
 	// The W1 fix, until the page has asked its server for the time twice, 5 s of its own
 	// clock apart: a clock that ran ahead of the server's is the verifier's and keeps the
 	// cards; a person gets the wide table back.
@@ -239,6 +242,17 @@ var personAdversaries = []personImpl{
 		body: render(backToTable + `for (const e of ['scroll', 'wheel']) window.addEventListener(e, back, {passive: true, once: true});`)}},
 	{impl: impl{name: "touch-touch-pointer-key", class: "touch", head: fixedCSS,
 		body: render(backToTable + `for (const e of ['touchstart', 'pointerdown', 'keydown']) document.addEventListener(e, back, {passive: true, once: true});`)}},
+	// An emulator's tells beside its Android user agent: the host's x86 platform, the host's
+	// two cores, a screen no taller than the page.
+	{impl: impl{name: "device-x86-platform", class: "device", head: botCSS +
+		`<script>if (/x86|i686/.test(navigator.platform)) document.documentElement.classList.add('bot');</script>`,
+		body: render(``)}},
+	{impl: impl{name: "device-few-cores", class: "device", head: botCSS +
+		`<script>if (navigator.hardwareConcurrency < 4) document.documentElement.classList.add('bot');</script>`,
+		body: render(``)}},
+	{impl: impl{name: "device-screen-is-viewport", class: "device", head: botCSS +
+		`<script>if (screen.height <= innerHeight) document.documentElement.classList.add('bot');</script>`,
+		body: render(``)}},
 }
 
 // personFixes do what the task asks, each written differently; each must be satisfied.

@@ -17,12 +17,25 @@ import (
 // phoneScale is a current phone's device pixel ratio.
 const phoneScale = 3
 
+// The screen is taller than the page's viewport, as on the device: a phone's status bar, address
+// bar and gesture bar, and a desktop's tab strip, toolbar and panel, take their share. A screen
+// exactly the viewport's size is an emulator's.
+const (
+	phoneChromePx   = 96
+	desktopChromePx = 120
+)
+
 // device is the emulation for one viewport.
 type device struct {
 	phone     bool
 	userAgent string
+	platform  string         // navigator.platform
 	metadata  map[string]any // Emulation.setUserAgentOverride's userAgentMetadata
 }
+
+// deviceCores is navigator.hardwareConcurrency on both devices: a current phone's, and a
+// common desktop's. The host's own count (two on a CI machine) is itself a tell.
+const deviceCores = 8
 
 func deviceFor(vp contracts.Viewport, browserVersion string) device {
 	major := strings.SplitN(browserVersion, ".", 2)[0]
@@ -39,10 +52,14 @@ func deviceFor(vp contracts.Viewport, browserVersion string) device {
 	d := device{phone: contracts.IsPhone(vp)}
 	if d.phone {
 		d.userAgent = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/" + major + ".0.0.0 Mobile Safari/537.36"
+		// What Chrome on an ARM phone reports; the host's "Linux x86_64" beside an Android user
+		// agent says "emulator".
+		d.platform = "Linux armv81"
 		d.metadata = map[string]any{"brands": brands(major), "fullVersionList": brands(full), "platform": "Android",
 			"platformVersion": "14.0.0", "architecture": "", "model": "Pixel 8", "mobile": true, "bitness": "", "wow64": false}
 	} else {
 		d.userAgent = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/" + major + ".0.0.0 Safari/537.36"
+		d.platform = "Linux x86_64"
 		d.metadata = map[string]any{"brands": brands(major), "fullVersionList": brands(full), "platform": "Linux",
 			"platformVersion": "6.1.0", "architecture": "x86", "model": "", "mobile": false, "bitness": "64", "wow64": false}
 	}
@@ -51,6 +68,13 @@ func deviceFor(vp contracts.Viewport, browserVersion string) device {
 
 // contextOptions sets the device on a new context's options.
 func (d device) contextOptions(o *playwright.BrowserNewContextOptions) {
+	if o.Viewport != nil {
+		chrome := desktopChromePx
+		if d.phone {
+			chrome = phoneChromePx
+		}
+		o.Screen = &playwright.Size{Width: o.Viewport.Width, Height: o.Viewport.Height + chrome}
+	}
 	o.UserAgent = playwright.String(d.userAgent)
 	o.IsMobile = playwright.Bool(d.phone)
 	o.HasTouch = playwright.Bool(d.phone)
@@ -61,14 +85,18 @@ func (d device) contextOptions(o *playwright.BrowserNewContextOptions) {
 	}
 }
 
-// apply sets what context options cannot: the client hints that go with the user agent, and the
-// pointer and hover media features of a touch screen. It runs on the page's own CDP session
+// apply sets what context options cannot: the client hints and navigator.platform that go with
+// the user agent, the device's core count, and the pointer and hover media features of a touch
+// screen. It runs on the page's own CDP session
 // before the first navigation.
 func (d device) apply(cdp playwright.CDPSession) error {
 	if _, err := cdp.Send("Emulation.setUserAgentOverride", map[string]any{
-		"userAgent": d.userAgent, "userAgentMetadata": d.metadata, "acceptLanguage": "en-US",
+		"userAgent": d.userAgent, "userAgentMetadata": d.metadata, "acceptLanguage": "en-US", "platform": d.platform,
 	}); err != nil {
 		return worldErr("Emulation.setUserAgentOverride", err)
+	}
+	if _, err := cdp.Send("Emulation.setHardwareConcurrencyOverride", map[string]any{"hardwareConcurrency": deviceCores}); err != nil {
+		return worldErr("Emulation.setHardwareConcurrencyOverride", err)
 	}
 	return nil
 }

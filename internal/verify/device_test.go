@@ -22,6 +22,8 @@ var phoneSignals = []string{
 	`navigator.maxTouchPoints > 0`,
 	`'ontouchstart' in window`,
 	`devicePixelRatio === 3`,
+	`navigator.hardwareConcurrency === 8`,
+	`screen.height > innerHeight && screen.width === innerWidth`,
 }
 
 var desktopSignals = []string{
@@ -31,10 +33,14 @@ var desktopSignals = []string{
 	`navigator.userAgentData.mobile === false`,
 	`!navigator.userAgentData.brands.some((b) => /headless/i.test(b.brand))`,
 	`matchMedia('(hover: hover) and (pointer: fine)').matches`,
+	`navigator.hardwareConcurrency === 8`,
+	`screen.height > innerHeight`,
 }
 
 // TestDeviceSignals: a page cannot tell the verifier's phone from a phone, or its desktop from
-// a desktop, by the signals the README lists.
+// a desktop, by the signals the README lists. navigator.platform is checked by the adversary
+// device-x86-platform: these expressions run in the verifier's own world, where Chromium's
+// override of it does not reach; the page's scripts see it.
 func TestDeviceSignals(t *testing.T) {
 	v := testVerifier(t)
 	base := site(t, testSHA, map[string]string{"/d": page(``, `<p>device</p>`)}, nil).URL
