@@ -182,6 +182,7 @@ type sharedWorkers struct {
 	once    sync.Once
 	context string // the page's browser context id
 	err     error
+	found   atomic.Bool // a shared worker was seen; a worker found stays found
 }
 
 // any reports whether the page's browser context runs a shared worker. When the browser
@@ -190,6 +191,9 @@ type sharedWorkers struct {
 func (s *sharedWorkers) any() bool {
 	if s == nil {
 		return false
+	}
+	if s.found.Load() {
+		return true
 	}
 	s.once.Do(func() {
 		res, err := cdpSend(s.log, s.page, "Target.getTargetInfo", nil)
@@ -208,6 +212,7 @@ func (s *sharedWorkers) any() bool {
 				infos, _ := dig(res, "targetInfos").([]any)
 				for _, t := range infos {
 					if id, _ := dig(t, "browserContextId").(string); id == s.context {
+						s.found.Store(true)
 						return true
 					}
 				}
