@@ -253,6 +253,10 @@ var personAdversaries = []personImpl{
 	{impl: impl{name: "device-screen-is-viewport", class: "device", head: botCSS +
 		`<script>if (screen.height <= innerHeight) document.documentElement.classList.add('bot');</script>`,
 		body: render(``)}},
+	// A server's time zone: a phone is set to a place's.
+	{impl: impl{name: "device-utc-timezone", class: "device", head: botCSS +
+		`<script>if (/^(UTC|GMT|Etc\/)/.test(Intl.DateTimeFormat().resolvedOptions().timeZone)) document.documentElement.classList.add('bot');</script>`,
+		body: render(``)}},
 }
 
 // personFixes do what the task asks, each written differently; each must be satisfied.

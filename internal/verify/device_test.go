@@ -24,6 +24,7 @@ var phoneSignals = []string{
 	`devicePixelRatio === 3`,
 	`navigator.hardwareConcurrency === 8`,
 	`screen.height > innerHeight && screen.width === innerWidth`,
+	`!/^(UTC|GMT|Etc\/)/.test(Intl.DateTimeFormat().resolvedOptions().timeZone)`,
 }
 
 var desktopSignals = []string{
@@ -35,6 +36,7 @@ var desktopSignals = []string{
 	`matchMedia('(hover: hover) and (pointer: fine)').matches`,
 	`navigator.hardwareConcurrency === 8`,
 	`screen.height > innerHeight`,
+	`!/^(UTC|GMT|Etc\/)/.test(Intl.DateTimeFormat().resolvedOptions().timeZone)`,
 }
 
 // TestDeviceSignals: a page cannot tell the verifier's phone from a phone, or its desktop from
