@@ -93,8 +93,9 @@ func (d device) contextOptions(o *playwright.BrowserNewContextOptions) {
 
 // apply sets what context options cannot: the client hints and navigator.platform that go with
 // the user agent, the device's core count, and the pointer and hover media features of a touch
-// screen. It runs on the page's own CDP session
-// before the first navigation.
+// screen. It runs on the page's own CDP session before the first navigation. A dedicated
+// worker is a target of its own and keeps the host's platform and core count: a page that
+// compares its worker's with its own can still tell (README, Device).
 func (d device) apply(cdp playwright.CDPSession) error {
 	if _, err := cdp.Send("Emulation.setUserAgentOverride", map[string]any{
 		"userAgent": d.userAgent, "userAgentMetadata": d.metadata, "acceptLanguage": "en-US", "platform": d.platform,
