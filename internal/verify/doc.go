@@ -27,8 +27,9 @@
 //   - The viewport names the device (device.go): below 640 px a touch phone (Android Chrome
 //     user agent and client hints, touch, pointer: coarse, hover: none, device scale factor
 //     3, navigator.platform of an ARM phone); from 640 px a desktop Chrome. Both report 8
-//     cores, a screen taller than the viewport and a place's time zone at UTC+0. navigator.webdriver is false and nothing
-//     says Headless, so a page cannot serve the verifier something its users do not get.
+//     cores, a screen taller than the viewport and a place's time zone at UTC+0.
+//     navigator.webdriver is false and nothing says Headless, so a page cannot serve the
+//     verifier something its users do not get.
 //   - Each page is a fresh browser context: localStorage seeded once, before the app's
 //     scripts (a script of the verifier's, in a world of its own, writes it as the page's
 //     first document on the origin starts, and is then withdrawn: no request, no visit in

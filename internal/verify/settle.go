@@ -525,11 +525,10 @@ func (r *run) observe(ctx context.Context, bctx playwright.BrowserContext, page 
 					// at the touch, a worker) is answered on the wall clock: the page is
 					// watched on in real time for touchWatch, read at every step.
 					until := minTime(time.Now().Add(touchWatch), deadline.Add(-holdMargin))
-					_, wall := clk.(realClock)
 					for d := time.Until(until); d > 0; d = time.Until(until) {
-						// A realClock's step is itself a wait in real time; the virtual
-						// clock's is not, so real time is let pass first.
-						if !wall {
+						// On the wall clock a step is itself a wait in real time; the
+						// virtual clock's is not, so real time is let pass first.
+						if !wo.wall {
 							if err := sleepCtx(ctx, min(time.Duration(observeStep)*time.Millisecond, d)); err != nil {
 								return nil, err
 							}
