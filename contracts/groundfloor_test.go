@@ -4,6 +4,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -129,5 +130,22 @@ func TestHouseRules(t *testing.T) {
 		if len(bad) > 0 {
 			t.Errorf("%s, but:\n  %s", r.name, strings.Join(bad, "\n  "))
 		}
+	}
+
+	// A test binary that links the server is about 280 MB under -race and takes some 14 s to
+	// link: a command or library that only dials Temporal must not pull it in.
+	starters := []string{"temporal/embedded", "temporal/temporaltest", "workers/devstack", "cmd/signoff",
+		"cmd/signoff/internal/cmd/root", "cmd/signoff/internal/cmd/dev", "cmd/signoff/internal/cmd/server",
+		"cmd/signoff/internal/cmd/replay"}
+	var bad []string
+	for pkg, deps := range list("./...", true) {
+		if !slices.Contains(starters, strings.TrimPrefix(pkg, module)) && slices.ContainsFunc(deps, func(imp string) bool {
+			return strings.HasPrefix(imp, "go.temporal.io/server/")
+		}) {
+			bad = append(bad, pkg)
+		}
+	}
+	if len(bad) > 0 {
+		t.Errorf("only what starts the embedded server links it, but these do:\n  %s", strings.Join(bad, "\n  "))
 	}
 }

@@ -20,7 +20,7 @@ import (
 	"github.com/signoff/signoff/fixtures/runs"
 	"github.com/signoff/signoff/internal/capability"
 	"github.com/signoff/signoff/policy/policytest"
-	"github.com/signoff/signoff/temporal"
+	"github.com/signoff/signoff/temporal/embedded"
 	"github.com/signoff/signoff/temporal/temporaltest"
 	"github.com/signoff/signoff/web"
 	"github.com/signoff/signoff/workers"
@@ -198,7 +198,7 @@ func BenchmarkW1Phases(b *testing.B) {
 		dataDir := b.TempDir()
 		runsDir := filepath.Join(root, "fixtures", "runs")
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-		st, err := devstack.Start(ctx, devstack.Options{DataDir: dataDir, TemporalPort: temporal.AnyPort, RunsDir: runsDir,
+		st, err := devstack.Start(ctx, devstack.Options{DataDir: dataDir, TemporalPort: embedded.AnyPort, RunsDir: runsDir,
 			Allow: []string{"signoff-fixtures/*"}, Control: true, Execute: true, Verify: true,
 			BuildExecute: func(cfg workers.Config) (*activities.Execute, error) {
 				return workers.NewExecute(cfg, workers.ExecuteOptions{Executor: workers.NewPreparedExecutor(cfg), Preview: workers.PreviewNext,

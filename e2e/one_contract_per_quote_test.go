@@ -21,7 +21,7 @@ import (
 	"github.com/signoff/signoff/internal/datadir"
 	"github.com/signoff/signoff/internal/signing"
 	"github.com/signoff/signoff/policy/policytest"
-	"github.com/signoff/signoff/temporal"
+	"github.com/signoff/signoff/temporal/embedded"
 	"github.com/signoff/signoff/temporal/temporaltest"
 	"github.com/signoff/signoff/workflows/contractapi"
 	"github.com/signoff/signoff/workflows/contractclient"
@@ -233,7 +233,7 @@ func copyFile(t *testing.T, src, dst string) {
 // admit gives dataDir the test server's client certificate, as an operator copies it to a
 // worker's host: a process started with --data-dir dataDir dials srv with it (the embedded
 // server answers nothing else).
-func admit(t *testing.T, srv *temporal.Server, dataDir string) {
+func admit(t *testing.T, srv *embedded.Server, dataDir string) {
 	t.Helper()
 	from := filepath.Dir(srv.DialConfig().TLS.ClientCertFile)
 	to := datadir.Paths(dataDir).TemporalClient

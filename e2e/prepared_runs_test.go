@@ -17,7 +17,7 @@ import (
 	"github.com/signoff/signoff/internal/proofstore"
 	"github.com/signoff/signoff/internal/proofsync"
 	"github.com/signoff/signoff/internal/signing"
-	"github.com/signoff/signoff/temporal"
+	"github.com/signoff/signoff/temporal/embedded"
 	"github.com/signoff/signoff/temporal/temporaltest"
 	"github.com/signoff/signoff/web"
 	"github.com/signoff/signoff/workers"
@@ -132,7 +132,7 @@ func fixtureStack(ctx context.Context, t *testing.T, dataDir string, buildExecut
 	signoffproc.RequireSetup(t, filepath.Join(root, ".cache", "finance-deps", "node_modules", "next"), "go tool task fixture:setup")
 	signoffproc.RequireSetup(t, filepath.Join(root, ".cache", "pw-driver", "1.64.1", "package", "cli.js"), "go tool task browser:setup")
 	st, err := devstack.Start(ctx, devstack.Options{
-		DataDir: dataDir, TemporalPort: temporal.AnyPort, RunsDir: filepath.Join(root, "fixtures", "runs"), Allow: []string{"signoff-fixtures/*"},
+		DataDir: dataDir, TemporalPort: embedded.AnyPort, RunsDir: filepath.Join(root, "fixtures", "runs"), Allow: []string{"signoff-fixtures/*"},
 		Control: true, Execute: true, Verify: true, BuildExecute: buildExecute,
 		BuildVerify: func(cfg workers.Config) (*activities.Verify, func(), error) { return workers.NewVerify(cfg, nil) },
 	})

@@ -44,34 +44,37 @@ const (
 	maxCredentials = 64 << 10 // bytes read from any one credentials file
 )
 
-// credentials are the embedded server's certificate files.
-type credentials struct {
+// Credentials are the embedded server's certificate files. They live here, beside the client,
+// because both sides read the same files: the server (temporal/embedded) makes and serves
+// them, a client on this machine finds them with EmbeddedClientTLS.
+type Credentials struct {
 	serverDir, clientDir string
-	made                 bool // this start made the set (first start, or a damaged or expiring one replaced)
+	Made                 bool // this start made the set (first start, or a damaged or expiring one replaced)
 }
 
-func (c credentials) ca() string         { return filepath.Join(c.serverDir, caFile) }
-func (c credentials) serverCert() string { return filepath.Join(c.serverDir, certFile) }
-func (c credentials) serverKey() string  { return filepath.Join(c.serverDir, keyFile) }
+// CA, ServerCert and ServerKey are the server's copies of its CA and its own pair.
+func (c Credentials) CA() string         { return filepath.Join(c.serverDir, caFile) }
+func (c Credentials) ServerCert() string { return filepath.Join(c.serverDir, certFile) }
+func (c Credentials) ServerKey() string  { return filepath.Join(c.serverDir, keyFile) }
 
-// clientTLS is what an in-process client of this server dials with.
-func (c credentials) clientTLS() TLSConfig {
+// ClientTLS is what an in-process client of this server dials with.
+func (c Credentials) ClientTLS() TLSConfig {
 	return TLSConfig{CACertFile: filepath.Join(c.clientDir, caFile), ClientCertFile: filepath.Join(c.clientDir, certFile),
 		ClientKeyFile: filepath.Join(c.clientDir, keyFile), ServerName: EmbeddedServerName}
 }
 
-// ensureCredentials loads the server's and client's certificates from dataDir, or makes a new
+// EnsureCredentials loads the server's and client's certificates from dataDir, or makes a new
 // set when any is missing, unreadable, not signed by the CA beside it, or near its end. A new
 // set shuts out clients holding the old one (a copy on another host must be made again).
-func ensureCredentials(dataDir string, now time.Time) (credentials, error) {
-	c := credentials{serverDir: filepath.Join(dataDir, serverDirName), clientDir: filepath.Join(dataDir, ClientDirName)}
+func EnsureCredentials(dataDir string, now time.Time) (Credentials, error) {
+	c := Credentials{serverDir: filepath.Join(dataDir, serverDirName), clientDir: filepath.Join(dataDir, ClientDirName)}
 	if err := c.check(now); err == nil {
 		return c, nil
 	}
 	if err := c.make(now); err != nil {
 		return c, fmt.Errorf("temporal: make TLS credentials in %s: %w", dataDir, err)
 	}
-	c.made = true
+	c.Made = true
 	if err := c.check(now); err != nil {
 		return c, fmt.Errorf("temporal: TLS credentials just made in %s: %w", dataDir, err)
 	}
@@ -79,8 +82,8 @@ func ensureCredentials(dataDir string, now time.Time) (credentials, error) {
 }
 
 // check verifies both certificates against the CA for what each is used for.
-func (c credentials) check(now time.Time) error {
-	caPEM, err := readLimited(c.ca())
+func (c Credentials) check(now time.Time) error {
+	caPEM, err := readLimited(c.CA())
 	if err != nil {
 		return err
 	}
@@ -129,7 +132,7 @@ func (c credentials) check(now time.Time) error {
 
 // make writes a fresh CA, server and client certificate. The server's certificate serves
 // the internal services' client side too (Temporal's internode clients present it).
-func (c credentials) make(now time.Time) error {
+func (c Credentials) make(now time.Time) error {
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return err
@@ -243,9 +246,9 @@ func readLimited(path string) ([]byte, error) {
 	return b, nil
 }
 
-// recordAddress writes the frontend address beside the client credentials, so a client given
+// RecordAddress writes the frontend address beside the client credentials, so a client given
 // that address knows these credentials are for it (see EmbeddedClientTLS).
-func (c credentials) recordAddress(addr string) error {
+func (c Credentials) RecordAddress(addr string) error {
 	return writePrivate(filepath.Join(c.clientDir, addressFile), []byte(addr+"\n"))
 }
 
@@ -263,7 +266,7 @@ func EmbeddedClientTLS(temporalDir, address string) (cfg TLSConfig, ok bool, err
 		return TLSConfig{}, false, fmt.Errorf("temporal: read the embedded server's address: %w", err)
 	}
 	if sameAddress(strings.TrimSpace(string(rec)), address) {
-		return credentials{clientDir: dir}.clientTLS(), true, nil
+		return Credentials{clientDir: dir}.ClientTLS(), true, nil
 	}
 	return TLSConfig{}, false, nil
 }

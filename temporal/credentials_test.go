@@ -15,9 +15,9 @@ import (
 func TestCredentialsAreMadeOnceAndRenewed(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Now()
-	c, err := ensureCredentials(dir, now)
-	if err != nil || !c.made {
-		t.Fatalf("first start: made %v, %v", c.made, err)
+	c, err := EnsureCredentials(dir, now)
+	if err != nil || !c.Made {
+		t.Fatalf("first start: made %v, %v", c.Made, err)
 	}
 	for _, d := range []string{c.serverDir, c.clientDir} {
 		if fi, err := os.Stat(d); err != nil || fi.Mode().Perm() != 0o700 {
@@ -30,15 +30,15 @@ func TestCredentialsAreMadeOnceAndRenewed(t *testing.T) {
 		}
 	}
 	key := func() []byte {
-		b, err := os.ReadFile(c.clientTLS().ClientKeyFile)
+		b, err := os.ReadFile(c.ClientTLS().ClientKeyFile)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return b
 	}
 	first := key()
-	if again, err := ensureCredentials(dir, now.Add(time.Hour)); err != nil || again.made {
-		t.Fatalf("second start: made %v, %v", again.made, err)
+	if again, err := EnsureCredentials(dir, now.Add(time.Hour)); err != nil || again.Made {
+		t.Fatalf("second start: made %v, %v", again.Made, err)
 	}
 	if !bytes.Equal(key(), first) {
 		t.Fatal("a second start replaced sound credentials")
@@ -46,7 +46,7 @@ func TestCredentialsAreMadeOnceAndRenewed(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(c.serverDir, certFile), []byte("not a certificate"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ensureCredentials(dir, now); err != nil {
+	if _, err := EnsureCredentials(dir, now); err != nil {
 		t.Fatal(err)
 	}
 	if bytes.Equal(key(), first) {
@@ -56,7 +56,7 @@ func TestCredentialsAreMadeOnceAndRenewed(t *testing.T) {
 		t.Fatalf("the new set does not check: %v", err)
 	}
 	repaired := key()
-	if _, err := ensureCredentials(dir, now.Add(certLifetime-renewBefore/2)); err != nil {
+	if _, err := EnsureCredentials(dir, now.Add(certLifetime-renewBefore/2)); err != nil {
 		t.Fatal(err)
 	}
 	if bytes.Equal(key(), repaired) {
@@ -70,7 +70,7 @@ func TestEmbeddedClientTLSIsForItsAddress(t *testing.T) {
 	if _, ok, err := EmbeddedClientTLS(dir, "127.0.0.1:7233"); ok || err != nil {
 		t.Fatalf("no server ever ran here: ok %v, err %v", ok, err)
 	}
-	c, err := ensureCredentials(dir, time.Now())
+	c, err := EnsureCredentials(dir, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestEmbeddedClientTLSIsForItsAddress(t *testing.T) {
 	if want := datadir.Paths(filepath.Dir(dir)).TemporalClient; filepath.Join(filepath.Dir(dir), "temporal", ClientDirName) != want {
 		t.Fatalf("datadir's TemporalClient is %s, the server writes %s", want, filepath.Join(filepath.Dir(dir), "temporal", ClientDirName))
 	}
-	if err := c.recordAddress("127.0.0.1:7233"); err != nil {
+	if err := c.RecordAddress("127.0.0.1:7233"); err != nil {
 		t.Fatal(err)
 	}
 	for addr, want := range map[string]bool{

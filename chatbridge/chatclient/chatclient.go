@@ -220,3 +220,15 @@ func (c *Client) deliver(_ context.Context, env *envelope.Envelope) error {
 	}
 	return nil
 }
+
+// BridgeInfoPath is the loopback route where a dev stack describes its chat bridge, so that
+// `signoff chat` finds the bridge without linking the stack that runs it.
+const BridgeInfoPath = "/chat/agent"
+
+// BridgeInfo is BridgeInfoPath's answer.
+type BridgeInfo struct {
+	Address    string `json:"address"`
+	Endpoint   string `json:"endpoint"`
+	AlmanacURL string `json:"almanac_url"`
+	Protocol   string `json:"protocol"`
+}

@@ -23,6 +23,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/signoff/signoff/temporal"
+	"github.com/signoff/signoff/temporal/embedded"
 )
 
 // Timeout bounds every context the package hands out: it only catches hangs.
@@ -38,7 +39,7 @@ func Context(t testing.TB) context.Context {
 
 // Config is a server config for dir with free ports, the Web UI off and the server's logs
 // kept in memory.
-func Config(t testing.TB, dir string) temporal.Config {
+func Config(t testing.TB, dir string) embedded.Config {
 	t.Helper()
 	logs := &LogBuffer{}
 	t.Cleanup(func() {
@@ -46,9 +47,9 @@ func Config(t testing.TB, dir string) temporal.Config {
 			t.Logf("server log for %s:\n%s", dir, logs.String())
 		}
 	})
-	return temporal.Config{
+	return embedded.Config{
 		DataDir:      dir,
-		FrontendPort: temporal.AnyPort,
+		FrontendPort: embedded.AnyPort,
 		UIPort:       0,
 		LogLevel:     "warn",
 		LogOutput:    logs,
@@ -56,8 +57,8 @@ func Config(t testing.TB, dir string) temporal.Config {
 }
 
 // StartServer starts a server on a new temp dir; opts adjust its config (UIPort =
-// temporal.AnyPort turns the Web UI on). It stops at cleanup.
-func StartServer(t testing.TB, opts ...func(*temporal.Config)) *temporal.Server {
+// embedded.AnyPort turns the Web UI on). It stops at cleanup.
+func StartServer(t testing.TB, opts ...func(*embedded.Config)) *embedded.Server {
 	t.Helper()
 	cfg := Config(t, t.TempDir())
 	for _, o := range opts {
@@ -68,14 +69,14 @@ func StartServer(t testing.TB, opts ...func(*temporal.Config)) *temporal.Server 
 
 // StartServerWith starts a server with cfg and stops it at cleanup. Stop is idempotent, so
 // a test may also stop it earlier.
-func StartServerWith(t testing.TB, cfg temporal.Config) *temporal.Server {
+func StartServerWith(t testing.TB, cfg embedded.Config) *embedded.Server {
 	t.Helper()
 	if testing.Short() {
 		// The unit tier (go test -short, `go tool task test:unit`) starts no server: a
 		// test that needs one skips under -short.
 		t.Fatalf("the unit tier (-short) starts no Temporal server; skip this test under -short")
 	}
-	srv, err := temporal.Start(Context(t), cfg)
+	srv, err := embedded.Start(Context(t), cfg)
 	if err != nil {
 		t.Fatalf("start embedded temporal: %v", err)
 	}
@@ -88,7 +89,7 @@ func StartServerWith(t testing.TB, cfg temporal.Config) *temporal.Server {
 }
 
 // Dial connects a client to srv; it is closed at cleanup.
-func Dial(t testing.TB, srv *temporal.Server) client.Client {
+func Dial(t testing.TB, srv *embedded.Server) client.Client {
 	t.Helper()
 	c, err := temporal.Dial(Context(t), srv.DialConfig())
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/signoff/signoff/chatbridge"
 	"github.com/signoff/signoff/chatbridge/agentverse"
 	"github.com/signoff/signoff/chatbridge/almanac"
+	"github.com/signoff/signoff/chatbridge/chatclient"
 	"github.com/signoff/signoff/chatbridge/chatproto"
 	"github.com/signoff/signoff/chatbridge/conversation"
 	"github.com/signoff/signoff/chatbridge/identity"
@@ -95,20 +96,9 @@ type Chat struct {
 	Registry     *almanac.Registry
 }
 
-// InfoPath is the loopback route that describes the bridge.
-const InfoPath = "/chat/agent"
-
 // ReadmePath is the loopback route of the agent README (markdown): what Agentverse lists, with
 // the fingerprints of the keys proofs are signed with, served with or without Agentverse.
 const ReadmePath = "/chat/README.md"
-
-// Info is InfoPath's answer.
-type Info struct {
-	Address    string `json:"address"`
-	Endpoint   string `json:"endpoint"`
-	AlmanacURL string `json:"almanac_url"`
-	Protocol   string `json:"protocol"`
-}
 
 // Chat is the stack's chat bridge; nil when it is off.
 func (s *Stack) Chat() *Chat { return s.chat }
@@ -231,8 +221,8 @@ func mountChat(_ context.Context, s *Stack, o Options) error {
 	endpoint := base + "/submit"
 	s.PublicMux.Handle("/submit", bridge)
 	s.Loopback.Extra["/v1/almanac/"] = registry
-	info := Info{Address: id.Address(), Endpoint: endpoint, AlmanacURL: s.LoopbackURL + "/v1/almanac", Protocol: chatproto.ProtocolDigest}
-	s.Loopback.Extra["GET "+InfoPath] = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	info := chatclient.BridgeInfo{Address: id.Address(), Endpoint: endpoint, AlmanacURL: s.LoopbackURL + "/v1/almanac", Protocol: chatproto.ProtocolDigest}
+	s.Loopback.Extra["GET "+chatclient.BridgeInfoPath] = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(info)
 	})
@@ -259,7 +249,7 @@ func mountChat(_ context.Context, s *Stack, o Options) error {
 		}
 	}()
 
-	chat := &Chat{Address: id.Address(), Endpoint: endpoint, AlmanacURL: info.AlmanacURL, InfoURL: s.LoopbackURL + InfoPath, ReadmeURL: s.LoopbackURL + ReadmePath,
+	chat := &Chat{Address: id.Address(), Endpoint: endpoint, AlmanacURL: info.AlmanacURL, InfoURL: s.LoopbackURL + chatclient.BridgeInfoPath, ReadmeURL: s.LoopbackURL + ReadmePath,
 		Bridge: bridge, Conversation: conv, Registry: registry,
 		Agentverse: "Agentverse:       not configured (local almanac only; set AGENTVERSE_API_KEY to list the agent)"}
 	if o.Chat.AgentverseAPIKey != "" {

@@ -30,6 +30,7 @@ import (
 	"github.com/signoff/signoff/internal/signing"
 	"github.com/signoff/signoff/internal/verify"
 	"github.com/signoff/signoff/temporal"
+	"github.com/signoff/signoff/temporal/embedded"
 	"github.com/signoff/signoff/web"
 	"github.com/signoff/signoff/web/proofpage"
 	"github.com/signoff/signoff/workers"
@@ -46,11 +47,11 @@ type Options struct {
 	// Artifacts is the artifact store's URL the queues share (artifacts.Open); "" is
 	// datadir.DefaultArtifactsURL, a folder in the data dir, for one machine.
 	Artifacts string
-	// TemporalPort and UIPort for the embedded server (temporal.AnyPort picks free ones;
+	// TemporalPort and UIPort for the embedded server (embedded.AnyPort picks free ones;
 	// UIPort 0 turns the Web UI off).
 	TemporalPort, UIPort int
 	// UIWriteActions opts the embedded Web UI into write actions, behind a per-process token
-	// (temporal.Config.UIWriteActions); off, the UI is read-only.
+	// (embedded.Config.UIWriteActions); off, the UI is read-only.
 	UIWriteActions bool
 	RetentionDays  int
 	// LoopbackAddr serves people on this machine; PublicAddr serves webhooks and chat.
@@ -83,7 +84,7 @@ type Options struct {
 
 // Stack is a running process.
 type Stack struct {
-	Server       *temporal.Server // nil with an external cluster
+	Server       *embedded.Server // nil with an external cluster
 	Client       client.Client
 	Namespace    string
 	ControlPlane *workers.ControlPlane
@@ -124,7 +125,7 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 			return nil, err
 		}
 		s.closers = append(s.closers, func() { logFile.Close() })
-		srv, err := temporal.Start(ctx, temporal.Config{DataDir: filepath.Join(o.DataDir, "temporal"),
+		srv, err := embedded.Start(ctx, embedded.Config{DataDir: filepath.Join(o.DataDir, "temporal"),
 			FrontendPort: o.TemporalPort, UIPort: o.UIPort, UIWriteActions: o.UIWriteActions, RetentionDays: o.RetentionDays, LogLevel: "warn", LogOutput: logFile})
 		if err != nil {
 			return nil, err

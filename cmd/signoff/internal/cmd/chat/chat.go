@@ -27,7 +27,6 @@ import (
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
 	"github.com/signoff/signoff/internal/datadir"
 	"github.com/signoff/signoff/internal/signing"
-	"github.com/signoff/signoff/workers/devstack"
 )
 
 // SeedFile is where the client's generated seed is kept under the data dir's keys folder, so
@@ -306,9 +305,9 @@ func (p *printer) finish(ctx context.Context, c *chatclient.Client, timeout time
 }
 
 // devInfo asks `signoff dev` which agent the bridge is and where its almanac is.
-func devInfo(ctx context.Context, o *Options) (devstack.Info, error) {
-	var info devstack.Info
-	u := strings.TrimRight(o.DevURL, "/") + devstack.InfoPath
+func devInfo(ctx context.Context, o *Options) (chatclient.BridgeInfo, error) {
+	var info chatclient.BridgeInfo
+	u := strings.TrimRight(o.DevURL, "/") + chatclient.BridgeInfoPath
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return info, fmt.Errorf("--dev-url: %w", err)

@@ -14,12 +14,12 @@ import (
 
 	"github.com/signoff/signoff/chatbridge"
 	"github.com/signoff/signoff/chatbridge/almanac"
+	"github.com/signoff/signoff/chatbridge/chatclient"
 	"github.com/signoff/signoff/chatbridge/chatproto"
 	"github.com/signoff/signoff/chatbridge/identity"
 	"github.com/signoff/signoff/cmd/signoff/internal/cmd/chat"
 	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
-	"github.com/signoff/signoff/workers/devstack"
 )
 
 // scripted answers each message and, for "approve", pushes progress later as the workflow
@@ -69,8 +69,8 @@ func devLike(t *testing.T) string {
 	loop := httptest.NewServer(mux)
 	t.Cleanup(loop.Close)
 	mux.Handle("/v1/almanac/", reg)
-	mux.HandleFunc("GET "+devstack.InfoPath, func(w http.ResponseWriter, _ *http.Request) {
-		_ = json.NewEncoder(w).Encode(devstack.Info{Address: id.Address(), Endpoint: pub.URL + "/submit", AlmanacURL: loop.URL + "/v1/almanac"})
+	mux.HandleFunc("GET "+chatclient.BridgeInfoPath, func(w http.ResponseWriter, _ *http.Request) {
+		_ = json.NewEncoder(w).Encode(chatclient.BridgeInfo{Address: id.Address(), Endpoint: pub.URL + "/submit", AlmanacURL: loop.URL + "/v1/almanac"})
 	})
 	return loop.URL
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/signoff/signoff/internal/sandbox"
 	"github.com/signoff/signoff/internal/settings"
 	"github.com/signoff/signoff/temporal"
+	"github.com/signoff/signoff/temporal/embedded"
 	"github.com/signoff/signoff/workers"
 	"github.com/signoff/signoff/workers/devstack"
 )
@@ -74,9 +75,9 @@ func NewCmdDev(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 	fs := cmd.Flags()
 	o.Conn.AddFlags(cmd, "")
 	fs.IntVar(&o.TemporalPort, "temporal-port", temporal.DefaultFrontendPort, "embedded Temporal frontend port")
-	fs.IntVar(&o.UIPort, "ui-port", temporal.DefaultUIPort, "Temporal Web UI port (0 turns the UI off)")
+	fs.IntVar(&o.UIPort, "ui-port", embedded.DefaultUIPort, "Temporal Web UI port (0 turns the UI off)")
 	fs.BoolVar(&o.UIWrites, "ui-write-actions", false, "let the Web UI signal, cancel and reset workflows; its state-changing requests then need the token in the printed URL (default: read-only UI)")
-	fs.IntVar(&o.Retention, "retention-days", temporal.DefaultRetentionDays, "workflow history retention of the embedded namespace")
+	fs.IntVar(&o.Retention, "retention-days", embedded.DefaultRetentionDays, "workflow history retention of the embedded namespace")
 	fs.StringVar(&o.Loopback, "loopback", "127.0.0.1:8480", "loopback listener (index, checkout, proof pages)")
 	fs.StringVar(&o.Public, "public", "127.0.0.1:8481", "public listener (webhooks, chat /submit)")
 	fs.StringSliceVar(&o.PublicHosts, "public-host", nil, "a name the public listener is reached by through a tunnel or proxy (host or host:port; repeatable); other Host headers are refused")

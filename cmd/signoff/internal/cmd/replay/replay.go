@@ -26,7 +26,7 @@ import (
 	"github.com/signoff/signoff/internal/proofstore"
 	"github.com/signoff/signoff/internal/sandbox"
 	"github.com/signoff/signoff/internal/settings"
-	"github.com/signoff/signoff/temporal"
+	"github.com/signoff/signoff/temporal/embedded"
 	"github.com/signoff/signoff/web"
 	"github.com/signoff/signoff/workers"
 	"github.com/signoff/signoff/workers/devstack"
@@ -160,7 +160,7 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	faults := &runs.FaultPlan{}
 	st, err := devstack.Start(ctx, devstack.Options{
-		DataDir: dataDir, Dial: dial, ProofDir: o.ProofDir, TemporalPort: temporal.AnyPort, Artifacts: o.Artifacts,
+		DataDir: dataDir, Dial: dial, ProofDir: o.ProofDir, TemporalPort: embedded.AnyPort, Artifacts: o.Artifacts,
 		RunsDir: runsDir, Allow: slices.Clone(workers.DefaultAllow), Control: true, Execute: queues["execute"], Verify: queues["verify"],
 		BuildExecute: func(cfg workers.Config) (*activities.Execute, error) {
 			return workers.NewExecute(cfg, workers.ExecuteOptions{Executor: workers.NewPreparedExecutor(cfg),

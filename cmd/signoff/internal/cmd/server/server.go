@@ -17,6 +17,7 @@ import (
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
 	"github.com/signoff/signoff/internal/datadir"
 	"github.com/signoff/signoff/temporal"
+	"github.com/signoff/signoff/temporal/embedded"
 )
 
 // Options are the inputs of `server`.
@@ -59,8 +60,8 @@ func NewCmdServer(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command 
 	fs := cmd.Flags()
 	fs.StringVar(&o.IP, "ip", temporal.DefaultHost, "address to listen on; not loopback: hosts holding a copy of the client certificate may use it")
 	fs.IntVar(&o.Port, "port", temporal.DefaultFrontendPort, "frontend gRPC port")
-	fs.IntVar(&o.UIPort, "ui-port", temporal.DefaultUIPort, "Web UI port on loopback (0 turns it off; must be 0 with a non-loopback --ip)")
-	fs.IntVar(&o.Retention, "retention-days", temporal.DefaultRetentionDays, "workflow history retention")
+	fs.IntVar(&o.UIPort, "ui-port", embedded.DefaultUIPort, "Web UI port on loopback (0 turns it off; must be 0 with a non-loopback --ip)")
+	fs.IntVar(&o.Retention, "retention-days", embedded.DefaultRetentionDays, "workflow history retention")
 	return cmd
 }
 
@@ -82,7 +83,7 @@ func Run(ctx context.Context, o *Options) error {
 		return iostreams.Failed(err)
 	}
 	defer logFile.Close()
-	srv, err := temporal.Start(ctx, temporal.Config{DataDir: dir, Host: o.IP, OtherHosts: !ip.IsLoopback(),
+	srv, err := embedded.Start(ctx, embedded.Config{DataDir: dir, Host: o.IP, OtherHosts: !ip.IsLoopback(),
 		FrontendPort: o.Port, UIPort: o.UIPort, RetentionDays: o.Retention, LogLevel: "warn", LogOutput: logFile})
 	if err != nil {
 		return iostreams.Failed(err)

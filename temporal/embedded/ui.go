@@ -1,4 +1,4 @@
-package temporal
+package embedded
 
 import (
 	"crypto/rand"
@@ -18,6 +18,7 @@ import (
 	uiopts "github.com/temporalio/ui-server/v2/server/server_options"
 
 	"github.com/signoff/signoff/internal/hostcheck"
+	"github.com/signoff/signoff/temporal"
 )
 
 // uiServer is the Temporal Web UI, served in-process from the assets embedded in the
@@ -40,7 +41,7 @@ type uiSetup struct {
 	host                string
 	port                int // the front's port
 	frontend, namespace string
-	tls                 TLSConfig // the client credentials the ui-server dials the frontend with
+	tls                 temporal.TLSConfig // the client credentials the ui-server dials the frontend with
 	writes              bool
 }
 

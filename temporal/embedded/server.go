@@ -1,12 +1,12 @@
-// Package temporal runs Signoff's embedded Temporal server (SQLite file, Web UI,
-// loopback only, mutual TLS) for the one-machine default, and builds SDK client options for
-// an external cluster or Temporal Cloud. Choosing between the two is the caller's
-// job: with an external address, don't call Start; just Dial.
+// Package embedded runs Signoff's embedded Temporal server (SQLite file, Web UI, loopback
+// only, mutual TLS) for the one-machine default. With an external cluster or Temporal Cloud,
+// don't call Start; just temporal.Dial.
 //
-// Its own tests cover only the server; temporal/temporaltest starts one for tests, and
-// the server-backed tests of the rest of the project live in e2e/ (each package that links
-// the server builds a ~170 MB test binary, so there are two, not one per package).
-package temporal
+// It is apart from the temporal package so that what only dials Temporal does not link the
+// server: a test binary that does is about 280 MB under -race and takes some 14 s to link.
+// temporal/temporaltest starts one for tests; the server-backed tests of the rest of the
+// project live in e2e/.
+package embedded
 
 import (
 	"context"
@@ -32,6 +32,8 @@ import (
 	"go.temporal.io/server/common/primitives"
 	sqliteschema "go.temporal.io/server/schema/sqlite"
 	temporalsrv "go.temporal.io/server/temporal"
+
+	"github.com/signoff/signoff/temporal"
 )
 
 // ErrDataDirLocked means another server (in this or another process) owns the
@@ -47,7 +49,7 @@ type Server struct {
 	cfg      Config
 	frontend string
 	uiURL    string
-	creds    credentials
+	creds    temporal.Credentials
 
 	srv  temporalsrv.Server
 	ui   *uiServer
@@ -82,7 +84,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 			_ = s.Stop()
 		}
 	}()
-	if s.creds, err = ensureCredentials(cfg.DataDir, time.Now()); err != nil {
+	if s.creds, err = temporal.EnsureCredentials(cfg.DataDir, time.Now()); err != nil {
 		return nil, err
 	}
 
@@ -92,7 +94,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	defer p.release()
 	s.frontend = net.JoinHostPort(cfg.Host, strconv.Itoa(p.frontend))
-	if err := s.creds.recordAddress(s.frontend); err != nil {
+	if err := s.creds.RecordAddress(s.frontend); err != nil {
 		return nil, fmt.Errorf("temporal: record the frontend address for clients: %w", err)
 	}
 
@@ -151,7 +153,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 
 	if cfg.UIPort != 0 {
-		s.ui, err = startUI(uiSetup{host: cfg.Host, port: p.ui, frontend: s.frontend, tls: s.creds.clientTLS(),
+		s.ui, err = startUI(uiSetup{host: cfg.Host, port: p.ui, frontend: s.frontend, tls: s.creds.ClientTLS(),
 			namespace: cfg.Namespace, writes: cfg.UIWriteActions})
 		if err != nil {
 			return nil, err
@@ -179,7 +181,7 @@ func (s *Server) UIOpenURL() string {
 // NewClientCertificate reports whether this start made the client certificate (the first start
 // on the data dir, or one that replaced a damaged or expiring set): copies on other hosts no
 // longer get in.
-func (s *Server) NewClientCertificate() bool { return s.creds.made }
+func (s *Server) NewClientCertificate() bool { return s.creds.Made }
 
 // Namespace is the namespace Start registered.
 func (s *Server) Namespace() string { return s.cfg.Namespace }
@@ -192,8 +194,8 @@ func (s *Server) DBPath() string { return filepath.Join(s.cfg.DataDir, DBFileNam
 
 // DialConfig reaches this server with its client certificate; set Logger on the copy if
 // needed. Another process finds the same credentials with EmbeddedClientTLS.
-func (s *Server) DialConfig() DialConfig {
-	return DialConfig{Address: s.frontend, Namespace: s.cfg.Namespace, TLS: s.creds.clientTLS()}
+func (s *Server) DialConfig() temporal.DialConfig {
+	return temporal.DialConfig{Address: s.frontend, Namespace: s.cfg.Namespace, TLS: s.creds.ClientTLS()}
 }
 
 // Stop shuts down the UI and the server and releases the data dir. It is safe
@@ -302,7 +304,7 @@ func preRegisterNamespace(sqlCfg *config.SQL, name string, retentionDays int) er
 
 func retention(days int) time.Duration { return time.Duration(days) * 24 * time.Hour }
 
-func serverConfig(host string, p *ports, sqlCfg *config.SQL, c credentials) *config.Config {
+func serverConfig(host string, p *ports, sqlCfg *config.SQL, c temporal.Credentials) *config.Config {
 	frontend := net.JoinHostPort(host, strconv.Itoa(p.frontend))
 	svc := func(port int) config.Service {
 		return config.Service{RPC: config.RPC{GRPCPort: port, BindOnIP: host}}
@@ -310,15 +312,15 @@ func serverConfig(host string, p *ports, sqlCfg *config.SQL, c credentials) *con
 	// Every listener, the frontend and the internal ones alike, wants a certificate from the
 	// CA; the internal clients and the system worker present the server's own.
 	mutual := config.GroupTLS{
-		Server: config.ServerTLS{CertFile: c.serverCert(), KeyFile: c.serverKey(), ClientCAFiles: []string{c.ca()}, RequireClientAuth: true},
-		Client: config.ClientTLS{ServerName: EmbeddedServerName, RootCAFiles: []string{c.ca()}},
+		Server: config.ServerTLS{CertFile: c.ServerCert(), KeyFile: c.ServerKey(), ClientCAFiles: []string{c.CA()}, RequireClientAuth: true},
+		Client: config.ClientTLS{ServerName: temporal.EmbeddedServerName, RootCAFiles: []string{c.CA()}},
 	}
 	return &config.Config{
 		Global: config.Global{TLS: config.RootTLS{
 			Internode: mutual,
 			Frontend:  mutual,
-			SystemWorker: config.WorkerTLS{CertFile: c.serverCert(), KeyFile: c.serverKey(),
-				Client: config.ClientTLS{ServerName: EmbeddedServerName, RootCAFiles: []string{c.ca()}}},
+			SystemWorker: config.WorkerTLS{CertFile: c.ServerCert(), KeyFile: c.ServerKey(),
+				Client: config.ClientTLS{ServerName: temporal.EmbeddedServerName, RootCAFiles: []string{c.CA()}}},
 		}},
 		Persistence: config.Persistence{
 			DefaultStore:     sqliteplugin.PluginName,

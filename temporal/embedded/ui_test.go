@@ -1,4 +1,4 @@
-package temporal_test
+package embedded_test
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
-	"github.com/signoff/signoff/temporal"
+	"github.com/signoff/signoff/temporal/embedded"
 	"github.com/signoff/signoff/temporal/temporaltest"
 )
 
@@ -48,7 +48,7 @@ func TestWebUIDefaultIsReadOnlyAndChecksHost(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the embedded Temporal server: not in the unit tier")
 	}
-	srv := temporaltest.StartServer(t, func(c *temporal.Config) { c.UIPort = temporal.AnyPort })
+	srv := temporaltest.StartServer(t, func(c *embedded.Config) { c.UIPort = embedded.AnyPort })
 	if srv.UIOpenURL() != srv.UIURL() {
 		t.Fatalf("a read-only UI hands out a token URL: %s", srv.UIOpenURL())
 	}
@@ -91,7 +91,7 @@ func TestWebUIWriteActionsNeedTheToken(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the embedded Temporal server: not in the unit tier")
 	}
-	srv := temporaltest.StartServer(t, func(c *temporal.Config) { c.UIPort, c.UIWriteActions = temporal.AnyPort, true })
+	srv := temporaltest.StartServer(t, func(c *embedded.Config) { c.UIPort, c.UIWriteActions = embedded.AnyPort, true })
 	open := srv.UIOpenURL()
 	if !strings.Contains(open, "signoff_token=") {
 		t.Fatalf("UIOpenURL %q carries no token", open)
@@ -133,7 +133,7 @@ func TestWebUIHasNoPortButTheFront(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the embedded Temporal server: not in the unit tier")
 	}
-	srv := temporaltest.StartServer(t, func(c *temporal.Config) { c.UIPort, c.UIWriteActions = temporal.AnyPort, true })
+	srv := temporaltest.StartServer(t, func(c *embedded.Config) { c.UIPort, c.UIWriteActions = embedded.AnyPort, true })
 	front, err := url.Parse(srv.UIURL())
 	if err != nil {
 		t.Fatal(err)

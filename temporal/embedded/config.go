@@ -1,4 +1,4 @@
-package temporal
+package embedded
 
 import (
 	"errors"
@@ -9,16 +9,15 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/signoff/signoff/temporal"
 )
 
-// Defaults for the embedded server. The ports match `temporal server start-dev`,
-// so the usual tools find us; the retention is ours (the server's default is 24 h,
-// too short for an audit trail of paid work).
+// Defaults for the embedded server (its host, frontend port and namespace are the temporal
+// package's, which clients dial). The UI port matches `temporal server start-dev`; the
+// retention is ours (the server's default is 24 h, too short for an audit trail of paid work).
 const (
-	DefaultHost          = "127.0.0.1"
-	DefaultFrontendPort  = 7233
 	DefaultUIPort        = 8233
-	DefaultNamespace     = "default"
 	DefaultRetentionDays = 30
 	DefaultLogLevel      = "warn"
 
@@ -85,7 +84,7 @@ func (cfg Config) normalized() (Config, error) {
 	cfg.DataDir = dir
 
 	if cfg.Host == "" || cfg.Host == "localhost" {
-		cfg.Host = DefaultHost
+		cfg.Host = temporal.DefaultHost
 	}
 	ip := net.ParseIP(cfg.Host)
 	switch {
@@ -114,7 +113,7 @@ func (cfg Config) normalized() (Config, error) {
 	}
 
 	if cfg.Namespace == "" {
-		cfg.Namespace = DefaultNamespace
+		cfg.Namespace = temporal.DefaultNamespace
 	}
 	if !namespaceName.MatchString(cfg.Namespace) || cfg.Namespace == "temporal-system" {
 		return cfg, fmt.Errorf("temporal: invalid namespace name %q (letters, digits, '.', '_', '-'; not temporal-system)", cfg.Namespace)

@@ -1,4 +1,4 @@
-package temporal
+package embedded
 
 import (
 	"context"
@@ -8,14 +8,16 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/signoff/signoff/temporal"
 )
 
 // ensureRetention applies the configured retention to a namespace that already
 // existed with another value (pre-registration never overwrites). Proofs point at
 // histories in the Web UI, so they are kept for days, not the server's 24 h default,
 // and a changed flag must take effect on the next start.
-func ensureRetention(ctx context.Context, dc DialConfig, days int) error {
-	opts, err := ClientOptions(dc)
+func ensureRetention(ctx context.Context, dc temporal.DialConfig, days int) error {
+	opts, err := temporal.ClientOptions(dc)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package temporal_test
+package embedded_test
 
 import (
 	"context"
@@ -20,6 +20,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/signoff/signoff/temporal"
+	"github.com/signoff/signoff/temporal/embedded"
 	"github.com/signoff/signoff/temporal/temporaltest"
 )
 
@@ -39,7 +40,7 @@ func registerGreet(r worker.Registry) {
 	r.RegisterActivity(greetActivity)
 }
 
-func retentionOf(t *testing.T, srv *temporal.Server) time.Duration {
+func retentionOf(t *testing.T, srv *embedded.Server) time.Duration {
 	t.Helper()
 	opts, err := temporal.ClientOptions(srv.DialConfig())
 	if err != nil {
@@ -130,7 +131,7 @@ func TestRestartKeepsHistory(t *testing.T) {
 	if got, want := retentionOf(t, srv2), 3*24*time.Hour; got != want {
 		t.Fatalf("retention after restart with 3 days = %v, want %v", got, want)
 	}
-	fi, err := os.Stat(filepath.Join(dir, temporal.DBFileName))
+	fi, err := os.Stat(filepath.Join(dir, embedded.DBFileName))
 	if err != nil {
 		t.Fatalf("database file: %v", err)
 	}
@@ -149,12 +150,12 @@ func TestSecondStartOnSameDirIsLocked(t *testing.T) {
 	cfg := temporaltest.Config(t, t.TempDir())
 	srv := temporaltest.StartServerWith(t, cfg)
 
-	second, err := temporal.Start(temporaltest.Context(t), cfg) // AnyPort: different ports
+	second, err := embedded.Start(temporaltest.Context(t), cfg) // AnyPort: different ports
 	if err == nil {
 		_ = second.Stop()
 		t.Fatal("second Start on the same data dir succeeded")
 	}
-	if !errors.Is(err, temporal.ErrDataDirLocked) {
+	if !errors.Is(err, embedded.ErrDataDirLocked) {
 		t.Fatalf("error = %v, want ErrDataDirLocked", err)
 	}
 	if want := fmt.Sprintf("pid %d", os.Getpid()); !strings.Contains(err.Error(), want) {
@@ -164,7 +165,7 @@ func TestSecondStartOnSameDirIsLocked(t *testing.T) {
 	if srv.Namespace() != temporal.DefaultNamespace {
 		t.Fatalf("namespace = %q", srv.Namespace())
 	}
-	if got := retentionOf(t, srv); got != temporal.DefaultRetentionDays*24*time.Hour {
+	if got := retentionOf(t, srv); got != embedded.DefaultRetentionDays*24*time.Hour {
 		t.Fatalf("first server retention = %v", got)
 	}
 }
@@ -188,17 +189,17 @@ func TestPortInUseIsAnErrorNotAnExit(t *testing.T) {
 		hint     string
 	}{
 		{"frontend", port, 0, "--temporal-port"},
-		{"UI", temporal.AnyPort, port, "--ui-port"},
+		{"UI", embedded.AnyPort, port, "--ui-port"},
 	}
 	for _, tc := range cases {
 		cfg := temporaltest.Config(t, dir)
 		cfg.FrontendPort, cfg.UIPort = tc.frontend, tc.ui
-		srv, err := temporal.Start(temporaltest.Context(t), cfg)
+		srv, err := embedded.Start(temporaltest.Context(t), cfg)
 		if err == nil {
 			_ = srv.Stop()
 			t.Fatalf("%s: Start succeeded on a taken port", tc.what)
 		}
-		var pe *temporal.PortInUseError
+		var pe *embedded.PortInUseError
 		if !errors.As(err, &pe) || pe.What != tc.what || pe.Port != port {
 			t.Fatalf("%s: error = %#v (%v), want PortInUseError for port %d", tc.what, err, err, port)
 		}
@@ -208,7 +209,7 @@ func TestPortInUseIsAnErrorNotAnExit(t *testing.T) {
 		}
 	}
 	// A failed start leaves no database behind and releases the data dir.
-	if _, err := os.Stat(filepath.Join(dir, temporal.DBFileName)); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(dir, embedded.DBFileName)); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("database after failed starts: %v", err)
 	}
 	busy.Close()
@@ -224,7 +225,7 @@ func TestWebUIListsWorkflows(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the embedded Temporal server: not in the unit tier")
 	}
-	srv := temporaltest.StartServer(t, func(c *temporal.Config) { c.UIPort = temporal.AnyPort })
+	srv := temporaltest.StartServer(t, func(c *embedded.Config) { c.UIPort = embedded.AnyPort })
 	if srv.UIURL() == "" {
 		t.Fatal("UIURL empty with the UI on")
 	}

@@ -1,4 +1,4 @@
-package temporal_test
+package embedded_test
 
 import (
 	"context"
