@@ -402,6 +402,12 @@ func (r *run) drive(ctx context.Context, job pageJob, members []contracts.Criter
 	reqs := newRequestLog(r.base, firstInput < 0)
 	if counts {
 		page.OnRequest(reqs.on)
+		// The page's own DevTools session, which shared also asks.
+		if firstInput >= 0 {
+			if err := reqs.hear(shared.page); err != nil {
+				return err
+			}
+		}
 	}
 	pend := newPendingLog(page, shared)
 	navStatus := -1
@@ -440,8 +446,10 @@ func (r *run) drive(ctx context.Context, job pageJob, members []contracts.Criter
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if i == firstInput {
-			reqs.arm()
+		if i == firstInput && counts {
+			if err := reqs.armAfter(shared.page); err != nil {
+				return err
+			}
 		}
 		var err error
 		switch a.Type {

@@ -138,7 +138,8 @@
 //   - request: requests counts the page's requests to the preview's origin with the method and
 //     a matching path (a trailing * is a prefix), seen by Playwright's request events, made
 //     from the criterion's first click, fill or press on (from the navigation when there is
-//     none): a request made on load is not the effect of an input.
+//     none): a request made on load is not the effect of an input, even when Playwright
+//     reports it after the input (the page's own session hears the renderer issue it).
 //   - stacked: the visible matches in flat-tree order; stack_overlaps counts those whose top is
 //     above the previous one's bottom by more than edge_tolerance_px, left_spread is the widest
 //     gap between their left edges.

@@ -27,37 +27,107 @@ import (
 // criterion's first click, fill or press on (from the navigation when there is none). A
 // request the page made on load is not the effect of an input.
 //
-// Playwright delivers a page's events in the order the browser sent them, on one goroutine,
-// and before the answer to a call the browser sent after them: a request issued while the
-// page loaded is recorded (or ignored) before Goto returns, so before arm.
+// Playwright reports a request when the browser holds it for the routes, which can be after
+// the page's load event, so after Goto returns and the log is armed: a fetch the page's
+// script made while it loaded could count as the click's. So the log also hears, from the
+// page's own DevTools session, each request as the renderer issues it (issued), and is armed
+// after a round trip on that session (barrier): every request the renderer issued before
+// then has been heard. Those Playwright has not reported yet are skipped when it does. A
+// worker's request, which the page's session may not hear, counts as before.
 type requestLog struct {
 	origin string
 	mu     sync.Mutex
 	armed  bool
 	seen   []seenRequest
+	// Before arming: how many requests of each kind the renderer issued and Playwright
+	// reported; at arming, the difference: reports still to come of requests made before.
+	issuedEarly, reportedEarly, owed map[seenRequest]int
 }
 
 type seenRequest struct{ method, path string }
 
 func newRequestLog(base *url.URL, armed bool) *requestLog {
-	return &requestLog{origin: contracts.URLOrigin(base), armed: armed}
+	return &requestLog{origin: contracts.URLOrigin(base), armed: armed,
+		issuedEarly: map[seenRequest]int{}, reportedEarly: map[seenRequest]int{}, owed: map[seenRequest]int{}}
 }
 
+// hear subscribes to the renderer's requests on cdp, the page's own session. Called before
+// the navigation.
+func (l *requestLog) hear(cdp playwright.CDPSession) error {
+	cdp.On("Network.requestWillBeSent", func(ev map[string]any) {
+		method, _ := dig(ev, "request", "method").(string)
+		raw, _ := dig(ev, "request", "url").(string)
+		l.issued(method, raw)
+	})
+	if _, err := cdp.Send("Network.enable", nil); err != nil {
+		return worldErr("Network.enable", err)
+	}
+	return nil
+}
+
+// armAfter arms the log once a call on cdp, the session hear subscribed on, has come back:
+// the renderer's requests issued before it have all been heard by then.
+func (l *requestLog) armAfter(cdp playwright.CDPSession) error {
+	if _, err := cdp.Send("Runtime.evaluate", map[string]any{"expression": "0", "silent": true}); err != nil {
+		return worldErr("Runtime.evaluate", err)
+	}
+	l.arm()
+	return nil
+}
+
+// arm starts counting; what the renderer issued before and Playwright has not reported yet
+// will not count.
 func (l *requestLog) arm() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	for k, n := range l.issuedEarly {
+		if d := n - l.reportedEarly[k]; d > 0 {
+			l.owed[k] = d
+		}
+	}
 	l.armed = true
 }
 
-func (l *requestLog) on(req playwright.Request) {
-	u, err := url.Parse(req.URL())
-	if err != nil || contracts.URLOrigin(u) != l.origin {
+// issued is the renderer's word that the page made a request.
+func (l *requestLog) issued(method, raw string) {
+	k, ok := l.key(method, raw)
+	if !ok {
 		return
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.armed && len(l.seen) < maxLoggedRequests {
-		l.seen = append(l.seen, seenRequest{method: strings.ToUpper(req.Method()), path: u.Path})
+	if !l.armed && len(l.issuedEarly) < maxLoggedRequests {
+		l.issuedEarly[k]++
+	}
+}
+
+func (l *requestLog) key(method, raw string) (seenRequest, bool) {
+	u, err := url.Parse(raw)
+	if err != nil || contracts.URLOrigin(u) != l.origin {
+		return seenRequest{}, false
+	}
+	return seenRequest{method: strings.ToUpper(method), path: u.Path}, true
+}
+
+func (l *requestLog) on(req playwright.Request) { l.reported(req.Method(), req.URL()) }
+
+// reported is Playwright's word that the page made a request.
+func (l *requestLog) reported(method, raw string) {
+	k, ok := l.key(method, raw)
+	if !ok {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case !l.armed:
+		if len(l.reportedEarly) < maxLoggedRequests {
+			l.reportedEarly[k]++
+		}
+	case l.owed[k] > 0:
+		l.owed[k]-- // made before the input, reported after it
+	case len(l.seen) < maxLoggedRequests:
+		l.seen = append(l.seen, k)
 	}
 }
 

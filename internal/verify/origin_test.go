@@ -221,3 +221,35 @@ func TestPreviewOnItsDefaultPort(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestLogSkipsWhatLoadingMade: Playwright may report a request the page's script made
+// while it loaded only after the log is armed (it reports a request when the routes hold it).
+// Such a report is not the input's; a report of the same request made after the input is,
+// and so is a worker's request the page's session never heard.
+func TestRequestLogSkipsWhatLoadingMade(t *testing.T) {
+	base, _ := url.Parse("http://127.0.0.1:3000/")
+	const quotes = "http://127.0.0.1:3000/api/quotes"
+	l := newRequestLog(base, false)
+	l.issued("GET", quotes)                        // the page's load fetch, heard from the renderer
+	l.issued("GET", "http://127.0.0.1:3000/a.css") // reported before arming: not owed
+	l.reported("GET", "http://127.0.0.1:3000/a.css")
+	l.reported("GET", "http://127.0.0.1:3000/worker-only") // a worker's, never heard
+	l.issued("GET", "https://elsewhere.test/api/quotes")   // another origin: not the log's
+	l.arm()
+	if n := l.count("GET", "/api/quotes"); n != 0 {
+		t.Fatalf("before any report: %d", n)
+	}
+	l.reported("GET", quotes) // the load fetch, reported late
+	if n := l.count("GET", "/api/quotes"); n != 0 {
+		t.Errorf("the load fetch reported after arming counted: %d", n)
+	}
+	l.reported("GET", quotes) // the click's
+	l.reported("GET", "http://127.0.0.1:3000/a.css")
+	l.reported("GET", "http://127.0.0.1:3000/worker-only")
+	l.issued("GET", quotes) // heard after arming: changes nothing
+	for path, want := range map[string]int{"/api/quotes": 1, "/a.css": 1, "/worker-only": 1, "/api/*": 1} {
+		if n := l.count("GET", path); n != want {
+			t.Errorf("count %s = %d, want %d", path, n, want)
+		}
+	}
+}
