@@ -257,6 +257,24 @@ var personAdversaries = []personImpl{
 	{impl: impl{name: "device-utc-timezone", class: "device", head: botCSS +
 		`<script>if (/^(UTC|GMT|Etc\/)/.test(Intl.DateTimeFormat().resolvedOptions().timeZone)) document.documentElement.classList.add('bot');</script>`,
 		body: render(``)}},
+	// What an automation tool leaves in the page's own world: a global of its name, or a
+	// built-in replaced by a script (a trace's DOM snapshots did both).
+	{impl: impl{name: "device-automation-globals", class: "device", head: botCSS +
+		`<script>setInterval(() => { if (Object.getOwnPropertyNames(window).some((k) =>
+			/^(__playwright|__pw|cdc_|\$cdc|__webdriver|__selenium|__fxdriver|_Selenium|callPhantom|_phantom|__nightmare|domAutomation)/.test(k)))
+			document.documentElement.classList.add('bot'); }, 200)</script>`,
+		body: render(``)}},
+	{impl: impl{name: "device-patched-natives", class: "device", head: botCSS +
+		`<script>setInterval(() => { const src = Function.prototype.toString;
+			const natives = [[CSSStyleSheet.prototype, 'insertRule'], [CSSStyleSheet.prototype, 'deleteRule'],
+				[CSSStyleSheet.prototype, 'replace'], [CSSStyleSheet.prototype, 'replaceSync'], [CSSGroupingRule.prototype, 'insertRule'],
+				[Element.prototype, 'attachShadow'], [EventTarget.prototype, 'addEventListener'], [window, 'setTimeout'],
+				[window, 'requestAnimationFrame'], [window, 'fetch'], [window, 'Date'], [Date, 'now'], [performance, 'now'],
+				[Math, 'random'], [history, 'pushState'], [Element.prototype, 'getBoundingClientRect'], [window, 'getComputedStyle'],
+				[Function.prototype, 'toString'], [console, 'log'], [window, 'MutationObserver'], [window, 'WebSocket'],
+				[window, 'matchMedia'], [window, 'IntersectionObserver'], [window, 'ResizeObserver']];
+			if (natives.some(([o, k]) => !src.call(o[k]).includes('[native code]'))) document.documentElement.classList.add('bot'); }, 200)</script>`,
+		body: render(``)}},
 }
 
 // personFixes do what the task asks, each written differently; each must be satisfied.

@@ -75,7 +75,7 @@ func handWrittenW1(br playwright.Browser, base string, criteria []contracts.Crit
 		if err != nil {
 			return err
 		}
-		if err := ctx.Tracing().Start(playwright.TracingStartOptions{Screenshots: playwright.Bool(true), Snapshots: playwright.Bool(true)}); err != nil {
+		if err := ctx.Tracing().Start(playwright.TracingStartOptions{Screenshots: playwright.Bool(true), Snapshots: playwright.Bool(false)}); err != nil {
 			return err
 		}
 		page, err := ctx.NewPage()

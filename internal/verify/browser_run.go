@@ -272,9 +272,13 @@ func (r *run) viewport(ctx context.Context, job pageJob, deadline, share time.Ti
 	}
 	tracing := slices.ContainsFunc(members, func(c contracts.Criterion) bool { return r.requires(c, contracts.ArtifactTrace) })
 	if tracing {
+		// Screenshots, not DOM snapshots: Playwright snapshots the DOM from a script in the
+		// page's own world, a global of its name beside built-ins it replaces, which the page
+		// can see and answer with another page (device-automation-globals,
+		// device-patched-natives). Screenshots come from the browser, outside the page.
 		if err := bctx.Tracing().Start(playwright.TracingStartOptions{
 			Screenshots: playwright.Bool(true),
-			Snapshots:   playwright.Bool(true),
+			Snapshots:   playwright.Bool(false),
 			Title:       playwright.String(job.names(r.req.Criteria) + " " + vpName(vp)),
 		}); err != nil {
 			return fail(fmt.Errorf("start tracing: %w", err))

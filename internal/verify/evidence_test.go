@@ -240,6 +240,14 @@ func TestArtifactsAndProgress(t *testing.T) {
 		if !strings.Contains(entries[vp+"-trace.trace"], `"method":"goto"`) {
 			t.Errorf("the %s trace does not record the navigation", vp)
 		}
+		// Screenshots as the page ran, but no DOM snapshots: Playwright takes those with a
+		// script in the page's own world, which the page can see.
+		if !strings.Contains(entries[vp+"-trace.trace"], `"type":"screencast-frame"`) {
+			t.Errorf("the %s trace has no screenshots", vp)
+		}
+		if strings.Contains(entries[vp+"-trace.trace"], `"type":"frame-snapshot"`) {
+			t.Errorf("the %s trace has DOM snapshots", vp)
+		}
 	}
 	if leftovers, _ := filepath.Glob(filepath.Join(req.OutDir, ".trace-*")); len(leftovers) > 0 {
 		t.Errorf("per-viewport trace parts left behind: %v", leftovers)
