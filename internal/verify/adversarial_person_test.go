@@ -275,6 +275,14 @@ var personAdversaries = []personImpl{
 				[window, 'matchMedia'], [window, 'IntersectionObserver'], [window, 'ResizeObserver']];
 			if (natives.some(([o, k]) => !src.call(o[k]).includes('[native code]'))) document.documentElement.classList.add('bot'); }, 200)</script>`,
 		body: render(``)}},
+	// A browser that lists one language, or no camera or microphone: a driver's, a server's.
+	{impl: impl{name: "device-one-language", class: "device", head: botCSS +
+		`<script>if (navigator.languages.length < 2) document.documentElement.classList.add('bot');</script>`,
+		body: render(``)}},
+	{impl: impl{name: "device-no-media-devices", class: "device", head: botCSS +
+		`<script>navigator.mediaDevices.enumerateDevices().then((ds) => {
+			if (!ds.some((d) => d.kind === 'videoinput') || !ds.some((d) => d.kind === 'audioinput')) document.documentElement.classList.add('bot'); });</script>`,
+		body: render(``)}},
 }
 
 // personFixes do what the task asks, each written differently; each must be satisfied.

@@ -38,6 +38,10 @@ type device struct {
 // must not depend on the zone of the host that verifies.
 const deviceTimezone = "Atlantic/Reykjavik"
 
+// deviceLanguages is the Accept-Language header and navigator.languages (en-US, en): a
+// person's browser lists the language and its generic form, a bare "en-US" is a driver's.
+const deviceLanguages = "en-US,en;q=0.9"
+
 // deviceCores is navigator.hardwareConcurrency on both devices: a current phone's, and a
 // common desktop's. The host's own count (two on a CI machine) is itself a tell.
 const deviceCores = 8
@@ -98,7 +102,7 @@ func (d device) contextOptions(o *playwright.BrowserNewContextOptions) {
 // compares its worker's with its own can still tell (README, Device).
 func (d device) apply(cdp playwright.CDPSession) error {
 	if _, err := cdp.Send("Emulation.setUserAgentOverride", map[string]any{
-		"userAgent": d.userAgent, "userAgentMetadata": d.metadata, "acceptLanguage": "en-US", "platform": d.platform,
+		"userAgent": d.userAgent, "userAgentMetadata": d.metadata, "acceptLanguage": deviceLanguages, "platform": d.platform,
 	}); err != nil {
 		return worldErr("Emulation.setUserAgentOverride", err)
 	}

@@ -40,9 +40,10 @@ var desktopSignals = []string{
 }
 
 // TestDeviceSignals: a page cannot tell the verifier's phone from a phone, or its desktop from
-// a desktop, by the signals the README lists. navigator.platform is checked by the adversary
-// device-x86-platform: these expressions run in the verifier's own world, where Chromium's
-// override of it does not reach; the page's scripts see it.
+// a desktop, by the signals the README lists. navigator.platform and navigator.languages are
+// checked by the adversaries device-x86-platform and device-one-language: these expressions
+// run in the verifier's own world, where Chromium's overrides of them do not reach; the page's
+// scripts see them.
 func TestDeviceSignals(t *testing.T) {
 	v := testVerifier(t)
 	base := site(t, testSHA, map[string]string{"/d": page(``, `<p>device</p>`)}, nil).URL

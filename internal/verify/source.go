@@ -70,6 +70,10 @@ var LaunchArgs = []string{
 	"--disable-blink-features=AutomationControlled",
 	"--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
 	"--webrtc-ip-handling-policy=disable_non_proxied_udp",
+	// A camera and a microphone to list, as every phone and most desktops have: a browser
+	// with none is a server's. Their labels stay hidden and nothing grants a page their
+	// stream.
+	"--use-fake-device-for-media-stream",
 	// Chromium 156 opens every window (one per page here) with its omnibox popups preloaded
 	// as WebUI pages in a renderer of their own, which a headless verifier never shows. The
 	// launcher merges this list with Playwright's (Chromium keeps only the last one).
