@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"sort"
 	"sync"
@@ -27,7 +28,7 @@ func (r *run) mainWorld(ctx context.Context, page playwright.Page, expr string, 
 	return v, nil
 }
 
-func (r *run) locatorAction(page playwright.Page, a contracts.Action, deadline time.Time) error {
+func (r *run) locatorAction(page playwright.Page, cdp playwright.CDPSession, a contracts.Action, deadline time.Time) error {
 	ms, err := budgetMS(deadline, a.TimeoutMS)
 	if err != nil {
 		return err
@@ -45,7 +46,7 @@ func (r *run) locatorAction(page playwright.Page, a contracts.Action, deadline t
 	loc := page.Locator(a.Selector).Filter(playwright.LocatorFilterOptions{Visible: playwright.Bool(true)}).First()
 	switch a.Type {
 	case contracts.ActionClick:
-		err = loc.Click(playwright.LocatorClickOptions{Timeout: playwright.Float(ms)})
+		err = personClick(page, cdp, loc, a.Selector, ms)
 		if err == nil {
 			err = r.afterInput(page, deadline)
 		}
@@ -60,6 +61,87 @@ func (r *run) locatorAction(page playwright.Page, a contracts.Action, deadline t
 		err = loc.WaitFor(playwright.LocatorWaitForOptions{State: playwright.WaitForSelectorStateVisible, Timeout: playwright.Float(ms)})
 	}
 	return classify(err, deadline)
+}
+
+// tapHold is how long a person's finger or mouse button stays down on a click (a tap lasts
+// some 50 to 150 ms). The page runs on the wall clock while the actions are made.
+const tapHold = 90 * time.Millisecond
+
+// personClick clicks as a person does: on a phone a touch (pointerType "touch", touch events,
+// then the compatibility mouse events and the click), on a desktop the mouse moved there
+// first; held for tapHold, on a spot of the element that is not its exact centre. Playwright's
+// click is a mouse press and release at the centre in the same instant, which a page can tell
+// from a person's and answer differently (the goal adversaries click-*). Playwright still
+// decides when the element can take the click: visible, stable, enabled, and not covered at
+// that spot. cdp is the page's own session; without one (no click is made there) it is
+// Playwright's click.
+func personClick(page playwright.Page, cdp playwright.CDPSession, loc playwright.Locator, selector string, ms float64) error {
+	if cdp == nil {
+		return loc.Click(playwright.LocatorClickOptions{Timeout: playwright.Float(ms)})
+	}
+	// Scrolled into view and actionable at the centre, then the spot.
+	if err := loc.Click(playwright.LocatorClickOptions{Trial: playwright.Bool(true), Timeout: playwright.Float(ms)}); err != nil {
+		return err
+	}
+	box, err := loc.BoundingBox(playwright.LocatorBoundingBoxOptions{Timeout: playwright.Float(ms)})
+	if err != nil {
+		return err
+	}
+	if box == nil || box.Width <= 0 || box.Height <= 0 {
+		return errors.New("the element has no box to click")
+	}
+	fx, fy := clickSpot(selector)
+	spot := &playwright.Position{X: box.Width * fx, Y: box.Height * fy}
+	if err := loc.Click(playwright.LocatorClickOptions{Trial: playwright.Bool(true), Position: spot, Timeout: playwright.Float(ms)}); err != nil {
+		return err
+	}
+	if box, err = loc.BoundingBox(playwright.LocatorBoundingBoxOptions{Timeout: playwright.Float(ms)}); err != nil {
+		return err
+	}
+	if box == nil {
+		return errors.New("the element has no box to click")
+	}
+	x, y := box.X+spot.X, box.Y+spot.Y
+	vp := page.ViewportSize()
+	if vp != nil && contracts.IsPhone(contracts.Viewport{Width: vp.Width, Height: vp.Height}) {
+		pt := []map[string]any{{"x": x, "y": y, "radiusX": 11, "radiusY": 11, "force": 1, "id": 1}}
+		if _, err := cdp.Send("Input.dispatchTouchEvent", map[string]any{"type": "touchStart", "touchPoints": pt}); err != nil {
+			return worldErr("Input.dispatchTouchEvent", err)
+		}
+		time.Sleep(tapHold)
+		if _, err := cdp.Send("Input.dispatchTouchEvent", map[string]any{"type": "touchEnd", "touchPoints": []any{}}); err != nil {
+			return worldErr("Input.dispatchTouchEvent", err)
+		}
+		return nil
+	}
+	m := page.Mouse()
+	if err := m.Move(x-37, y-23); err != nil {
+		return err
+	}
+	if err := m.Move(x, y, playwright.MouseMoveOptions{Steps: playwright.Int(5)}); err != nil {
+		return err
+	}
+	if err := m.Down(); err != nil {
+		return err
+	}
+	time.Sleep(tapHold)
+	return m.Up()
+}
+
+// clickSpot is where on an element a click lands, as fractions of its box: off the centre by
+// 5 to 15 % each way, the same for the same selector (a verdict does not depend on a draw).
+func clickSpot(selector string) (fx, fy float64) {
+	h := fnv.New64a()
+	h.Write([]byte(selector))
+	v := h.Sum64()
+	frac := func(bits uint64) float64 {
+		f := 0.05 + 0.10*float64(bits%1000)/999 // 0.05 .. 0.15 off the centre
+		if bits&(1<<20) != 0 {
+			f = -f
+		}
+		return 0.5 + f
+	}
+	return frac(v), frac(v >> 32)
 }
 
 // afterInput lets a document a click or a key press navigated to load before anything is
