@@ -73,16 +73,12 @@ func goalCases() []goalCase {
 			criteria: one("refresh-requests-quotes", contracts.Assertion{Kind: contracts.KindRequest, Method: "GET", Path: "/api/quotes"}, click("#refresh")),
 			wrong: []goalImpl{
 				{name: "quotes-fetched-on-load-only", body: `<button id="refresh">Refresh</button><p id="q"></p><script>fetch('/api/quotes').then((r) => r.json()).then((j) => { document.getElementById('q').textContent = 'NVDA ' + j.NVDA; });</script>`},
-				// A button that answers only a click a person does not make on a phone: at its exact
-				// centre, with no time between press and release, from a mouse, without a touch.
+				// A button that answers only a click a person does not make: at its exact centre, or
+				// with no time between press and release.
 				{name: "click-only-at-centre", body: `<button id="refresh" style="width:200px;height:60px">Refresh</button><script>const b = document.getElementById('refresh');
 					b.onclick = (e) => { const r = b.getBoundingClientRect(); if (Math.abs(e.clientX - (r.left + r.width / 2)) < 1 && Math.abs(e.clientY - (r.top + r.height / 2)) < 1) fetch('/api/quotes'); };</script>`},
 				{name: "click-only-instant", body: `<button id="refresh">Refresh</button><script>let down = 0; const b = document.getElementById('refresh');
 					b.addEventListener('pointerdown', (e) => { down = e.timeStamp; }); b.onclick = (e) => { if (e.timeStamp - down < 15) fetch('/api/quotes'); };</script>`},
-				{name: "click-only-mouse-on-phone", body: `<button id="refresh">Refresh</button><script>let kind = ''; const b = document.getElementById('refresh');
-					b.addEventListener('pointerdown', (e) => { kind = e.pointerType; }); b.onclick = () => { if (kind === 'mouse' || innerWidth >= 640) fetch('/api/quotes'); };</script>`},
-				{name: "click-only-without-touch", body: `<button id="refresh">Refresh</button><script>let touched = false; const b = document.getElementById('refresh');
-					b.addEventListener('touchstart', () => { touched = true; }, {passive: true}); b.onclick = () => { if (!touched || innerWidth >= 640) fetch('/api/quotes'); };</script>`},
 			},
 			correct: []goalImpl{
 				{name: "fetch-on-click", body: `<button id="refresh">Refresh</button><p id="q"></p><script>const load = () => fetch('/api/quotes').then((r) => r.json()).then((j) => { document.getElementById('q').textContent = 'NVDA ' + j.NVDA; });

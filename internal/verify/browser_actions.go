@@ -28,7 +28,7 @@ func (r *run) mainWorld(ctx context.Context, page playwright.Page, expr string, 
 	return v, nil
 }
 
-func (r *run) locatorAction(page playwright.Page, cdp playwright.CDPSession, a contracts.Action, deadline time.Time) error {
+func (r *run) locatorAction(page playwright.Page, a contracts.Action, deadline time.Time) error {
 	ms, err := budgetMS(deadline, a.TimeoutMS)
 	if err != nil {
 		return err
@@ -46,7 +46,7 @@ func (r *run) locatorAction(page playwright.Page, cdp playwright.CDPSession, a c
 	loc := page.Locator(a.Selector).Filter(playwright.LocatorFilterOptions{Visible: playwright.Bool(true)}).First()
 	switch a.Type {
 	case contracts.ActionClick:
-		err = personClick(page, cdp, loc, a.Selector, ms)
+		err = personClick(page, loc, a.Selector, ms)
 		if err == nil {
 			err = r.afterInput(page, deadline)
 		}
@@ -63,24 +63,20 @@ func (r *run) locatorAction(page playwright.Page, cdp playwright.CDPSession, a c
 	return classify(err, deadline)
 }
 
-// tapHold is how long a person's finger or mouse button stays down on a click (a tap lasts
-// some 50 to 150 ms). The page runs on the wall clock while the actions are made.
-const tapHold = 90 * time.Millisecond
+// tapHold is how long a person's finger or mouse button stays down on a click (50 to 150
+// ms).
+const tapHold = 90.0
 
-// personClick clicks as a person does: on a phone a touch (pointerType "touch", touch events,
-// then the compatibility mouse events and the click), on a desktop the mouse moved there
-// first; held for tapHold, on a spot of the element that is not its exact centre. Playwright's
-// click is a mouse press and release at the centre in the same instant, which a page can tell
-// from a person's and answer differently (the goal adversaries click-*). Playwright still
-// decides when the element can take the click: visible, stable, enabled, and not covered at
-// that spot. cdp is the page's own session; without one (no click is made there) it is
-// Playwright's click.
-func personClick(page playwright.Page, cdp playwright.CDPSession, loc playwright.Locator, selector string, ms float64) error {
-	if cdp == nil {
-		return loc.Click(playwright.LocatorClickOptions{Timeout: playwright.Float(ms)})
-	}
-	// Scrolled into view and actionable at the centre, then the spot.
-	if err := loc.Click(playwright.LocatorClickOptions{Trial: playwright.Bool(true), Timeout: playwright.Float(ms)}); err != nil {
+// personClick clicks as a person does: held for tapHold, on a spot of the element that is not
+// its exact centre, and on a desktop with the mouse moved in first. Playwright's click is a
+// press and release at the centre in the same instant, which a page can tell from a person's
+// and answer differently (the goal adversaries click-only-*). Playwright still makes the
+// click, so it still decides when the element can take it (visible, stable, enabled, not
+// covered at that spot) and waits for a navigation it starts. On a phone it is still a mouse
+// click, not a touch: Playwright's tap returns before the browser turns the touch into a click,
+// so a navigation the click starts could cut the next action short (README, known tells).
+func personClick(page playwright.Page, loc playwright.Locator, selector string, ms float64) error {
+	if err := loc.ScrollIntoViewIfNeeded(playwright.LocatorScrollIntoViewIfNeededOptions{Timeout: playwright.Float(ms)}); err != nil {
 		return err
 	}
 	box, err := loc.BoundingBox(playwright.LocatorBoundingBoxOptions{Timeout: playwright.Float(ms)})
@@ -92,40 +88,17 @@ func personClick(page playwright.Page, cdp playwright.CDPSession, loc playwright
 	}
 	fx, fy := clickSpot(selector)
 	spot := &playwright.Position{X: box.Width * fx, Y: box.Height * fy}
-	if err := loc.Click(playwright.LocatorClickOptions{Trial: playwright.Bool(true), Position: spot, Timeout: playwright.Float(ms)}); err != nil {
-		return err
-	}
-	if box, err = loc.BoundingBox(playwright.LocatorBoundingBoxOptions{Timeout: playwright.Float(ms)}); err != nil {
-		return err
-	}
-	if box == nil {
-		return errors.New("the element has no box to click")
-	}
-	x, y := box.X+spot.X, box.Y+spot.Y
-	vp := page.ViewportSize()
-	if vp != nil && contracts.IsPhone(contracts.Viewport{Width: vp.Width, Height: vp.Height}) {
-		pt := []map[string]any{{"x": x, "y": y, "radiusX": 11, "radiusY": 11, "force": 1, "id": 1}}
-		if _, err := cdp.Send("Input.dispatchTouchEvent", map[string]any{"type": "touchStart", "touchPoints": pt}); err != nil {
-			return worldErr("Input.dispatchTouchEvent", err)
+	if vp := page.ViewportSize(); vp == nil || !contracts.IsPhone(contracts.Viewport{Width: vp.Width, Height: vp.Height}) {
+		x, y := box.X+spot.X, box.Y+spot.Y
+		m := page.Mouse()
+		if err := m.Move(x-37, y-23); err != nil {
+			return err
 		}
-		time.Sleep(tapHold)
-		if _, err := cdp.Send("Input.dispatchTouchEvent", map[string]any{"type": "touchEnd", "touchPoints": []any{}}); err != nil {
-			return worldErr("Input.dispatchTouchEvent", err)
+		if err := m.Move(x, y, playwright.MouseMoveOptions{Steps: playwright.Int(5)}); err != nil {
+			return err
 		}
-		return nil
 	}
-	m := page.Mouse()
-	if err := m.Move(x-37, y-23); err != nil {
-		return err
-	}
-	if err := m.Move(x, y, playwright.MouseMoveOptions{Steps: playwright.Int(5)}); err != nil {
-		return err
-	}
-	if err := m.Down(); err != nil {
-		return err
-	}
-	time.Sleep(tapHold)
-	return m.Up()
+	return loc.Click(playwright.LocatorClickOptions{Position: spot, Delay: playwright.Float(tapHold), Timeout: playwright.Float(ms)})
 }
 
 // clickSpot is where on an element a click lands, as fractions of its box: off the centre by

@@ -466,7 +466,7 @@ func (r *run) drive(ctx context.Context, job pageJob, members []contracts.Criter
 			}
 			err = nav(route)
 		case contracts.ActionClick, contracts.ActionFill, contracts.ActionWaitFor, contracts.ActionPress:
-			err = r.locatorAction(page, shared.page, a, deadline)
+			err = r.locatorAction(page, a, deadline)
 		default:
 			err = fmt.Errorf("unknown action type %q", a.Type)
 		}

@@ -344,7 +344,7 @@ func (r *run) sharedWaits(page playwright.Page, members []contracts.Criterion, o
 				continue
 			}
 			done = append(done, a)
-			err := r.locatorAction(page, nil, a, deadline) // waits only
+			err := r.locatorAction(page, a, deadline)
 			if err == nil {
 				continue
 			}
