@@ -76,10 +76,13 @@ const tapHold = 90.0
 // click, not a touch: Playwright's tap returns before the browser turns the touch into a click,
 // so a navigation the click starts could cut the next action short (README, known tells).
 func personClick(page playwright.Page, loc playwright.Locator, selector string, ms float64) error {
-	if err := loc.ScrollIntoViewIfNeeded(playwright.LocatorScrollIntoViewIfNeededOptions{Timeout: playwright.Float(ms)}); err != nil {
+	// One timeout for the whole click, not one per step.
+	end := time.Now().Add(time.Duration(ms) * time.Millisecond)
+	left := func() *float64 { return playwright.Float(max(1, float64(time.Until(end).Milliseconds()))) }
+	if err := loc.ScrollIntoViewIfNeeded(playwright.LocatorScrollIntoViewIfNeededOptions{Timeout: left()}); err != nil {
 		return err
 	}
-	box, err := loc.BoundingBox(playwright.LocatorBoundingBoxOptions{Timeout: playwright.Float(ms)})
+	box, err := loc.BoundingBox(playwright.LocatorBoundingBoxOptions{Timeout: left()})
 	if err != nil {
 		return err
 	}
@@ -98,7 +101,7 @@ func personClick(page playwright.Page, loc playwright.Locator, selector string, 
 			return err
 		}
 	}
-	return loc.Click(playwright.LocatorClickOptions{Position: spot, Delay: playwright.Float(tapHold), Timeout: playwright.Float(ms)})
+	return loc.Click(playwright.LocatorClickOptions{Position: spot, Delay: playwright.Float(tapHold), Timeout: left()})
 }
 
 // clickSpot is where on an element a click lands, as fractions of its box: off the centre by
