@@ -408,7 +408,7 @@ func (r *run) drive(ctx context.Context, job pageJob, members []contracts.Criter
 		page.OnRequest(reqs.on)
 		// The page's own DevTools session, which shared also asks.
 		if firstInput >= 0 {
-			if err := reqs.hear(shared.page); err != nil {
+			if err := reqs.hear(r.log, shared.page); err != nil {
 				return err
 			}
 		}
@@ -451,7 +451,7 @@ func (r *run) drive(ctx context.Context, job pageJob, members []contracts.Criter
 			return err
 		}
 		if i == firstInput && counts {
-			if err := reqs.armAfter(shared.page); err != nil {
+			if err := reqs.armAfter(r.log, shared.page); err != nil {
 				return err
 			}
 		}

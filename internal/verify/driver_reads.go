@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"image"
 	"image/png"
+	"log/slog"
 	"math"
 	"net/url"
 	"slices"
@@ -53,13 +54,13 @@ func newRequestLog(base *url.URL, armed bool) *requestLog {
 
 // hear subscribes to the renderer's requests on cdp, the page's own session. Called before
 // the navigation.
-func (l *requestLog) hear(cdp playwright.CDPSession) error {
+func (l *requestLog) hear(log *slog.Logger, cdp playwright.CDPSession) error {
 	cdp.On("Network.requestWillBeSent", func(ev map[string]any) {
 		method, _ := dig(ev, "request", "method").(string)
 		raw, _ := dig(ev, "request", "url").(string)
 		l.issued(method, raw)
 	})
-	if _, err := cdp.Send("Network.enable", nil); err != nil {
+	if _, err := cdpSend(log, cdp, "Network.enable", nil); err != nil {
 		return worldErr("Network.enable", err)
 	}
 	return nil
@@ -67,8 +68,8 @@ func (l *requestLog) hear(cdp playwright.CDPSession) error {
 
 // armAfter arms the log once a call on cdp, the session hear subscribed on, has come back:
 // the renderer's requests issued before it have all been heard by then.
-func (l *requestLog) armAfter(cdp playwright.CDPSession) error {
-	if _, err := cdp.Send("Runtime.evaluate", map[string]any{"expression": "0", "silent": true}); err != nil {
+func (l *requestLog) armAfter(log *slog.Logger, cdp playwright.CDPSession) error {
+	if _, err := cdpSend(log, cdp, "Runtime.evaluate", map[string]any{"expression": "0", "silent": true}); err != nil {
 		return worldErr("Runtime.evaluate", err)
 	}
 	l.arm()
