@@ -3,8 +3,12 @@ package activities
 import (
 	"context"
 	"crypto/ed25519"
+	"errors"
 	"fmt"
+	"strings"
 
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 
@@ -162,6 +166,48 @@ func (c *Control) RequestLock(ctx context.Context, req capability.LockRequest) e
 		client.StartWorkflowOptions{ID: req.LockWorkflowID, TaskQueue: req.TaskQueue}, req.LockWorkflowType, req.RepoKey)
 	if err != nil {
 		return fmt.Errorf("request lock %s: %w", req.LockWorkflowID, err)
+	}
+	return nil
+}
+
+// AcquireLock asks the per-repo lock workflow for the lock with an update, starting the lock
+// workflow when none runs, and reports whether the requester holds it now. A free lock is
+// granted in the answer, with no signal back and no workflow task on either side; a queued
+// requester is told its turn by signal, as RequestLock's are. A lock workflow started before
+// it took updates has no handler and rejects the update; the request then goes as
+// RequestLock's does.
+func (c *Control) AcquireLock(ctx context.Context, req capability.LockRequest) (bool, error) {
+	if c.Temporal == nil {
+		return false, capability.NotConfigured("temporal client")
+	}
+	start := c.Temporal.NewWithStartWorkflowOperation(client.StartWorkflowOptions{ID: req.LockWorkflowID, TaskQueue: req.TaskQueue,
+		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING}, req.LockWorkflowType, req.RepoKey)
+	h, err := c.Temporal.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{StartWorkflowOperation: start,
+		UpdateOptions: client.UpdateWorkflowOptions{UpdateID: req.UpdateID, UpdateName: req.Update,
+			Args: []any{req.RequesterWorkflowID}, WaitForStage: client.WorkflowUpdateStageCompleted}})
+	var granted bool
+	if err == nil {
+		err = h.Get(ctx, &granted)
+	}
+	switch {
+	case err == nil:
+		return granted, nil
+	case strings.Contains(err.Error(), "unknown update "+req.Update):
+		return false, c.RequestLock(ctx, req)
+	}
+	return false, fmt.Errorf("acquire lock %s: %w", req.LockWorkflowID, err)
+}
+
+// ReleaseLock gives the lock back by signal. A lock workflow that has ended holds nothing to
+// give back (its lease ran out, or it never granted this requester).
+func (c *Control) ReleaseLock(ctx context.Context, rel capability.LockRelease) error {
+	if c.Temporal == nil {
+		return capability.NotConfigured("temporal client")
+	}
+	err := c.Temporal.SignalWorkflow(ctx, rel.LockWorkflowID, "", rel.Signal, rel.RequesterWorkflowID)
+	var gone *serviceerror.NotFound
+	if err != nil && !errors.As(err, &gone) {
+		return fmt.Errorf("release lock %s: %w", rel.LockWorkflowID, err)
 	}
 	return nil
 }

@@ -34,6 +34,8 @@ import (
 // missing here; a client this lacks fails its activity at once as not configured.
 type instant struct {
 	contracts sync.Map // contract id -> contracts.Contract
+	// deliverer, when set, publishes in place of the instant one.
+	deliverer capability.Deliverer
 }
 
 func (i *instant) Authorize(ctx context.Context, a capability.AuthorizeRequest) (capability.PaymentState, error) {
@@ -87,13 +89,17 @@ func (i *instant) Verify(ctx context.Context, r capability.VerifyRequest) (capab
 }
 
 // start runs the three queues' workers on c with the instant clients until b ends.
-func (i *instant) start(b *testing.B, c client.Client) {
+func (i *instant) start(b testing.TB, c client.Client) {
 	_, key, err := ed25519.GenerateKey(nil)
 	if err != nil {
 		b.Fatal(err)
 	}
+	var d capability.Deliverer = i
+	if i.deliverer != nil {
+		d = i.deliverer
+	}
 	stop, err := workers.Start(c, workers.Set{
-		Control: &activities.Control{Payments: i, Deliverer: i, Proofs: i, BundleKey: key, Temporal: c},
+		Control: &activities.Control{Payments: i, Deliverer: d, Proofs: i, BundleKey: key, Temporal: c},
 		Execute: &activities.Execute{Executor: i, Previews: i},
 		Verify:  &activities.Verify{Verifier: i},
 	})

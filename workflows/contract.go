@@ -43,6 +43,8 @@ type contractRun struct {
 	// lockPublishOnly: the lock is taken around each publish, not the whole run
 	// (versionLockPublishOnly).
 	lockPublishOnly bool
+	// lockAsks counts requests of the lock by update, for their update IDs.
+	lockAsks int
 	// approvedCh wakes awaitApproval when the approve update took an approval.
 	approvedCh workflow.Channel
 }

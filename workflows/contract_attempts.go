@@ -26,7 +26,18 @@ func (w *contractRun) acquireLock() bool {
 		LockWorkflowID: contractapi.LockWorkflowID(w.st.Repo), LockWorkflowType: contractapi.RepoLockWorkflowName, TaskQueue: contractapi.ControlQueue,
 		Signal: contractapi.SignalLockRequest, RepoKey: w.st.Repo, RequesterWorkflowID: info.WorkflowExecution.ID,
 	}
-	if err := workflow.ExecuteActivity(controlCtx(w.work, w.timeouts), control.RequestLock, req).Get(w.work, nil); err != nil {
+	byUpdate := workflow.GetVersion(w.root, versionLockByUpdate, workflow.DefaultVersion, 1) >= 1
+	var err error
+	granted := false
+	if byUpdate {
+		w.lockAsks++
+		req.Update = contractapi.UpdateLockAcquire
+		req.UpdateID = fmt.Sprintf("%s/%s/%d", info.WorkflowExecution.ID, info.WorkflowExecution.RunID, w.lockAsks)
+		err = workflow.ExecuteLocalActivity(controlLocalCtx(w.work, w.timeouts), control.AcquireLock, req).Get(w.work, &granted)
+	} else {
+		err = workflow.ExecuteActivity(controlCtx(w.work, w.timeouts), control.RequestLock, req).Get(w.work, nil)
+	}
+	if err != nil {
 		if w.cancel == nil {
 			w.event(contracts.EventLockError, map[string]string{contracts.DataError: errText(err)})
 			w.st.Verdict = contracts.VerificationError
@@ -35,10 +46,14 @@ func (w *contractRun) acquireLock() bool {
 	}
 	w.lockHeld = true // requested: release on every path from here, even before the grant
 	w.event(contracts.EventLockRequested, map[string]string{contracts.DataRepo: w.st.Repo})
-	granted := workflow.GetSignalChannel(w.root, contractapi.SignalLockGranted)
+	if granted {
+		w.event(contracts.EventLockAcquired, map[string]string{contracts.DataRepo: w.st.Repo})
+		return w.cancel == nil
+	}
+	grants := workflow.GetSignalChannel(w.root, contractapi.SignalLockGranted)
 	sel := workflow.NewSelector(w.root)
 	got := false
-	sel.AddReceive(granted, func(c workflow.ReceiveChannel, _ bool) { var lock string; c.Receive(w.root, &lock); got = true })
+	sel.AddReceive(grants, func(c workflow.ReceiveChannel, _ bool) { var lock string; c.Receive(w.root, &lock); got = true })
 	sel.AddReceive(w.work.Done(), func(workflow.ReceiveChannel, bool) {})
 	sel.Select(w.root)
 	if got {
@@ -53,7 +68,13 @@ func (w *contractRun) releaseLock() {
 	}
 	ctx, _ := workflow.NewDisconnectedContext(w.root)
 	me := workflow.GetInfo(w.root).WorkflowExecution.ID
-	err := workflow.SignalExternalWorkflow(ctx, contractapi.LockWorkflowID(w.st.Repo), "", contractapi.SignalLockRelease, me).Get(ctx, nil)
+	var err error
+	if workflow.GetVersion(w.root, versionLockByUpdate, workflow.DefaultVersion, 1) >= 1 {
+		err = workflow.ExecuteLocalActivity(controlLocalCtx(ctx, w.timeouts), control.ReleaseLock, capability.LockRelease{
+			LockWorkflowID: contractapi.LockWorkflowID(w.st.Repo), Signal: contractapi.SignalLockRelease, RequesterWorkflowID: me}).Get(ctx, nil)
+	} else {
+		err = workflow.SignalExternalWorkflow(ctx, contractapi.LockWorkflowID(w.st.Repo), "", contractapi.SignalLockRelease, me).Get(ctx, nil)
+	}
 	if err != nil {
 		w.event(contracts.EventLockReleaseError, map[string]string{contracts.DataError: errText(err)})
 		return

@@ -31,6 +31,32 @@ func TestSatisfiedFirstAttempt(t *testing.T) {
 	}
 }
 
+// A contract queued behind another on its repository waits for the grant signal before it
+// publishes (the harness's publish fails the test without the lock), then releases.
+func TestQueuedForTheLockWaitsForItsGrant(t *testing.T) {
+	h := newHarness(t, overflow, pass)
+	h.lockBusy = true
+	h.approveAndPay()
+	st := h.run(t)
+	if verdicts(st) != "not_satisfied,satisfied" || h.lockGrants != 2 {
+		t.Fatalf("verdicts %s, %d grants", verdicts(st), h.lockGrants)
+	}
+	h.assertLockReleased(t)
+}
+
+// A lock run started before the lock took updates rejects the update; the contract asks by
+// signal instead and is granted by signal.
+func TestLockFromBeforeUpdatesIsAskedBySignal(t *testing.T) {
+	h := newHarness(t, pass)
+	h.lockOld = true
+	h.approveAndPay()
+	st := h.run(t)
+	if verdicts(st) != "satisfied" || h.lockRequests != 1 {
+		t.Fatalf("verdicts %s, %d requests", verdicts(st), h.lockRequests)
+	}
+	h.assertLockReleased(t)
+}
+
 func TestNotSatisfiedThenSatisfied(t *testing.T) {
 	h := newHarness(t, overflow, pass)
 	h.approveAndPay()

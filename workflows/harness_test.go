@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/testsuite"
 
@@ -51,12 +50,16 @@ type fakes struct {
 	// lockRequests counts the lock's requests: each one is released (lock-publish-only asks
 	// around every publish).
 	lockRequests int
-	publishes    int
-	bundles      []contracts.Bundle
-	settlements  []contracts.Settlement
-	settleErr    error // what WriteSettlement returns, when set
-	settleTries  int
-	captureHook  func()
+	lockGrants   int
+	// lockBusy: the lock answers every ask "queued" and grants it by signal after; lockOld: it
+	// is a lock run from before updates, which rejects the update.
+	lockBusy, lockOld bool
+	publishes         int
+	bundles           []contracts.Bundle
+	settlements       []contracts.Settlement
+	settleErr         error // what WriteSettlement returns, when set
+	settleTries       int
+	captureHook       func()
 }
 
 func (f *fakes) Authorize(ctx context.Context, r capability.AuthorizeRequest) (capability.PaymentState, error) {
@@ -103,8 +106,8 @@ func (f *fakes) Publish(ctx context.Context, r capability.PublishRequest) (contr
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.publishes++
-	if f.lockRequests != f.releases+1 {
-		f.t.Errorf("publish with %d lock requests and %d releases: it must hold the lock, alone", f.lockRequests, f.releases)
+	if f.lockRequests != f.releases+1 || f.lockGrants != f.releases+1 {
+		f.t.Errorf("publish with %d lock requests, %d grants and %d releases: it must hold the lock, alone", f.lockRequests, f.lockGrants, f.releases)
 	}
 	return contracts.PRRef{Branch: r.Branch, URL: "local://" + r.Branch}, nil
 }
@@ -257,13 +260,6 @@ func newHarness(t *testing.T, script ...verifyScript) *harness {
 		BundleKey: ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize)), Temporal: idleLock{env: env, f: f}})
 	workers.RegisterExecute(env, &activities.Execute{Executor: f, Previews: f})
 	workers.RegisterVerify(env, &activities.Verify{Verifier: f})
-	env.OnSignalExternalWorkflow(mock.Anything, contractapi.LockWorkflowID("signoff-fixtures/finance"), "", contractapi.SignalLockRelease, mock.Anything).
-		Return(func(_, _, _, _ string, _ any) error {
-			f.mu.Lock()
-			f.releases++
-			f.mu.Unlock()
-			return nil
-		})
 	in := contractapi.ContractInput{Quote: q, Channel: "test",
 		Trust:    contractapi.Trust{VerifierPublicKey: policytest.VerifierPublicKey(), VerifierDigest: c.Verifier.Digest},
 		Timeouts: contractapi.Timeouts{Approval: time.Hour, Payment: time.Hour, PaymentPoll: time.Minute, Operator: time.Hour}}
@@ -295,13 +291,72 @@ const (
 	buildFailed verifyScript = "build-failed" // not_satisfied without evidence
 )
 
+// SignalWithStartWorkflow is a request by signal (a lock run from before updates): granted
+// by signal at once.
 func (l idleLock) SignalWithStartWorkflow(ctx context.Context, workflowID, signalName string, signalArg any,
 	options client.StartWorkflowOptions, workflow any, workflowArgs ...any) (client.WorkflowRun, error) {
 	l.f.mu.Lock()
 	l.f.lockRequests++
+	l.f.lockGrants++
 	l.f.mu.Unlock()
 	l.env.SignalWorkflow(contractapi.SignalLockGranted, workflowID)
 	return nil, nil
+}
+
+func (l idleLock) NewWithStartWorkflowOperation(client.StartWorkflowOptions, any, ...any) client.WithStartWorkflowOperation {
+	return nil
+}
+
+// UpdateWithStartWorkflow is a request by update: granted in the answer, or (lockBusy)
+// queued and granted by signal, or (lockOld) rejected as a lock run from before updates does.
+func (l idleLock) UpdateWithStartWorkflow(ctx context.Context, o client.UpdateWithStartWorkflowOptions) (client.WorkflowUpdateHandle, error) {
+	l.f.mu.Lock()
+	defer l.f.mu.Unlock()
+	if o.UpdateOptions.UpdateName != contractapi.UpdateLockAcquire || o.UpdateOptions.UpdateID == "" {
+		l.f.t.Errorf("lock asked with update %q, ID %q", o.UpdateOptions.UpdateName, o.UpdateOptions.UpdateID)
+	}
+	if l.f.lockOld {
+		return lockAnswer{err: fmt.Errorf("unknown update %s. KnownUpdates=[]", o.UpdateOptions.UpdateName)}, nil
+	}
+	l.f.lockRequests++
+	if l.f.lockBusy {
+		// Another contract holds it for a minute of workflow time.
+		l.env.RegisterDelayedCallback(func() {
+			l.f.mu.Lock()
+			l.f.lockGrants++
+			l.f.mu.Unlock()
+			l.env.SignalWorkflow(contractapi.SignalLockGranted, contractapi.LockWorkflowID("signoff-fixtures/finance"))
+		}, time.Minute)
+		return lockAnswer{granted: false}, nil
+	}
+	l.f.lockGrants++
+	return lockAnswer{granted: true}, nil
+}
+
+// SignalWorkflow is the release.
+func (l idleLock) SignalWorkflow(ctx context.Context, workflowID, runID, signalName string, arg any) error {
+	l.f.mu.Lock()
+	defer l.f.mu.Unlock()
+	if workflowID != contractapi.LockWorkflowID("signoff-fixtures/finance") || signalName != contractapi.SignalLockRelease {
+		l.f.t.Errorf("signal %s to %s", signalName, workflowID)
+	}
+	l.f.releases++
+	return nil
+}
+
+// lockAnswer is the lock update's outcome.
+type lockAnswer struct {
+	client.WorkflowUpdateHandle
+	granted bool
+	err     error
+}
+
+func (a lockAnswer) Get(_ context.Context, v any) error {
+	if a.err != nil {
+		return a.err
+	}
+	*(v.(*bool)) = a.granted
+	return nil
 }
 
 // approveAndPay schedules the approval by the requester and the payment authorization.

@@ -98,3 +98,86 @@ func TestLockLeaseExpires(t *testing.T) {
 		t.Fatalf("grants %v: a holder that never releases must lose the lock at the lease", g)
 	}
 }
+
+// acquire sends the lock's update for who after d; the answer lands in answers[who].
+func (h *lockHarness) acquire(t *testing.T, d time.Duration, who string, answers map[string]any) {
+	h.env.RegisterDelayedCallback(func() {
+		h.env.UpdateWorkflow(contractapi.UpdateLockAcquire, who+"-ask", &testsuite.TestUpdateCallback{
+			OnAccept: func() {},
+			OnReject: func(err error) { t.Errorf("%s's ask rejected: %v", who, err) },
+			OnComplete: func(v any, err error) {
+				h.mu.Lock()
+				defer h.mu.Unlock()
+				answers[who] = v
+				if err != nil {
+					answers[who] = err
+				}
+			},
+		}, who)
+	}, d)
+}
+
+// state queries the lock after d into *st.
+func (h *lockHarness) state(t *testing.T, d time.Duration, st *contractapi.LockState) {
+	h.env.RegisterDelayedCallback(func() {
+		v, err := h.env.QueryWorkflow(contractapi.QueryLockState)
+		if err != nil {
+			t.Errorf("query %s: %v", contractapi.QueryLockState, err)
+			return
+		}
+		if err := v.Get(st); err != nil {
+			t.Error(err)
+		}
+	}, d)
+}
+
+// A free lock is granted in the update's answer, with no signal; a busy one queues the asker,
+// who is granted by signal when the holder releases.
+func TestLockGrantsAFreeLockInTheAnswer(t *testing.T) {
+	h := newLockHarness()
+	answers := map[string]any{}
+	var during contractapi.LockState
+	h.acquire(t, 0, "a", answers)
+	h.acquire(t, time.Second, "b", answers)
+	h.state(t, 2*time.Second, &during)
+	h.at(time.Minute, contractapi.SignalLockRelease, "a")
+	h.at(2*time.Minute, contractapi.SignalLockRelease, "b")
+	h.env.ExecuteWorkflow(workflows.RepoLockWorkflow, "owner/repo")
+	if !h.env.IsWorkflowCompleted() || h.env.GetWorkflowError() != nil {
+		t.Fatalf("completed %v err %v", h.env.IsWorkflowCompleted(), h.env.GetWorkflowError())
+	}
+	if answers["a"] != true || answers["b"] != false {
+		t.Fatalf("answers %v, want a granted and b queued", answers)
+	}
+	if during.Holder != "a" || len(during.Queue) != 1 || during.Queue[0] != "b" {
+		t.Fatalf("state while a held the lock: %+v", during)
+	}
+	if g := h.grantsSeen(); len(g) != 1 || g[0] != "b" {
+		t.Fatalf("grants by signal %v, want only b's", g)
+	}
+}
+
+// A holder asking again (its ask retried, by update or by signal) keeps the lock and is not
+// queued behind itself: it would be granted again after its release and hold the repository
+// until the lease.
+func TestLockHolderAskingAgainIsNotQueued(t *testing.T) {
+	h := newLockHarness()
+	answers := map[string]any{}
+	var after contractapi.LockState
+	h.acquire(t, 0, "a", answers)
+	h.at(time.Second, contractapi.SignalLockRequest, "a")
+	h.acquire(t, 2*time.Second, "b", answers)
+	h.state(t, 3*time.Second, &after)
+	h.at(time.Minute, contractapi.SignalLockRelease, "a")
+	h.at(2*time.Minute, contractapi.SignalLockRelease, "b")
+	h.env.ExecuteWorkflow(workflows.RepoLockWorkflow, "owner/repo")
+	if !h.env.IsWorkflowCompleted() || h.env.GetWorkflowError() != nil {
+		t.Fatalf("completed %v err %v", h.env.IsWorkflowCompleted(), h.env.GetWorkflowError())
+	}
+	if after.Holder != "a" || len(after.Queue) != 1 || after.Queue[0] != "b" {
+		t.Fatalf("state after a asked again: %+v, want a holding and only b waiting", after)
+	}
+	if g := h.grantsSeen(); len(g) != 1 || g[0] != "b" {
+		t.Fatalf("grants by signal %v, want only b's", g)
+	}
+}

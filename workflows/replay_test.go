@@ -69,18 +69,20 @@ func recorded(t *testing.T) []string {
 var quiet = sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
 
 // replayer registers the workflows the recorded histories ran: the contract workflow, the
-// base check and the chat quote, as they are now or each with one change that must go behind GetVersion.
+// base check, the chat quote and the repo lock, as they are now or each with one change that must go behind GetVersion.
 func replayer(changed bool) worker.WorkflowReplayer {
 	r := worker.NewWorkflowReplayer()
 	if changed {
 		r.RegisterWorkflowWithOptions(changedWorkflow, workflow.RegisterOptions{Name: contractapi.ContractWorkflowName})
 		r.RegisterWorkflowWithOptions(changedBaseCheck, workflow.RegisterOptions{Name: contractapi.BaseCheckWorkflowName})
 		r.RegisterWorkflowWithOptions(changedQuote, workflow.RegisterOptions{Name: contractapi.QuoteWorkflowName})
+		r.RegisterWorkflowWithOptions(changedLock, workflow.RegisterOptions{Name: contractapi.RepoLockWorkflowName})
 		return r
 	}
 	r.RegisterWorkflowWithOptions(workflows.ContractWorkflow, workflow.RegisterOptions{Name: contractapi.ContractWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.BaseCheckWorkflow, workflow.RegisterOptions{Name: contractapi.BaseCheckWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.QuoteWorkflow, workflow.RegisterOptions{Name: contractapi.QuoteWorkflowName})
+	r.RegisterWorkflowWithOptions(workflows.RepoLockWorkflow, workflow.RegisterOptions{Name: contractapi.RepoLockWorkflowName})
 	return r
 }
 
@@ -117,6 +119,14 @@ func changedQuote(ctx workflow.Context, in contractapi.QuoteRequest) (contractap
 		return contractapi.QuoteReply{}, err
 	}
 	return workflows.QuoteWorkflow(ctx, in)
+}
+
+// changedLock is the repo lock with the same extra timer.
+func changedLock(ctx workflow.Context, repo string) error {
+	if err := workflow.Sleep(ctx, time.Second); err != nil {
+		return err
+	}
+	return workflows.RepoLockWorkflow(ctx, repo)
 }
 
 // TestReplayCatchesAChangedWorkflow proves the replay test can fail.
@@ -170,6 +180,29 @@ func TestReplayCoversLocalBookkeeping(t *testing.T) {
 // pull request's head as local activities (versionLocalReads).
 func TestReplayCoversLocalReads(t *testing.T) {
 	requireLocalActivities(t, "PaymentStatus", "PRHead")
+}
+
+// TestReplayCoversTheLockByUpdate: recorded histories asked the repo lock by update and gave
+// it back by signal from local activities (versionLockByUpdate), and a recorded lock granted
+// by update and by signal (versionLockGrantByUpdate).
+func TestReplayCoversTheLockByUpdate(t *testing.T) {
+	requireLocalActivities(t, "AcquireLock", "ReleaseLock")
+	for _, h := range recordedHistories(t) {
+		byUpdate, bySignal := false, false
+		for _, ev := range h.GetEvents() {
+			if a := ev.GetWorkflowExecutionUpdateAcceptedEventAttributes(); a != nil &&
+				a.GetAcceptedRequest().GetInput().GetName() == contractapi.UpdateLockAcquire {
+				byUpdate = true
+			}
+			if a := ev.GetSignalExternalWorkflowExecutionInitiatedEventAttributes(); a != nil && a.GetSignalName() == contractapi.SignalLockGranted {
+				bySignal = true
+			}
+		}
+		if byUpdate && bySignal {
+			return
+		}
+	}
+	t.Fatalf("no recorded lock took the %s update and granted by signal", contractapi.UpdateLockAcquire)
 }
 
 // requireLocalActivities fails unless one recorded history ran every one of names as a local

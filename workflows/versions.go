@@ -39,4 +39,15 @@ const (
 	// activities in the control worker's workflow task, as the bookkeeping is: each is a
 	// read the control worker answers in milliseconds.
 	versionLocalReads = "local-reads"
+
+	// versionLockGrantByUpdate: the repo lock also takes requests by update
+	// (UpdateLockAcquire) and grants a free lock in the answer, with no signal back; it answers
+	// QueryLockState; a lease timer is cancelled once the holder releases.
+	versionLockGrantByUpdate = "lock-grant-by-update"
+
+	// versionLockByUpdate: a contract asks for the repo lock with a local activity that sends
+	// the lock's update (Control.AcquireLock) and gives it back with one that signals
+	// (Control.ReleaseLock): a free lock costs the contract no workflow task, where a request
+	// activity, a grant signal and a release signal cost three.
+	versionLockByUpdate = "lock-by-update"
 )

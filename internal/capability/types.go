@@ -204,4 +204,15 @@ type LockRequest struct {
 	Signal              string `json:"signal"`
 	RepoKey             string `json:"repo_key"`
 	RequesterWorkflowID string `json:"requester_workflow_id"`
+	// Update and UpdateID ask by update (Control.AcquireLock); the ID makes a retried ask the
+	// same ask.
+	Update   string `json:"update,omitempty"`
+	UpdateID string `json:"update_id,omitempty"`
+}
+
+// LockRelease gives a repository's lock back (or gives up a place in its queue).
+type LockRelease struct {
+	LockWorkflowID      string `json:"lock_workflow_id"`
+	Signal              string `json:"signal"`
+	RequesterWorkflowID string `json:"requester_workflow_id"`
 }

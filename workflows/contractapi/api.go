@@ -76,6 +76,20 @@ const (
 	SignalLockGranted = "lock_granted"
 )
 
+// UpdateLockAcquire asks a repo lock for the lock on behalf of the contract workflow whose ID
+// is its argument, and answers at once: true when that workflow now holds the lock; false
+// when it waits in the queue, and SignalLockGranted will tell it its turn.
+const UpdateLockAcquire = "lock_acquire"
+
+// QueryLockState reads a repo lock's LockState (the Web UI's Queries tab shows it).
+const QueryLockState = "lock_state"
+
+// LockState is who holds a repository's lock and who waits for it, in order.
+type LockState struct {
+	Holder string   `json:"holder"`
+	Queue  []string `json:"queue"`
+}
+
 // WorkflowID is the contract workflow's ID: one workflow per contract id.
 func WorkflowID(contractID string) string { return "contract-" + contractID }
 
