@@ -79,6 +79,11 @@ func goalCases() []goalCase {
 					b.onclick = (e) => { const r = b.getBoundingClientRect(); if (Math.abs(e.clientX - (r.left + r.width / 2)) < 1 && Math.abs(e.clientY - (r.top + r.height / 2)) < 1) fetch('/api/quotes'); };</script>`},
 				{name: "click-only-instant", body: `<button id="refresh">Refresh</button><script>let down = 0; const b = document.getElementById('refresh');
 					b.addEventListener('pointerdown', (e) => { down = e.timeStamp; }); b.onclick = (e) => { if (e.timeStamp - down < 15) fetch('/api/quotes'); };</script>`},
+				// On a phone: only a mouse's click, or only a click no touch came before.
+				{name: "click-only-mouse-on-phone", body: `<button id="refresh">Refresh</button><script>let kind = ''; const b = document.getElementById('refresh');
+					b.addEventListener('pointerdown', (e) => { kind = e.pointerType; }); b.onclick = () => { if (kind === 'mouse' || innerWidth >= 640) fetch('/api/quotes'); };</script>`},
+				{name: "click-only-without-touch", body: `<button id="refresh">Refresh</button><script>let touched = false; const b = document.getElementById('refresh');
+					b.addEventListener('touchstart', () => { touched = true; }, {passive: true}); b.onclick = () => { if (!touched || innerWidth >= 640) fetch('/api/quotes'); };</script>`},
 			},
 			correct: []goalImpl{
 				{name: "fetch-on-click", body: `<button id="refresh">Refresh</button><p id="q"></p><script>const load = () => fetch('/api/quotes').then((r) => r.json()).then((j) => { document.getElementById('q').textContent = 'NVDA ' + j.NVDA; });

@@ -68,13 +68,12 @@ func (r *run) locatorAction(page playwright.Page, a contracts.Action, deadline t
 const tapHold = 90.0
 
 // personClick clicks as a person does: held for tapHold, on a spot of the element that is not
-// its exact centre, and on a desktop with the mouse moved in first. Playwright's click is a
-// press and release at the centre in the same instant, which a page can tell from a person's
-// and answer differently (the goal adversaries click-only-*). Playwright still makes the
-// click, so it still decides when the element can take it (visible, stable, enabled, not
-// covered at that spot) and waits for a navigation it starts. On a phone it is still a mouse
-// click, not a touch: Playwright's tap returns before the browser turns the touch into a click,
-// so a navigation the click starts could cut the next action short (README, known tells).
+// its exact centre; on a phone a touch (tap), on a desktop the mouse moved in first.
+// Playwright's click is a mouse press and release at the centre in the same instant, on a
+// phone too, which a page can tell from a person's and answer differently (the goal
+// adversaries click-only-*). Playwright still decides when the element can take the click
+// (visible, stable, enabled, not covered at that spot: a trial click on a phone), and on a
+// desktop makes it and waits for a navigation it starts; tap waits so for its own.
 func personClick(page playwright.Page, loc playwright.Locator, selector string, ms float64) error {
 	// One timeout for the whole click, not one per step.
 	end := time.Now().Add(time.Duration(ms) * time.Millisecond)
@@ -91,15 +90,26 @@ func personClick(page playwright.Page, loc playwright.Locator, selector string, 
 	}
 	fx, fy := clickSpot(selector)
 	spot := &playwright.Position{X: box.Width * fx, Y: box.Height * fy}
-	if vp := page.ViewportSize(); vp == nil || !contracts.IsPhone(contracts.Viewport{Width: vp.Width, Height: vp.Height}) {
-		x, y := box.X+spot.X, box.Y+spot.Y
-		m := page.Mouse()
-		if err := m.Move(x-37, y-23); err != nil {
+	if vp := page.ViewportSize(); vp != nil && contracts.IsPhone(contracts.Viewport{Width: vp.Width, Height: vp.Height}) {
+		if err := loc.Click(playwright.LocatorClickOptions{Trial: playwright.Bool(true), Position: spot, Timeout: left()}); err != nil {
 			return err
 		}
-		if err := m.Move(x, y, playwright.MouseMoveOptions{Steps: playwright.Int(5)}); err != nil {
+		// Where the element is now that the trial has waited for it to be still.
+		if box, err = loc.BoundingBox(playwright.LocatorBoundingBoxOptions{Timeout: left()}); err != nil {
 			return err
 		}
+		if box == nil {
+			return errors.New("the element has no box to click")
+		}
+		return tap(page, box.X+box.Width*fx, box.Y+box.Height*fy, end)
+	}
+	x, y := box.X+spot.X, box.Y+spot.Y
+	m := page.Mouse()
+	if err := m.Move(x-37, y-23); err != nil {
+		return err
+	}
+	if err := m.Move(x, y, playwright.MouseMoveOptions{Steps: playwright.Int(5)}); err != nil {
+		return err
 	}
 	return loc.Click(playwright.LocatorClickOptions{Position: spot, Delay: playwright.Float(tapHold), Timeout: left()})
 }
