@@ -69,11 +69,10 @@ func (q *queuedPublish) Publish(ctx context.Context, p capability.PublishRequest
 	}
 }
 
-// TestOneRepositoryLockOnTheServer runs three contracts on one repository at once on the
-// embedded server, with the product's workflows and control activities: the first asks a free
-// lock and is granted in the update's answer, the others wait in its queue and are granted by
-// signal in turn, and no two publish at once.
-func TestOneRepositoryLockOnTheServer(t *testing.T) {
+// instantServer starts the embedded server for a test of contracts with instant activities
+// (skipped in the unit tier) and loads W1's contract for them to start from.
+func instantServer(t *testing.T) (client.Client, *contracts.Contract) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("starts the embedded Temporal server")
 	}
@@ -83,6 +82,15 @@ func TestOneRepositoryLockOnTheServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return c, base
+}
+
+// TestOneRepositoryLockOnTheServer runs three contracts on one repository at once on the
+// embedded server, with the product's workflows and control activities: the first asks a free
+// lock and is granted in the update's answer, the others wait in its queue and are granted by
+// signal in turn, and no two publish at once.
+func TestOneRepositoryLockOnTheServer(t *testing.T) {
+	c, base := instantServer(t)
 	const n = 3
 	repo := "shared"
 	inst := &instant{}
@@ -126,15 +134,7 @@ func signalOnlyLock(ctx workflow.Context, repo string) error {
 // handler (it started before the lock took updates) is refused the update by the server and
 // asks by signal, is granted by signal, publishes and releases.
 func TestLockFromBeforeUpdatesOnTheServer(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts the embedded Temporal server")
-	}
-	srv := temporaltest.StartServer(t)
-	c := temporaltest.Dial(t, srv)
-	base, err := contracts.Load(contractstest.ReadW1(t), contracts.LoadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, base := instantServer(t)
 	const oldQueue = "signoff-control-before-updates"
 	w := worker.New(c, oldQueue, worker.Options{})
 	w.RegisterWorkflowWithOptions(signalOnlyLock, workflow.RegisterOptions{Name: contractapi.RepoLockWorkflowName})
