@@ -142,6 +142,8 @@ func TestContractOnEmbeddedServer(t *testing.T) {
 	temporaltest.RecordHistory(t, c, contractapi.WorkflowID(r.Contract.ContractID), "h2-local-bookkeeping")
 	// And with the payment's status and the pull request's head read locally (local-reads).
 	temporaltest.RecordHistory(t, c, contractapi.WorkflowID(r.Contract.ContractID), "h3-local-reads")
+	// And with the bundle and the settlement written locally (local-records).
+	temporaltest.RecordHistory(t, c, contractapi.WorkflowID(r.Contract.ContractID), "h6-local-records")
 }
 
 func waitLockReleased(t *testing.T, c client.Client, repo string) {

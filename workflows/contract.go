@@ -192,7 +192,8 @@ func (w *contractRun) notify(kind, text string) {
 }
 
 // controlQuick runs a control activity that answers in milliseconds (the index update, the
-// progress notice, the payment's status, the pull request's head): a local activity in the
+// progress notice, the payment's status, the pull request's head, the signed bundle and
+// settlement): a local activity in the
 // control worker's own workflow task once change is recorded, an activity on the control queue
 // in workflows started before it. The workflow runs on the control queue, where
 // activities.Control is registered.

@@ -332,7 +332,7 @@ func (w *contractRun) recordVerdict(attempt, try int, o outcome) {
 		PR:      w.st.PR, Build: o.build, Gate: o.gate, Artifacts: o.artifacts,
 	}
 	var res capability.RecordResult
-	err := workflow.ExecuteActivity(controlCtx(w.root, w.timeouts), control.RecordAttempt, capability.RecordRequest{Bundle: b, Contract: w.contract,
+	err := w.controlQuick(w.root, versionLocalRecords, control.RecordAttempt, capability.RecordRequest{Bundle: b, Contract: w.contract,
 		Final: d.Verdict != contracts.NotSatisfied || attempt == w.contract.MaxAttempts}).Get(w.root, &res)
 	if err != nil {
 		w.event(contracts.EventRecordError, map[string]string{contracts.DataError: errText(err)})

@@ -78,7 +78,7 @@ func (w *contractRun) recordSettlement(ctx workflow.Context) {
 		State: w.st.State, Payment: w.paymentRef(), Attempt: last.Attempt, Try: last.Try, BundleDigest: last.BundleDigest,
 		Timeline: w.chain.Events, TimelineHead: w.chain.Head()}
 	var path string
-	if err := workflow.ExecuteActivity(controlCtx(ctx, w.timeouts), control.RecordSettlement, s).Get(ctx, &path); err != nil {
+	if err := w.controlQuick(ctx, versionLocalRecords, control.RecordSettlement, s).Get(ctx, &path); err != nil {
 		w.event(contracts.EventSettlementRecordError, map[string]string{contracts.DataError: errText(err)})
 		return
 	}

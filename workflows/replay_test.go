@@ -182,6 +182,12 @@ func TestReplayCoversLocalReads(t *testing.T) {
 	requireLocalActivities(t, "PaymentStatus", "PRHead")
 }
 
+// TestReplayCoversLocalRecords: at least one recorded history wrote the signed bundle and the
+// signed settlement as local activities (versionLocalRecords).
+func TestReplayCoversLocalRecords(t *testing.T) {
+	requireLocalActivities(t, "RecordAttempt", "RecordSettlement")
+}
+
 // TestReplayCoversTheLockByUpdate: recorded histories asked the repo lock by update and gave
 // it back by signal from local activities (versionLockByUpdate), and a recorded lock granted
 // by update and by signal (versionLockGrantByUpdate).

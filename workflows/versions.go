@@ -50,4 +50,10 @@ const (
 	// (Control.ReleaseLock): a free lock costs the contract no workflow task, where a request
 	// activity, a grant signal and a release signal cost three.
 	versionLockByUpdate = "lock-by-update"
+
+	// versionLocalRecords: the attempt's signed bundle and the signed settlement are written
+	// as local activities in the control worker's workflow task (contractRun.controlQuick):
+	// each is a signature and a write the control worker makes in milliseconds, and each
+	// cost a workflow task and three history writes as an activity (BenchmarkContracts).
+	versionLocalRecords = "local-records"
 )
