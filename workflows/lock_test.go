@@ -48,6 +48,15 @@ func (h *lockHarness) at(d time.Duration, signal, who string) {
 	h.env.RegisterDelayedCallback(func() { h.env.SignalWorkflow(signal, who) }, d)
 }
 
+// run runs the lock to its end, which must be a completion.
+func (h *lockHarness) run(t *testing.T) {
+	t.Helper()
+	h.env.ExecuteWorkflow(workflows.RepoLockWorkflow, "owner/repo")
+	if !h.env.IsWorkflowCompleted() || h.env.GetWorkflowError() != nil {
+		t.Fatalf("completed %v err %v", h.env.IsWorkflowCompleted(), h.env.GetWorkflowError())
+	}
+}
+
 func (h *lockHarness) grantsSeen() []string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -67,10 +76,7 @@ func TestLockGrantsOneAtATimeInOrder(t *testing.T) {
 	}, time.Minute)
 	h.at(2*time.Minute, contractapi.SignalLockRelease, "c") // c gives up before its turn
 	h.at(3*time.Minute, contractapi.SignalLockRelease, "b")
-	h.env.ExecuteWorkflow(workflows.RepoLockWorkflow, "owner/repo")
-	if !h.env.IsWorkflowCompleted() || h.env.GetWorkflowError() != nil {
-		t.Fatalf("completed %v err %v", h.env.IsWorkflowCompleted(), h.env.GetWorkflowError())
-	}
+	h.run(t)
 	if g := h.grantsSeen(); len(g) != 2 || g[0] != "a" || g[1] != "b" {
 		t.Fatalf("grants %v, want [a b]", g)
 	}
@@ -142,10 +148,7 @@ func TestLockGrantsAFreeLockInTheAnswer(t *testing.T) {
 	h.state(t, 2*time.Second, &during)
 	h.at(time.Minute, contractapi.SignalLockRelease, "a")
 	h.at(2*time.Minute, contractapi.SignalLockRelease, "b")
-	h.env.ExecuteWorkflow(workflows.RepoLockWorkflow, "owner/repo")
-	if !h.env.IsWorkflowCompleted() || h.env.GetWorkflowError() != nil {
-		t.Fatalf("completed %v err %v", h.env.IsWorkflowCompleted(), h.env.GetWorkflowError())
-	}
+	h.run(t)
 	if answers["a"] != true || answers["b"] != false {
 		t.Fatalf("answers %v, want a granted and b queued", answers)
 	}
@@ -170,10 +173,7 @@ func TestLockHolderAskingAgainIsNotQueued(t *testing.T) {
 	h.state(t, 3*time.Second, &after)
 	h.at(time.Minute, contractapi.SignalLockRelease, "a")
 	h.at(2*time.Minute, contractapi.SignalLockRelease, "b")
-	h.env.ExecuteWorkflow(workflows.RepoLockWorkflow, "owner/repo")
-	if !h.env.IsWorkflowCompleted() || h.env.GetWorkflowError() != nil {
-		t.Fatalf("completed %v err %v", h.env.IsWorkflowCompleted(), h.env.GetWorkflowError())
-	}
+	h.run(t)
 	if after.Holder != "a" || len(after.Queue) != 1 || after.Queue[0] != "b" {
 		t.Fatalf("state after a asked again: %+v, want a holding and only b waiting", after)
 	}

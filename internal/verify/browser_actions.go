@@ -46,7 +46,7 @@ func (r *run) locatorAction(page playwright.Page, a contracts.Action, deadline t
 	loc := page.Locator(a.Selector).Filter(playwright.LocatorFilterOptions{Visible: playwright.Bool(true)}).First()
 	switch a.Type {
 	case contracts.ActionClick:
-		err = personClick(page, loc, a.Selector, ms)
+		err = personClick(r.log, page, loc, a.Selector, ms)
 		if err == nil {
 			err = r.afterInput(page, deadline)
 		}
@@ -74,7 +74,7 @@ const tapHold = 90.0
 // adversaries click-only-*). Playwright still decides when the element can take the click
 // (visible, stable, enabled, not covered at that spot: a trial click on a phone), and on a
 // desktop makes it and waits for a navigation it starts; tap waits so for its own.
-func personClick(page playwright.Page, loc playwright.Locator, selector string, ms float64) error {
+func personClick(log *slog.Logger, page playwright.Page, loc playwright.Locator, selector string, ms float64) error {
 	// One timeout for the whole click, not one per step.
 	end := time.Now().Add(time.Duration(ms) * time.Millisecond)
 	left := func() *float64 { return playwright.Float(max(1, float64(time.Until(end).Milliseconds()))) }
@@ -101,7 +101,7 @@ func personClick(page playwright.Page, loc playwright.Locator, selector string, 
 		if box == nil {
 			return errors.New("the element has no box to click")
 		}
-		return tap(page, box.X+box.Width*fx, box.Y+box.Height*fy, end)
+		return tap(log, page, box.X+box.Width*fx, box.Y+box.Height*fy, end)
 	}
 	x, y := box.X+spot.X, box.Y+spot.Y
 	m := page.Mouse()

@@ -160,27 +160,11 @@ func newWorld(bctx playwright.BrowserContext, page playwright.Page, log *slog.Lo
 
 // create makes a fresh isolated world in the current document (a navigation destroys it).
 func (w *world) create() error {
-	tree, err := w.send("Page.getFrameTree", nil)
+	_, id, err := isolatedWorld(w.log, w.cdp, worldName)
 	if err != nil {
-		return fmt.Errorf("cdp Page.getFrameTree: %w", err)
+		return err
 	}
-	frameID, _ := dig(tree, "frameTree", "frame", "id").(string)
-	if frameID == "" {
-		return errors.New("cdp Page.getFrameTree: no main frame id")
-	}
-	res, err := w.send("Page.createIsolatedWorld", map[string]any{
-		"frameId":             frameID,
-		"worldName":           worldName,
-		"grantUniveralAccess": false, // sic: the protocol's spelling
-	})
-	if err != nil {
-		return fmt.Errorf("cdp Page.createIsolatedWorld: %w", err)
-	}
-	id, ok := dig(res, "executionContextId").(float64)
-	if !ok {
-		return errors.New("cdp Page.createIsolatedWorld: no executionContextId")
-	}
-	w.contextID = int(id)
+	w.contextID = id
 	w.handles, w.roots = nil, nil
 	w.rootsDirty.Store(true)
 	// The probe is compiled once per world and called by its handle: sending its source with
@@ -200,6 +184,32 @@ func (w *world) create() error {
 		return errors.New("probe: compiling it gave no function")
 	}
 	return nil
+}
+
+// isolatedWorld makes a fresh isolated world named name in the main frame's current document,
+// over cdp, and returns the frame's id and the world's execution context id.
+func isolatedWorld(log *slog.Logger, cdp playwright.CDPSession, name string) (frameID string, contextID int, err error) {
+	tree, err := cdpSend(log, cdp, "Page.getFrameTree", nil)
+	if err != nil {
+		return "", 0, fmt.Errorf("cdp Page.getFrameTree: %w", err)
+	}
+	frameID, _ = dig(tree, "frameTree", "frame", "id").(string)
+	if frameID == "" {
+		return "", 0, errors.New("cdp Page.getFrameTree: no main frame id")
+	}
+	res, err := cdpSend(log, cdp, "Page.createIsolatedWorld", map[string]any{
+		"frameId":             frameID,
+		"worldName":           name,
+		"grantUniveralAccess": false, // sic: the protocol's spelling
+	})
+	if err != nil {
+		return "", 0, fmt.Errorf("cdp Page.createIsolatedWorld: %w", err)
+	}
+	id, ok := dig(res, "executionContextId").(float64)
+	if !ok {
+		return "", 0, errors.New("cdp Page.createIsolatedWorld: no executionContextId")
+	}
+	return frameID, int(id), nil
 }
 
 // exception is the probe's exception in a Runtime answer, nil when there is none.

@@ -1,9 +1,11 @@
 package verify
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"sync"
+	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/mxschmitt/playwright-go"
@@ -29,65 +31,55 @@ const tapWatch = `globalThis.signoffTap = new Promise((resolve) => {
 // when the click started loading a new document, once that document has replaced the old one,
 // so what comes next (a read, a goto) neither reads the old page nor aborts the new one.
 // Playwright waits so for the navigations its own input starts, not for a touch made here.
-func tap(page playwright.Page, x, y float64, end time.Time) (err error) {
+func tap(log *slog.Logger, page playwright.Page, x, y float64, end time.Time) error {
 	s, err := page.Context().NewCDPSession(page)
 	if err != nil {
 		return fmt.Errorf("tap: open cdp session: %w", err)
 	}
 	defer func() { _ = s.Detach() }()
+	send := func(method string, params map[string]any) (any, error) {
+		res, err := cdpSend(log, s, method, params)
+		if err != nil {
+			return nil, worldErr(method, err)
+		}
+		return res, nil
+	}
+	frameID, ctxID, err := isolatedWorld(log, s, tapWorld)
+	if err != nil {
+		return fmt.Errorf("tap: %w", err)
+	}
+	// Done once Playwright has the main frame's next document.
+	nav, navigated := context.WithCancel(context.Background())
+	defer navigated()
+	committed := nav.Done()
 	main := page.MainFrame()
-	var once sync.Once
-	committed := make(chan struct{})
 	onNav := func(f playwright.Frame) {
 		if f == main {
-			once.Do(func() { close(committed) })
+			navigated()
 		}
 	}
 	page.OnFrameNavigated(onNav)
 	defer page.RemoveListener("framenavigated", onNav)
-	var mu sync.Mutex
-	requested, stopped := false, make(chan struct{}, 1)
-	frameID := ""
+	var requested atomic.Bool
+	stopped := make(chan struct{}, 1)
 	s.On("Page.frameRequestedNavigation", func(ev map[string]any) {
-		mu.Lock()
-		defer mu.Unlock()
-		if id, _ := ev["frameId"].(string); id == frameID && ev["disposition"] == "currentTab" {
-			requested = true
+		if ev["frameId"] == frameID && ev["disposition"] == "currentTab" {
+			requested.Store(true)
 		}
 	})
 	s.On("Page.frameStoppedLoading", func(ev map[string]any) {
-		mu.Lock()
-		defer mu.Unlock()
-		if id, _ := ev["frameId"].(string); id == frameID {
+		if ev["frameId"] == frameID {
 			select {
 			case stopped <- struct{}{}:
 			default:
 			}
 		}
 	})
-	send := func(method string, params map[string]any) (any, error) {
-		res, err := s.Send(method, params)
-		if err != nil {
-			return nil, worldErr(method, err)
-		}
-		return res, nil
-	}
 	if _, err := send("Page.enable", nil); err != nil {
 		return err
 	}
-	tree, err := send("Page.getFrameTree", nil)
+	res, err := send("Runtime.evaluate", map[string]any{"expression": tapWatch, "contextId": ctxID, "silent": true})
 	if err != nil {
-		return err
-	}
-	mu.Lock()
-	frameID, _ = dig(tree, "frameTree", "frame", "id").(string)
-	mu.Unlock()
-	res, err := send("Page.createIsolatedWorld", map[string]any{"frameId": frameID, "worldName": tapWorld, "grantUniveralAccess": false})
-	if err != nil {
-		return err
-	}
-	ctxID, _ := dig(res, "executionContextId").(float64)
-	if res, err = send("Runtime.evaluate", map[string]any{"expression": tapWatch, "contextId": ctxID, "silent": true}); err != nil {
 		return err
 	}
 	if err := exception(res); err != nil {
@@ -114,33 +106,28 @@ func tap(page playwright.Page, x, y float64, end time.Time) (err error) {
 	}
 	// The click, or word that none comes. A world gone with its document means the click
 	// navigated.
-	outcome := make(chan error, 1)
-	go func() {
+	err = guard(nav, end, func() error {
+		// Not through cdpSend: this call waits for the page on purpose.
 		res, err := s.Send("Runtime.evaluate", map[string]any{"expression": "globalThis.signoffTap", "contextId": ctxID, "awaitPromise": true, "silent": true})
 		if err == nil {
 			err = exception(res)
 		}
-		outcome <- err
-	}()
-	select {
-	case err := <-outcome:
-		if err != nil {
-			return arrived("the page went while its click was awaited (" + firstLine(err.Error()) + ")")
-		}
-	case <-committed:
+		return err
+	})
+	switch {
+	case errors.Is(err, context.Canceled): // the new document is in
 		return nil
-	case <-time.After(time.Until(end)):
+	case errors.Is(err, errDeadline):
 		return errors.New("tap: no click within the action's timeout")
+	case err != nil:
+		return arrived("the page went while its click was awaited (" + firstLine(err.Error()) + ")")
 	}
 	// A navigation the click asked for is reported on this session before the answer to a
 	// call made after the click's task.
 	if _, err := send("Runtime.evaluate", map[string]any{"expression": "0", "contextId": ctxID, "silent": true}); err != nil {
 		return arrived("the page went after its click (" + firstLine(err.Error()) + ")")
 	}
-	mu.Lock()
-	nav := requested
-	mu.Unlock()
-	if !nav {
+	if !requested.Load() {
 		return nil
 	}
 	return arrived("its click started a navigation")
