@@ -273,24 +273,18 @@ func boxOf(region map[string]any) cssBox {
 	return cssBox{x, y, w, h}
 }
 
-// maxSharedInkArea bounds the screenshot texts share (CSS pixels squared): texts spread
-// further apart are looked at one screenshot each.
-const maxSharedInkArea = 512 * 512
-
 // ink looks at the pixels where the probe found each text shown: text that is readable paints
 // something that contrasts with what is around it. A region of one colour (text in its
 // background's colour, a list under filter: opacity(0), an opaque sheet on top) has no ink, and
 // the text is not visible.
 //
-// A screenshot waits for a frame (about 60 ms a time on W1's phone page, which shows four
-// texts), so the texts of a read share one: of the whole-pixel box around them all, at full
-// scale, each text cut out at the pixels wholly inside its region. A text longer than twice
-// background_sample_px, or a box around them all past maxSharedInkArea, has a screenshot of
-// its own, scaled down to that side as before.
+// The texts of a read are cut out of one screenshot of the screen as it is (viewportShot),
+// each at the pixels wholly inside its region. A text longer than twice
+// background_sample_px has a screenshot of its own, scaled down to that side; so has every
+// text of a read whose screen was scrolling while it was captured.
 func (d *driverReads) ink(w *world, jobs []inkJob) error {
 	side := d.maxSide * 2
-	var shared []inkJob
-	var u cssBox
+	var onScreen []inkJob
 	for _, j := range jobs {
 		if max(j.box.w, j.box.h) > side {
 			if err := d.inkAlone(w, j, side); err != nil {
@@ -298,23 +292,25 @@ func (d *driverReads) ink(w *world, jobs []inkJob) error {
 			}
 			continue
 		}
-		if next := around(u, j.box, len(shared) == 0); next.w*next.h <= maxSharedInkArea {
-			shared, u = append(shared, j), next
-			continue
-		}
-		if err := d.inkAlone(w, j, side); err != nil {
-			return err
-		}
+		onScreen = append(onScreen, j)
 	}
-	if len(shared) == 0 {
+	if len(onScreen) == 0 {
 		return nil
 	}
-	img, err := w.capture(u, math.Inf(1))
-	if err != nil {
-		return fmt.Errorf("text %q: %w", shared[0].text, err)
+	img, view, err := w.viewportShot()
+	if errors.Is(err, errViewMoved) {
+		for _, j := range onScreen {
+			if err := d.inkAlone(w, j, side); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
-	for _, j := range shared {
-		setInk(j, inkContrast(cut(img, u, j.box)))
+	if err != nil {
+		return fmt.Errorf("text %q: %w", onScreen[0].text, err)
+	}
+	for _, j := range onScreen {
+		setInk(j, inkContrast(cut(img, view, j.box)))
 	}
 	return nil
 }
@@ -335,17 +331,6 @@ func setInk(j inkJob, c float64) {
 	if c < minInkContrast {
 		j.m[contracts.TextVisibleKey(j.i)] = false
 	}
-}
-
-// around is the whole-CSS-pixel box around u (unless first) and b.
-func around(u, b cssBox, first bool) cssBox {
-	x0, y0 := math.Floor(b.x), math.Floor(b.y)
-	x1, y1 := math.Ceil(b.x+b.w), math.Ceil(b.y+b.h)
-	if !first {
-		x0, y0 = min(x0, u.x), min(y0, u.y)
-		x1, y1 = max(x1, u.x+u.w), max(y1, u.y+u.h)
-	}
-	return cssBox{x0, y0, x1 - x0, y1 - y0}
 }
 
 // cut is the part of img (a screenshot of u) that shows b: the pixels wholly inside b, or,
@@ -428,6 +413,61 @@ func (w *world) capture(b cssBox, maxSide float64) (image.Image, error) {
 	if err != nil {
 		return nil, worldErr("Page.captureScreenshot", err)
 	}
+	return decodeShot(res)
+}
+
+// viewportShot is the screen as it is: a screenshot of the visual viewport, without a clip,
+// and the viewport's box in document coordinates (CSS pixels), which cut maps onto it. A
+// clipped capture renders the page again at the clip's offset and scale, and back after: on
+// the virtual clock, four frames a capture where this takes two, with the same pixels
+// (TestViewportShotIsTheClipsPixels). errViewMoved: the viewport moved while it was
+// captured (a smooth scroll still running), so the picture cannot be placed.
+func (w *world) viewportShot() (image.Image, cssBox, error) {
+	view, err := w.visualViewport()
+	if err != nil {
+		return nil, cssBox{}, err
+	}
+	res, err := w.sendPainted("Page.captureScreenshot", map[string]any{"format": "png", "fromSurface": true, "optimizeForSpeed": true})
+	if err != nil {
+		return nil, cssBox{}, worldErr("Page.captureScreenshot", err)
+	}
+	img, err := decodeShot(res)
+	if err != nil {
+		return nil, cssBox{}, err
+	}
+	if after, err := w.visualViewport(); err != nil {
+		return nil, cssBox{}, err
+	} else if after != view {
+		return nil, cssBox{}, errViewMoved
+	}
+	if img.Bounds().Empty() || view.w < 1 || view.h < 1 {
+		return nil, cssBox{}, errors.New("the screenshot of the viewport is empty")
+	}
+	return img, view, nil
+}
+
+// errViewMoved: the visual viewport moved during a screenshot of it.
+var errViewMoved = errors.New("the viewport moved while it was captured")
+
+// visualViewport is the part of the document the screen shows, in CSS pixels.
+func (w *world) visualViewport() (cssBox, error) {
+	lm, err := w.send("Page.getLayoutMetrics", nil)
+	if err != nil {
+		return cssBox{}, worldErr("Page.getLayoutMetrics", err)
+	}
+	v, ok := dig(lm, "cssVisualViewport").(map[string]any)
+	if !ok {
+		return cssBox{}, errors.New("cdp Page.getLayoutMetrics: no cssVisualViewport")
+	}
+	x, _ := v["pageX"].(float64)
+	y, _ := v["pageY"].(float64)
+	wd, _ := v["clientWidth"].(float64)
+	h, _ := v["clientHeight"].(float64)
+	return cssBox{x, y, wd, h}, nil
+}
+
+// decodeShot is the image of a Page.captureScreenshot answer.
+func decodeShot(res any) (image.Image, error) {
 	data, _ := dig(res, "data").(string)
 	raw, err := base64.StdEncoding.DecodeString(data)
 	if err != nil {

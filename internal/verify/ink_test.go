@@ -1,22 +1,29 @@
 package verify
 
 import (
+	"context"
+	"fmt"
 	"image"
 	"image/color"
+	"log/slog"
+	"math"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/mxschmitt/playwright-go"
+
+	"github.com/signoff/signoff/contracts"
 )
 
-// Texts sharing a screenshot are each cut out at the pixels wholly inside their own region,
-// at any device scale: a pixel half inside the region (a neighbour's border, anti-aliased)
-// is not the text's ink.
-func TestInkCutsEachTextOutOfTheSharedScreenshot(t *testing.T) {
+// Texts are each cut out of the screen's screenshot at the pixels wholly inside their own
+// region, at any device scale, wherever the page is scrolled: a pixel half inside the region
+// (a neighbour's border, anti-aliased) is not the text's ink.
+func TestInkCutsEachTextOutOfTheScreen(t *testing.T) {
 	a := cssBox{x: 12.5, y: 21, w: 10.2, h: 5}
 	b := cssBox{x: 40, y: 30.4, w: 20, h: 10}
-	u := around(around(cssBox{}, a, true), b, false)
-	if u != (cssBox{x: 12, y: 21, w: 48, h: 20}) {
-		t.Fatalf("box around both = %+v", u)
-	}
-	// Relative to the box around both, a spans x 0.5..10.7 and y 0..5, b x 28..48 and y
+	u := cssBox{x: 12, y: 21, w: 48, h: 20} // the viewport, scrolled to (12, 21)
+	// Relative to the viewport, a spans x 0.5..10.7 and y 0..5, b x 28..48 and y
 	// 9.4..19.4: at each scale, the first whole pixel and the last one wholly inside.
 	for _, c := range []struct {
 		scale int
@@ -62,5 +69,101 @@ func TestInkOfAHiddenTextBesideAShownOne(t *testing.T) {
 	}
 	if whole := inkContrast(img); whole < minInkContrast {
 		t.Fatalf("the whole screenshot has contrast %.2f", whole)
+	}
+}
+
+// A text's pixels cut from the screen's screenshot (viewportShot) are the pixels of a
+// screenshot clipped to the text, on a phone and on a desktop, with the page scrolled to a
+// fraction of a pixel, a fixed header over some texts, and the page on the virtual clock (as
+// the verifier reads it): the screenshot the verifier takes once per read is the one it took
+// per region before.
+func TestViewportShotIsTheClipsPixels(t *testing.T) {
+	needBrowser(t)
+	sess, err := testSource.Open(context.Background(), testDriver.Playwright())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	var lines strings.Builder
+	for i := range 60 {
+		fmt.Fprintf(&lines, `<p><span>Line %d of the list</span> <b style="color:#%x%x%x">note %d</b></p>`, i, i%16, (i*7)%16, (i*3)%16, i)
+	}
+	html := `<meta name="viewport" content="width=device-width"><body style="font:16px sans-serif">` + lines.String() +
+		`<div style="position:fixed;top:0;left:0;right:0;height:40px;background:#eee;opacity:.9"><span>Header</span></div>`
+	for _, vp := range []contracts.Viewport{mobile, desktop} {
+		opts := playwright.BrowserNewContextOptions{Viewport: &playwright.Size{Width: vp.Width, Height: vp.Height}}
+		deviceFor(vp, sess.Info.Version).contextOptions(&opts)
+		bctx, err := sess.Browser.NewContext(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer bctx.Close()
+		page, err := bctx.NewPage()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := page.SetContent(html); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := page.Evaluate("window.scrollTo(0, 137.4)"); err != nil {
+			t.Fatal(err)
+		}
+		log := slog.New(slog.DiscardHandler)
+		w, err := newWorld(bctx, page, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.close()
+		clk := newVirtualClock(w.cdp, 3*time.Second, nil, log)
+		if err := clk.advance(context.Background(), 500, time.Now().Add(time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		rects, err := page.Evaluate(`[...document.querySelectorAll('span, b')].map((e) => e.getBoundingClientRect())
+			.filter((r) => r.width >= 1 && r.height >= 1 && r.top >= 0 && r.bottom <= innerHeight).map((r) => [r.left + scrollX, r.top + scrollY, r.width, r.height])`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, view, err := w.viewportShot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if view.y < 130 {
+			t.Fatalf("%s: the page is not scrolled: the viewport is at %+v", vpName(vp), view)
+		}
+		boxes, _ := rects.([]any)
+		if len(boxes) < 10 {
+			t.Fatalf("%s: %d texts on screen", vpName(vp), len(boxes))
+		}
+		for _, r := range boxes {
+			n, _ := r.([]any)
+			f := func(i int) float64 { // whole numbers come back as int
+				if v, ok := n[i].(int); ok {
+					return float64(v)
+				}
+				v, _ := n[i].(float64)
+				return v
+			}
+			box := cssBox{f(0), f(1), f(2), f(3)}
+			// The whole CSS pixels around the text, as the clip was taken.
+			x0, y0 := math.Floor(box.x), math.Floor(box.y)
+			u := cssBox{x0, y0, math.Ceil(box.x+box.w) - x0, math.Ceil(box.y+box.h) - y0}
+			clip, err := w.capture(u, math.Inf(1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, got := cut(clip, u, box), cut(img, view, box)
+			if want.Bounds().Size() != got.Bounds().Size() {
+				t.Fatalf("%s %+v: cut %v from the screen, %v from the clip", vpName(vp), box, got.Bounds(), want.Bounds())
+			}
+			for y := 0; y < want.Bounds().Dy(); y++ {
+				for x := 0; x < want.Bounds().Dx(); x++ {
+					a := want.At(want.Bounds().Min.X+x, want.Bounds().Min.Y+y)
+					b := got.At(got.Bounds().Min.X+x, got.Bounds().Min.Y+y)
+					if color.RGBAModel.Convert(a) != color.RGBAModel.Convert(b) {
+						t.Fatalf("%s %+v: pixel (%d, %d) is %v on the screen, %v in the clip", vpName(vp), box, x, y, b, a)
+					}
+				}
+			}
+		}
 	}
 }
