@@ -3,6 +3,7 @@ package verify
 import (
 	"cmp"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -320,7 +321,7 @@ func (r *run) viewport(ctx context.Context, job pageJob, deadline, share time.Ti
 	}
 
 	t := time.Now()
-	png, serr := r.fullPageShot(ctx, page)
+	png, serr := r.fullPageShot(ctx, page, devCDP)
 	if errors.Is(serr, errNoFrame) {
 		// The page was read, but the browser paints it no more (a busy host): measured
 		// again on a new page, as when a read's screenshot gets no frame.
@@ -357,10 +358,29 @@ func (r *run) viewport(ctx context.Context, job pageJob, deadline, share time.Ti
 	return outs, tm
 }
 
-// fullPageShot is the page's screenshot for the evidence. One that does not come within
+// fullPageShot is the page's screenshot for the evidence. A page that fits its screen,
+// unscrolled and unzoomed, is the screen: one capture of it over cdp (the page's own
+// session), two frames. Any other page, or when the screen cannot be read, goes through
+// Playwright's full-page screenshot, which lays the whole document out and renders it at
+// its offset and scale, and back (four frames and more). One that does not come within
 // artifactTimeout (Playwright's timeout or awaitFrame's) is errNoFrame.
-func (r *run) fullPageShot(ctx context.Context, page playwright.Page) ([]byte, error) {
+func (r *run) fullPageShot(ctx context.Context, page playwright.Page, cdp playwright.CDPSession) ([]byte, error) {
 	wait := cmp.Or(r.v.Config.frameWait, artifactTimeout)
+	if cdp != nil && fitsScreen(r.log, cdp) {
+		var res any
+		err := awaitFrame(ctx, wait, r.v.Config.dropFrame, "Page.screenshot", func() (err error) {
+			res, err = cdpSend(r.log, cdp, "Page.captureScreenshot", map[string]any{"format": "png", "fromSurface": true})
+			return err
+		})
+		if errors.Is(err, errNoFrame) {
+			return nil, fmt.Errorf("full-page screenshot: %w", err)
+		}
+		if data, _ := dig(res, "data").(string); err == nil && data != "" {
+			if png, err := base64.StdEncoding.DecodeString(data); err == nil {
+				return png, nil
+			}
+		}
+	}
 	var png []byte
 	err := awaitFrame(ctx, wait, r.v.Config.dropFrame, "Page.screenshot", func() (err error) {
 		png, err = page.Screenshot(playwright.PageScreenshotOptions{
@@ -377,6 +397,19 @@ func (r *run) fullPageShot(ctx context.Context, page playwright.Page) ([]byte, e
 		return nil, fmt.Errorf("full-page screenshot: %w", err)
 	}
 	return png, err
+}
+
+// fitsScreen reports whether the whole document is on the screen: content no larger than the
+// visual viewport, which is at the document's origin and at scale 1. Unknown is no.
+func fitsScreen(log *slog.Logger, cdp playwright.CDPSession) bool {
+	lm, err := cdpSend(log, cdp, "Page.getLayoutMetrics", nil)
+	if err != nil {
+		return false
+	}
+	num := func(keys ...string) float64 { v, _ := dig(lm, keys...).(float64); return v }
+	w, h := num("cssVisualViewport", "clientWidth"), num("cssVisualViewport", "clientHeight")
+	return w > 0 && h > 0 && num("cssContentSize", "width") <= w && num("cssContentSize", "height") <= h &&
+		num("cssVisualViewport", "pageX") == 0 && num("cssVisualViewport", "pageY") == 0 && num("cssVisualViewport", "scale") == 1
 }
 
 // drive navigates, performs the actions, waits for the page to settle and reads every

@@ -1,10 +1,12 @@
 package verify
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"image"
 	"image/color"
+	"image/png"
 	"log/slog"
 	"math"
 	"strings"
@@ -78,12 +80,7 @@ func TestInkOfAHiddenTextBesideAShownOne(t *testing.T) {
 // the verifier reads it): the screenshot the verifier takes once per read is the one it took
 // per region before.
 func TestViewportShotIsTheClipsPixels(t *testing.T) {
-	needBrowser(t)
-	sess, err := testSource.Open(context.Background(), testDriver.Playwright())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Close()
+	sess := testBrowserSession(t)
 	var lines strings.Builder
 	for i := range 60 {
 		fmt.Fprintf(&lines, `<p><span>Line %d of the list</span> <b style="color:#%x%x%x">note %d</b></p>`, i, i%16, (i*7)%16, (i*3)%16, i)
@@ -91,17 +88,7 @@ func TestViewportShotIsTheClipsPixels(t *testing.T) {
 	html := `<meta name="viewport" content="width=device-width"><body style="font:16px sans-serif">` + lines.String() +
 		`<div style="position:fixed;top:0;left:0;right:0;height:40px;background:#eee;opacity:.9"><span>Header</span></div>`
 	for _, vp := range []contracts.Viewport{mobile, desktop} {
-		opts := playwright.BrowserNewContextOptions{Viewport: &playwright.Size{Width: vp.Width, Height: vp.Height}}
-		deviceFor(vp, sess.Info.Version).contextOptions(&opts)
-		bctx, err := sess.Browser.NewContext(opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer bctx.Close()
-		page, err := bctx.NewPage()
-		if err != nil {
-			t.Fatal(err)
-		}
+		bctx, page := devicePage(t, sess, vp)
 		if err := page.SetContent(html); err != nil {
 			t.Fatal(err)
 		}
@@ -161,6 +148,64 @@ func TestViewportShotIsTheClipsPixels(t *testing.T) {
 					b := got.At(got.Bounds().Min.X+x, got.Bounds().Min.Y+y)
 					if color.RGBAModel.Convert(a) != color.RGBAModel.Convert(b) {
 						t.Fatalf("%s %+v: pixel (%d, %d) is %v on the screen, %v in the clip", vpName(vp), box, x, y, b, a)
+					}
+				}
+			}
+		}
+	}
+}
+
+// The evidence's screenshot of a page that fits its screen is the screen, pixel for pixel what
+// Playwright's full-page screenshot gives, on a phone and on a desktop; a page taller than its
+// screen is still the whole document.
+func TestEvidenceShotOfAPageThatFitsIsTheScreen(t *testing.T) {
+	r := &run{v: testVerifier(t), log: slog.New(slog.DiscardHandler)}
+	sess := testBrowserSession(t)
+	short := `<meta name="viewport" content="width=device-width"><body style="font:16px sans-serif;margin:0">` +
+		`<h1 style="color:#246">Watchlist</h1><p>NVDA <b>AAPL</b> <i style="color:#a40">MSFT</i></p>`
+	tall := short + `<div style="height:3000px;background:linear-gradient(#fff,#036)"></div>`
+	for _, vp := range []contracts.Viewport{mobile, desktop} {
+		bctx, page := devicePage(t, sess, vp)
+		cdp, err := bctx.NewCDPSession(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			name, html string
+			fits       bool
+		}{{"short", short, true}, {"tall", tall, false}} {
+			if err := page.SetContent(c.html); err != nil {
+				t.Fatal(err)
+			}
+			if got := fitsScreen(r.log, cdp); got != c.fits {
+				t.Fatalf("%s %s page: fits the screen = %v", vpName(vp), c.name, got)
+			}
+			shot, err := r.fullPageShot(context.Background(), page, cdp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := page.Screenshot(playwright.PageScreenshotOptions{FullPage: playwright.Bool(true), Scale: playwright.ScreenshotScaleCss})
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, err := png.Decode(bytes.NewReader(shot))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := png.Decode(bytes.NewReader(want))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a.Bounds() != b.Bounds() {
+				t.Fatalf("%s %s page: the evidence shot is %v, Playwright's full page %v", vpName(vp), c.name, a.Bounds(), b.Bounds())
+			}
+			if !c.fits {
+				continue // Playwright's own screenshot, taken twice
+			}
+			for y := b.Bounds().Min.Y; y < b.Bounds().Max.Y; y++ {
+				for x := b.Bounds().Min.X; x < b.Bounds().Max.X; x++ {
+					if color.RGBAModel.Convert(a.At(x, y)) != color.RGBAModel.Convert(b.At(x, y)) {
+						t.Fatalf("%s %s page: pixel (%d, %d) is %v in the evidence shot, %v in Playwright's", vpName(vp), c.name, x, y, a.At(x, y), b.At(x, y))
 					}
 				}
 			}

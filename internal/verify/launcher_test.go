@@ -1,7 +1,6 @@
 package verify
 
 import (
-	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -25,12 +24,7 @@ func TestMergeFeatures(t *testing.T) {
 // LaunchArgs' in one switch, and a page's window comes without the omnibox's WebUI pages,
 // each of which cost a renderer per page (most of a verification's browser CPU).
 func TestBrowserLoadsNoBrowserUI(t *testing.T) {
-	needBrowser(t)
-	sess, err := testSource.Open(context.Background(), testDriver.Playwright())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Close()
+	sess := testBrowserSession(t)
 	// The browser's own command line, as chrome://version shows it.
 	vctx, err := sess.Browser.NewContext()
 	if err != nil {

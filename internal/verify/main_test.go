@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mxschmitt/playwright-go"
+
 	"github.com/signoff/signoff/contracts"
 	"github.com/signoff/signoff/internal/sitetest"
 )
@@ -131,6 +133,36 @@ func forSubtest(t testing.TB, v *Verifier) *Verifier {
 	c := *v
 	c.Logger = testLogger(t)
 	return &c
+}
+
+// testBrowserSession is the tests' browser, closed when t ends.
+func testBrowserSession(t testing.TB) *BrowserSession {
+	t.Helper()
+	needBrowser(t)
+	sess, err := testSource.Open(context.Background(), testDriver.Playwright())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sess.Close() })
+	return sess
+}
+
+// devicePage is a new page, in a context of its own with the device the verifier gives vp;
+// both are closed when t ends.
+func devicePage(t testing.TB, sess *BrowserSession, vp contracts.Viewport) (playwright.BrowserContext, playwright.Page) {
+	t.Helper()
+	opts := playwright.BrowserNewContextOptions{Viewport: &playwright.Size{Width: vp.Width, Height: vp.Height}}
+	deviceFor(vp, sess.Info.Version).contextOptions(&opts)
+	bctx, err := sess.Browser.NewContext(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = bctx.Close() })
+	page, err := bctx.NewPage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bctx, page
 }
 
 func testVerifier(t testing.TB) *Verifier {
