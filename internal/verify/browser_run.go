@@ -359,14 +359,14 @@ func (r *run) viewport(ctx context.Context, job pageJob, deadline, share time.Ti
 }
 
 // fullPageShot is the page's screenshot for the evidence. A page that fits its screen,
-// unscrolled and unzoomed, is the screen: one capture of it over cdp (the page's own
-// session), two frames. Any other page, or when the screen cannot be read, goes through
+// unscrolled and unzoomed (screen.fits), is the screen: one capture of it over cdp (the
+// page's own session), two frames. Any other page, or when the screen cannot be read, goes through
 // Playwright's full-page screenshot, which lays the whole document out and renders it at
 // its offset and scale, and back (four frames and more). One that does not come within
 // artifactTimeout (Playwright's timeout or awaitFrame's) is errNoFrame.
 func (r *run) fullPageShot(ctx context.Context, page playwright.Page, cdp playwright.CDPSession) ([]byte, error) {
 	wait := cmp.Or(r.v.Config.frameWait, artifactTimeout)
-	if cdp != nil && fitsScreen(r.log, cdp) {
+	if sc, err := screenOf(r.log, cdp); err == nil && sc.fits() {
 		var res any
 		err := awaitFrame(ctx, wait, r.v.Config.dropFrame, "Page.screenshot", func() (err error) {
 			res, err = cdpSend(r.log, cdp, "Page.captureScreenshot", map[string]any{"format": "png", "fromSurface": true})
@@ -375,10 +375,9 @@ func (r *run) fullPageShot(ctx context.Context, page playwright.Page, cdp playwr
 		if errors.Is(err, errNoFrame) {
 			return nil, fmt.Errorf("full-page screenshot: %w", err)
 		}
-		if data, _ := dig(res, "data").(string); err == nil && data != "" {
-			if png, err := base64.StdEncoding.DecodeString(data); err == nil {
-				return png, nil
-			}
+		data, _ := dig(res, "data").(string)
+		if png, derr := base64.StdEncoding.DecodeString(data); err == nil && derr == nil && len(png) > 0 {
+			return png, nil
 		}
 	}
 	var png []byte
@@ -397,19 +396,6 @@ func (r *run) fullPageShot(ctx context.Context, page playwright.Page, cdp playwr
 		return nil, fmt.Errorf("full-page screenshot: %w", err)
 	}
 	return png, err
-}
-
-// fitsScreen reports whether the whole document is on the screen: content no larger than the
-// visual viewport, which is at the document's origin and at scale 1. Unknown is no.
-func fitsScreen(log *slog.Logger, cdp playwright.CDPSession) bool {
-	lm, err := cdpSend(log, cdp, "Page.getLayoutMetrics", nil)
-	if err != nil {
-		return false
-	}
-	num := func(keys ...string) float64 { v, _ := dig(lm, keys...).(float64); return v }
-	w, h := num("cssVisualViewport", "clientWidth"), num("cssVisualViewport", "clientHeight")
-	return w > 0 && h > 0 && num("cssContentSize", "width") <= w && num("cssContentSize", "height") <= h &&
-		num("cssVisualViewport", "pageX") == 0 && num("cssVisualViewport", "pageY") == 0 && num("cssVisualViewport", "scale") == 1
 }
 
 // drive navigates, performs the actions, waits for the page to settle and reads every

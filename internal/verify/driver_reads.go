@@ -284,33 +284,31 @@ func boxOf(region map[string]any) cssBox {
 // text of a read whose screen was scrolling while it was captured.
 func (d *driverReads) ink(w *world, jobs []inkJob) error {
 	side := d.maxSide * 2
-	var onScreen []inkJob
+	var onScreen, alone []inkJob
 	for _, j := range jobs {
 		if max(j.box.w, j.box.h) > side {
-			if err := d.inkAlone(w, j, side); err != nil {
-				return err
-			}
-			continue
+			alone = append(alone, j)
+		} else {
+			onScreen = append(onScreen, j)
 		}
-		onScreen = append(onScreen, j)
 	}
-	if len(onScreen) == 0 {
-		return nil
-	}
-	img, view, err := w.viewportShot()
-	if errors.Is(err, errViewMoved) {
-		for _, j := range onScreen {
-			if err := d.inkAlone(w, j, side); err != nil {
-				return err
+	if len(onScreen) > 0 {
+		img, view, err := w.viewportShot()
+		switch {
+		case errors.Is(err, errViewMoved):
+			alone = append(alone, onScreen...)
+		case err != nil:
+			return fmt.Errorf("text %q: %w", onScreen[0].text, err)
+		default:
+			for _, j := range onScreen {
+				setInk(j, inkContrast(cut(img, view, j.box)))
 			}
 		}
-		return nil
 	}
-	if err != nil {
-		return fmt.Errorf("text %q: %w", onScreen[0].text, err)
-	}
-	for _, j := range onScreen {
-		setInk(j, inkContrast(cut(img, view, j.box)))
+	for _, j := range alone {
+		if err := d.inkAlone(w, j, side); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -423,7 +421,7 @@ func (w *world) capture(b cssBox, maxSide float64) (image.Image, error) {
 // (TestViewportShotIsTheClipsPixels). errViewMoved: the viewport moved while it was
 // captured (a smooth scroll still running), so the picture cannot be placed.
 func (w *world) viewportShot() (image.Image, cssBox, error) {
-	view, err := w.visualViewport()
+	before, err := screenOf(w.log, w.cdp)
 	if err != nil {
 		return nil, cssBox{}, err
 	}
@@ -435,35 +433,49 @@ func (w *world) viewportShot() (image.Image, cssBox, error) {
 	if err != nil {
 		return nil, cssBox{}, err
 	}
-	if after, err := w.visualViewport(); err != nil {
+	after, err := screenOf(w.log, w.cdp)
+	switch {
+	case err != nil:
 		return nil, cssBox{}, err
-	} else if after != view {
+	case after.view != before.view:
 		return nil, cssBox{}, errViewMoved
-	}
-	if img.Bounds().Empty() || view.w < 1 || view.h < 1 {
+	case img.Bounds().Empty() || after.view.w < 1 || after.view.h < 1:
 		return nil, cssBox{}, errors.New("the screenshot of the viewport is empty")
 	}
-	return img, view, nil
+	return img, after.view, nil
 }
 
 // errViewMoved: the visual viewport moved during a screenshot of it.
 var errViewMoved = errors.New("the viewport moved while it was captured")
 
-// visualViewport is the part of the document the screen shows, in CSS pixels.
-func (w *world) visualViewport() (cssBox, error) {
-	lm, err := w.send("Page.getLayoutMetrics", nil)
+// screen is what Page.getLayoutMetrics says of the page on the screen, in CSS pixels.
+type screen struct {
+	view    cssBox  // the part of the document the screen shows (the visual viewport)
+	scale   float64 // the visual viewport's zoom (a pinch, or the page's initial-scale)
+	content cssBox  // the document's size, at the origin
+}
+
+// fits: the whole document is on the screen, unscrolled and unzoomed.
+func (s screen) fits() bool {
+	return s.view.w > 0 && s.view.h > 0 && s.view.x == 0 && s.view.y == 0 && s.scale == 1 &&
+		s.content.w <= s.view.w && s.content.h <= s.view.h
+}
+
+func screenOf(log *slog.Logger, cdp playwright.CDPSession) (screen, error) {
+	lm, err := cdpSend(log, cdp, "Page.getLayoutMetrics", nil)
 	if err != nil {
-		return cssBox{}, worldErr("Page.getLayoutMetrics", err)
+		return screen{}, worldErr("Page.getLayoutMetrics", err)
 	}
-	v, ok := dig(lm, "cssVisualViewport").(map[string]any)
-	if !ok {
-		return cssBox{}, errors.New("cdp Page.getLayoutMetrics: no cssVisualViewport")
+	if _, ok := dig(lm, "cssVisualViewport").(map[string]any); !ok {
+		return screen{}, errors.New("cdp Page.getLayoutMetrics: no cssVisualViewport")
 	}
-	x, _ := v["pageX"].(float64)
-	y, _ := v["pageY"].(float64)
-	wd, _ := v["clientWidth"].(float64)
-	h, _ := v["clientHeight"].(float64)
-	return cssBox{x, y, wd, h}, nil
+	num := func(keys ...string) float64 { v, _ := dig(lm, keys...).(float64); return v }
+	vv := func(k string) float64 { return num("cssVisualViewport", k) }
+	return screen{
+		view:    cssBox{vv("pageX"), vv("pageY"), vv("clientWidth"), vv("clientHeight")},
+		scale:   vv("scale"),
+		content: cssBox{0, 0, num("cssContentSize", "width"), num("cssContentSize", "height")},
+	}, nil
 }
 
 // decodeShot is the image of a Page.captureScreenshot answer.

@@ -138,18 +138,8 @@ func TestViewportShotIsTheClipsPixels(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, got := cut(clip, u, box), cut(img, view, box)
-			if want.Bounds().Size() != got.Bounds().Size() {
-				t.Fatalf("%s %+v: cut %v from the screen, %v from the clip", vpName(vp), box, got.Bounds(), want.Bounds())
-			}
-			for y := 0; y < want.Bounds().Dy(); y++ {
-				for x := 0; x < want.Bounds().Dx(); x++ {
-					a := want.At(want.Bounds().Min.X+x, want.Bounds().Min.Y+y)
-					b := got.At(got.Bounds().Min.X+x, got.Bounds().Min.Y+y)
-					if color.RGBAModel.Convert(a) != color.RGBAModel.Convert(b) {
-						t.Fatalf("%s %+v: pixel (%d, %d) is %v on the screen, %v in the clip", vpName(vp), box, x, y, b, a)
-					}
-				}
+			if diff := pixelDiff(cut(img, view, box), cut(clip, u, box)); diff != "" {
+				t.Fatalf("%s %+v: from the screen and from the clip: %s", vpName(vp), box, diff)
 			}
 		}
 	}
@@ -177,8 +167,12 @@ func TestEvidenceShotOfAPageThatFitsIsTheScreen(t *testing.T) {
 			if err := page.SetContent(c.html); err != nil {
 				t.Fatal(err)
 			}
-			if got := fitsScreen(r.log, cdp); got != c.fits {
-				t.Fatalf("%s %s page: fits the screen = %v", vpName(vp), c.name, got)
+			sc, err := screenOf(r.log, cdp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := sc.fits(); got != c.fits {
+				t.Fatalf("%s %s page: fits the screen = %v (%+v)", vpName(vp), c.name, got, sc)
 			}
 			shot, err := r.fullPageShot(context.Background(), page, cdp)
 			if err != nil {
@@ -196,19 +190,33 @@ func TestEvidenceShotOfAPageThatFitsIsTheScreen(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if a.Bounds() != b.Bounds() {
-				t.Fatalf("%s %s page: the evidence shot is %v, Playwright's full page %v", vpName(vp), c.name, a.Bounds(), b.Bounds())
-			}
-			if !c.fits {
-				continue // Playwright's own screenshot, taken twice
-			}
-			for y := b.Bounds().Min.Y; y < b.Bounds().Max.Y; y++ {
-				for x := b.Bounds().Min.X; x < b.Bounds().Max.X; x++ {
-					if color.RGBAModel.Convert(a.At(x, y)) != color.RGBAModel.Convert(b.At(x, y)) {
-						t.Fatalf("%s %s page: pixel (%d, %d) is %v in the evidence shot, %v in Playwright's", vpName(vp), c.name, x, y, a.At(x, y), b.At(x, y))
-					}
+			if !c.fits { // Playwright's own screenshot, taken twice: the same document
+				if a.Bounds() != b.Bounds() {
+					t.Fatalf("%s %s page: the evidence shot is %v, Playwright's full page %v", vpName(vp), c.name, a.Bounds(), b.Bounds())
 				}
+				continue
+			}
+			if diff := pixelDiff(a, b); diff != "" {
+				t.Fatalf("%s %s page: the evidence shot and Playwright's full page: %s", vpName(vp), c.name, diff)
 			}
 		}
 	}
+}
+
+// pixelDiff says how a and b differ ("" when not at all): in size, or at their first
+// differing pixel, counted from each one's corner.
+func pixelDiff(a, b image.Image) string {
+	if a.Bounds().Size() != b.Bounds().Size() {
+		return fmt.Sprintf("sizes %v and %v", a.Bounds().Size(), b.Bounds().Size())
+	}
+	for y := range a.Bounds().Dy() {
+		for x := range a.Bounds().Dx() {
+			pa := color.RGBAModel.Convert(a.At(a.Bounds().Min.X+x, a.Bounds().Min.Y+y))
+			pb := color.RGBAModel.Convert(b.At(b.Bounds().Min.X+x, b.Bounds().Min.Y+y))
+			if pa != pb {
+				return fmt.Sprintf("pixel (%d, %d) is %v and %v", x, y, pa, pb)
+			}
+		}
+	}
+	return ""
 }
