@@ -280,6 +280,10 @@ func TestDevRestartResumesFromSQLite(t *testing.T) {
 	}
 	dataDir := t.TempDir()
 	barrier := t.TempDir()
+	// The contract `contract start` starts waits this long, not the default minute, for the
+	// killed worker's executor activity before another worker retries it.
+	const heartbeat = 5 * time.Second
+	t.Setenv("SIGNOFF_HEARTBEAT_TIMEOUT", heartbeat.String())
 	port := signoffproc.FreePort(t)
 	addr := "127.0.0.1:" + port
 	devArgs := []string{"dev", "--data-dir", dataDir, "--temporal-port", port, "--ui-port", "0", "--loopback", "127.0.0.1:0",
@@ -320,5 +324,30 @@ func TestDevRestartResumesFromSQLite(t *testing.T) {
 	list := signoffproc.CLI(t, "contract", "list", "--data-dir", dataDir)
 	if !strings.Contains(list, "h1-static-status") || !strings.Contains(list, "satisfied") {
 		t.Fatalf("contract list:\n%s", list)
+	}
+	// The executor activity was scheduled with the configured heartbeat timeout, and the
+	// attempt that completed it is a retry: the killed worker's went unheard.
+	c := signoffproc.DialDev(t, dataDir, addr)
+	it := c.GetWorkflowHistory(context.Background(), contractapi.WorkflowID("h1-static-status"), "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	var execs int
+	var scheduled int64
+	var attempt int32
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == "RunExecutor" {
+			execs, scheduled = execs+1, ev.GetEventId()
+			if got := a.GetHeartbeatTimeout().AsDuration(); got != heartbeat {
+				t.Errorf("RunExecutor scheduled with heartbeat timeout %s, want %s", got, heartbeat)
+			}
+		}
+		if a := ev.GetActivityTaskStartedEventAttributes(); a != nil && a.GetScheduledEventId() == scheduled {
+			attempt = a.GetAttempt()
+		}
+	}
+	if execs != 1 || attempt < 2 {
+		t.Errorf("RunExecutor scheduled %d times, started at attempt %d (want once, retried)", execs, attempt)
 	}
 }

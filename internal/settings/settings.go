@@ -25,6 +25,10 @@ type Settings struct {
 	// TemporalAPIKey authenticates to an external cluster or Temporal Cloud (never a flag:
 	// flags show in process lists).
 	TemporalAPIKey string `env:"TEMPORAL_API_KEY"`
+	// HeartbeatTimeout is how long a long activity of a contract this process starts (the
+	// coding CLI, the build, verification) may go unheard before its worker counts as lost
+	// and the activity is retried on another. Its workers heartbeat three times as often.
+	HeartbeatTimeout time.Duration `env:"SIGNOFF_HEARTBEAT_TIMEOUT" default:"1m" want:"a Go duration from 3s to 1h"`
 
 	Browser   Browser
 	Stripe    Stripe
@@ -253,6 +257,12 @@ func check(name string, v reflect.Value) string {
 	case "SIGNOFF_EXECUTOR_TIMEOUT":
 		if v.Int() <= 0 {
 			return "not positive"
+		}
+	case "SIGNOFF_HEARTBEAT_TIMEOUT":
+		// Under 3 s a heartbeat (every third of it) competes with a loaded worker's own
+		// work; over an hour a lost worker holds its contract longer than anyone waits.
+		if d := time.Duration(v.Int()); d < 3*time.Second || d > time.Hour {
+			return "out of range"
 		}
 	case "SIGNOFF_EXECUTOR_NETWORK":
 		if s := v.String(); s != "egress" && s != "none" {

@@ -20,7 +20,7 @@ func env(kv ...string) func(string) string {
 
 func TestDefaults(t *testing.T) {
 	s := Defaults()
-	if s.DataDir != ".signoff" || s.Authoring.RateLimit != 20 || s.Executor.Timeout != 25*time.Minute ||
+	if s.DataDir != ".signoff" || s.Authoring.RateLimit != 20 || s.Executor.Timeout != 25*time.Minute || s.HeartbeatTimeout != time.Minute ||
 		s.Executor.Network != "egress" || s.Browser.RealTimeFactor != 2 || s.Sentry.Environment != "signoff" ||
 		!slices.Equal(s.Authoring.RepoAllowlist, []string{"signoff-fixtures/*", "local/*"}) {
 		t.Fatalf("defaults: %+v", s)
@@ -34,14 +34,15 @@ func TestLoadReadsEachGroup(t *testing.T) {
 	s, err := Load(env("SIGNOFF_DATA_DIR", "/d", "SIGNOFF_RATE_LIMIT", "0", "SIGNOFF_REPO_ALLOWLIST", "acme/*, local/*",
 		"SIGNOFF_EXECUTOR_PASS_ENV", "OPENAI_API_KEY ANTHROPIC_API_KEY,X", "SIGNOFF_EXECUTOR_TIMEOUT", "90s",
 		"SIGNOFF_EXECUTOR_STDIN", "1", "SIGNOFF_ALLOW_NO_BROWSER_SANDBOX", "1", "SIGNOFF_VERIFY_REAL_TIME_FACTOR", " 5 ",
-		"STRIPE_SECRET_KEY", "sk_test_x", "GITHUB_BASE_BRANCH", "trunk", "AGENTVERSE_TEAM", "t"))
+		"STRIPE_SECRET_KEY", "sk_test_x", "GITHUB_BASE_BRANCH", "trunk", "AGENTVERSE_TEAM", "t",
+		"SIGNOFF_HEARTBEAT_TIMEOUT", "5s"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if s.DataDir != "/d" || s.Authoring.RateLimit != 0 || !slices.Equal(s.Authoring.RepoAllowlist, []string{"acme/*", "local/*"}) ||
 		!slices.Equal(s.Executor.PassEnv, []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "X"}) || s.Executor.Timeout != 90*time.Second ||
 		!s.Executor.Stdin || !s.Browser.AllowNoSandbox || s.Browser.RealTimeFactor != 5 || s.Stripe.SecretKey != "sk_test_x" ||
-		s.GitHub.BaseBranch != "trunk" || s.Chat.AgentverseTeam != "t" {
+		s.GitHub.BaseBranch != "trunk" || s.Chat.AgentverseTeam != "t" || s.HeartbeatTimeout != 5*time.Second {
 		t.Fatalf("loaded: %+v", s)
 	}
 }
@@ -56,6 +57,7 @@ func TestLoadRefusesBadValues(t *testing.T) {
 		"SIGNOFF_EXECUTOR_NETWORK":         "host",
 		"SIGNOFF_EXECUTOR_STDIN":           "yes please",
 		"SIGNOFF_ALLOW_NO_BROWSER_SANDBOX": "maybe",
+		"SIGNOFF_HEARTBEAT_TIMEOUT":        "2s",
 	} {
 		s, err := Load(env(name, bad, "SIGNOFF_DATA_DIR", "/kept"))
 		if err == nil || !strings.Contains(err.Error(), "$"+name+"=") || !strings.Contains(err.Error(), "want ") {
@@ -67,7 +69,8 @@ func TestLoadRefusesBadValues(t *testing.T) {
 		d := Defaults()
 		if name == "SIGNOFF_RATE_LIMIT" && s.Authoring.RateLimit != d.Authoring.RateLimit ||
 			name == "SIGNOFF_VERIFY_REAL_TIME_FACTOR" && s.Browser.RealTimeFactor != d.Browser.RealTimeFactor ||
-			name == "SIGNOFF_EXECUTOR_NETWORK" && s.Executor.Network != d.Executor.Network {
+			name == "SIGNOFF_EXECUTOR_NETWORK" && s.Executor.Network != d.Executor.Network ||
+			name == "SIGNOFF_HEARTBEAT_TIMEOUT" && s.HeartbeatTimeout != d.HeartbeatTimeout {
 			t.Errorf("%s=%q: the bad value was kept: %+v", name, bad, s)
 		}
 	}

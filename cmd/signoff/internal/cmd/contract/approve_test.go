@@ -111,3 +111,24 @@ func TestLifecycleReadsTheFactoryWhenItRuns(t *testing.T) {
 		t.Fatalf("options %+v", got)
 	}
 }
+
+// `contract start` reads the configuration: a heartbeat timeout out of range stops it with
+// exit 2, naming the variable, before it loads the file or dials the server.
+func TestStartRefusesABadHeartbeatTimeout(t *testing.T) {
+	for _, bad := range []string{"2s", "2h", "often"} {
+		t.Setenv("SIGNOFF_HEARTBEAT_TIMEOUT", bad)
+		io, _, _ := iostreams.Test()
+		f := cmdutil.New(io)
+		f.Dial = func(context.Context) (client.Client, error) {
+			t.Error("dialled with a bad setting")
+			return nil, context.Canceled
+		}
+		cmd := contract.NewCmdStart(f, nil)
+		cmd.SetArgs([]string{"no-such-contract.json"})
+		cmd.SilenceUsage, cmd.SilenceErrors = true, true
+		err := cmd.Execute()
+		if iostreams.ExitCode(err) != 2 || !strings.Contains(err.Error(), "SIGNOFF_HEARTBEAT_TIMEOUT") || strings.Contains(err.Error(), "no-such-contract") {
+			t.Errorf("%s: exit %d %v", bad, iostreams.ExitCode(err), err)
+		}
+	}
+}

@@ -67,6 +67,10 @@ func defaultRequester() string {
 
 // RunStart loads the contract and starts its workflow in state quoted.
 func RunStart(ctx context.Context, o *StartOptions) error {
+	s, err := o.Settings()
+	if err != nil {
+		return err
+	}
 	c, err := cmdutil.LoadFile(o.IO, o.File, o.JSON, contracts.LoadOptions{})
 	if err != nil {
 		return err
@@ -107,7 +111,8 @@ func RunStart(ctx context.Context, o *StartOptions) error {
 		}
 		disc = d.Record()
 	}
-	in := contractapi.ContractInput{Quote: q, Channel: "cli", Trust: trust, BaseCheck: disc}
+	in := contractapi.ContractInput{Quote: q, Channel: "cli", Trust: trust, BaseCheck: disc,
+		Timeouts: contractapi.Timeouts{Heartbeat: s.HeartbeatTimeout}}
 	if qf != nil {
 		in.QuoteExpiresAt = qf.Estimate.ExpiresAt
 		if bc := qf.BaseCheck; disc == nil && bc != nil && bc.BaseSHA == c.Repo.BaseCommitSHA {

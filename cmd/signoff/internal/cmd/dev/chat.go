@@ -10,6 +10,7 @@ import (
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
 	"github.com/signoff/signoff/workers"
 	"github.com/signoff/signoff/workers/devstack"
+	"github.com/signoff/signoff/workflows/contractapi"
 )
 
 // ChatFlags configure the chat bridge of `signoff dev`.
@@ -45,7 +46,8 @@ func (c *ChatFlags) options(s settings.Settings, executor string, faults *runs.F
 	}
 	return devstack.ChatOptions{Disabled: c.Off, Seed: s.Chat.AgentSeed, Name: c.Name, AlmanacAPI: c.AlmanacAPI,
 		AgentverseAPIKey: s.Chat.AgentverseAPIKey, AgentverseTeam: s.Chat.AgentverseTeam, AgentverseURL: c.AgentverseURL, Endpoint: c.Endpoint,
-		ExecutorNote: note, Faults: faults, BaseCheck: c.BaseCheck, ConcurrentQuotes: c.Quotes}
+		ExecutorNote: note, Faults: faults, BaseCheck: c.BaseCheck, ConcurrentQuotes: c.Quotes,
+		Timeouts: contractapi.Timeouts{Heartbeat: s.HeartbeatTimeout}}
 }
 
 // printChat tells the person starting Signoff how to reach the agent.
