@@ -307,7 +307,9 @@ func (r *run) viewport(ctx context.Context, job pageJob, deadline, share time.Ti
 	tm.setupMS = time.Since(start).Milliseconds()
 
 	// Measure, then always try to leave a screenshot and a trace.
-	if err := r.drive(ctx, job, members, bctx, page, seeder, sink, og, shared, deadline, share, closing, outs, &tm, tracing, wall); err != nil {
+	var last screenShot // the screen as the last read captured it, if it did
+	if err := r.drive(ctx, job, members, bctx, page, seeder, sink, og, shared, deadline, share, closing, outs, &tm, &last, tracing, wall); err != nil {
+		last = screenShot{} // the page may have moved on from its last read: shown as it is now
 		failAll(err)
 		if errors.Is(err, errNoFrame) || errors.Is(err, errWallClock) {
 			return outs, tm // measured again: a screenshot would wait in vain, or not be of the page judged
@@ -321,7 +323,7 @@ func (r *run) viewport(ctx context.Context, job pageJob, deadline, share time.Ti
 	}
 
 	t := time.Now()
-	png, serr := r.fullPageShot(ctx, page, devCDP)
+	png, serr := r.fullPageShot(ctx, page, devCDP, last)
 	if errors.Is(serr, errNoFrame) {
 		// The page was read, but the browser paints it no more (a busy host): measured
 		// again on a new page, as when a read's screenshot gets no frame.
@@ -359,12 +361,17 @@ func (r *run) viewport(ctx context.Context, job pageJob, deadline, share time.Ti
 }
 
 // fullPageShot is the page's screenshot for the evidence. A page that fits its screen,
-// unscrolled and unzoomed (screen.fits), is the screen: one capture of it over cdp (the
-// page's own session), two frames. Any other page, or when the screen cannot be read, goes through
-// Playwright's full-page screenshot, which lays the whole document out and renders it at
-// its offset and scale, and back (four frames and more). One that does not come within
-// artifactTimeout (Playwright's timeout or awaitFrame's) is errNoFrame.
-func (r *run) fullPageShot(ctx context.Context, page playwright.Page, cdp playwright.CDPSession) ([]byte, error) {
+// unscrolled and unzoomed (screen.fits), is the screen: the one the last read captured for
+// ink (last, when it did: the page as it was read, its clock stopped there since), else one
+// capture of it over cdp (the page's own session), two frames. Any other page, or when the
+// screen cannot be read, goes through Playwright's full-page screenshot, which lays the whole
+// document out and renders it at its offset and scale, and back (four frames and more). One
+// that does not come within artifactTimeout (Playwright's timeout or awaitFrame's) is
+// errNoFrame.
+func (r *run) fullPageShot(ctx context.Context, page playwright.Page, cdp playwright.CDPSession, last screenShot) ([]byte, error) {
+	if len(last.png) > 0 && last.screen.fits() {
+		return last.png, nil
+	}
 	wait := cmp.Or(r.v.Config.frameWait, artifactTimeout)
 	if sc, err := screenOf(r.log, cdp); err == nil && sc.fits() {
 		var res any
@@ -401,7 +408,7 @@ func (r *run) fullPageShot(ctx context.Context, page playwright.Page, cdp playwr
 // drive navigates, performs the actions, waits for the page to settle and reads every
 // member's observations into outs. An error it returns is the page's; a member's own (its
 // checks, its measure) stays in its outcome.
-func (r *run) drive(ctx context.Context, job pageJob, members []contracts.Criterion, bctx playwright.BrowserContext, page playwright.Page, seeder *seeder, sink *errSink, og *originGuard, shared *sharedWorkers, deadline, share time.Time, closing <-chan struct{}, outs []vpOutcome, tm *pageTimes, tracing, wall bool) error {
+func (r *run) drive(ctx context.Context, job pageJob, members []contracts.Criterion, bctx playwright.BrowserContext, page playwright.Page, seeder *seeder, sink *errSink, og *originGuard, shared *sharedWorkers, deadline, share time.Time, closing <-chan struct{}, outs []vpOutcome, tm *pageTimes, last *screenShot, tracing, wall bool) error {
 	vp := job.vp
 	lead := members[0]
 	prefix := contracts.ViewportPrefix(vp)
@@ -538,7 +545,7 @@ func (r *run) drive(ctx context.Context, job pageJob, members []contracts.Criter
 	if err != nil {
 		return err
 	}
-	dr := &driverReads{base: r.base, page: page, reqs: reqs, leaves: allLeaves, readOf: allReadOf, maxSide: p.BackgroundSamplePX}
+	dr := &driverReads{base: r.base, page: page, reqs: reqs, leaves: allLeaves, readOf: allReadOf, maxSide: p.BackgroundSamplePX, last: last}
 	// A person's pass comes after the final read when some member reads the page. A member
 	// that reads nothing of it would have had no pass on a page of its own: it is judged on
 	// the errors and reads from before the pass.

@@ -188,12 +188,18 @@ type driverReads struct {
 	leaves  []leaf
 	readOf  []int
 	maxSide float64
+	// last, when set, is the screen as the latest read captured it for ink; empty when that
+	// read captured none. The evidence's screenshot of a page that fits its screen is it.
+	last *screenShot
 }
 
 // fill runs right after the probe's read, before the page clock moves on. why is the read's
 // reason: pixels for ink are looked at on every read but the periodic ones (nothing in the DOM
 // or the layout changed since the last read).
 func (d *driverReads) fill(w *world, results []any, why string) error {
+	if d.last != nil {
+		*d.last = screenShot{}
+	}
 	var inks []inkJob
 	for i, l := range d.leaves {
 		if d.readOf[i] < 0 {
@@ -293,7 +299,7 @@ func (d *driverReads) ink(w *world, jobs []inkJob) error {
 		}
 	}
 	if len(onScreen) > 0 {
-		img, view, err := w.viewportShot()
+		img, shot, err := w.viewportShot()
 		switch {
 		case errors.Is(err, errViewMoved):
 			alone = append(alone, onScreen...)
@@ -301,7 +307,10 @@ func (d *driverReads) ink(w *world, jobs []inkJob) error {
 			return fmt.Errorf("text %q: %w", onScreen[0].text, err)
 		default:
 			for _, j := range onScreen {
-				setInk(j, inkContrast(cut(img, view, j.box)))
+				setInk(j, inkContrast(cut(img, shot.screen.view, j.box)))
+			}
+			if d.last != nil {
+				*d.last = shot
 			}
 		}
 	}
@@ -411,38 +420,45 @@ func (w *world) capture(b cssBox, maxSide float64) (image.Image, error) {
 	if err != nil {
 		return nil, worldErr("Page.captureScreenshot", err)
 	}
-	return decodeShot(res)
+	_, img, err := decodeShot(res)
+	return img, err
+}
+
+// screenShot is a screenshot of the screen as Chromium encoded it, and the screen it shows.
+type screenShot struct {
+	png    []byte
+	screen screen
 }
 
 // viewportShot is the screen as it is: a screenshot of the visual viewport, without a clip,
-// and the viewport's box in document coordinates (CSS pixels), which cut maps onto it. A
-// clipped capture renders the page again at the clip's offset and scale, and back after: on
-// the virtual clock, four frames a capture where this takes two, with the same pixels
-// (TestViewportShotIsTheClipsPixels). errViewMoved: the viewport moved while it was
-// captured (a smooth scroll still running), so the picture cannot be placed.
-func (w *world) viewportShot() (image.Image, cssBox, error) {
+// and the screen it shows (the viewport's box in document coordinates, CSS pixels, which cut
+// maps onto it). A clipped capture renders the page again at the clip's offset and scale,
+// and back after: on the virtual clock, four frames a capture where this takes two, with the
+// same pixels (TestViewportShotIsTheClipsPixels). errViewMoved: the viewport moved while it
+// was captured (a smooth scroll still running), so the picture cannot be placed.
+func (w *world) viewportShot() (image.Image, screenShot, error) {
 	before, err := screenOf(w.log, w.cdp)
 	if err != nil {
-		return nil, cssBox{}, err
+		return nil, screenShot{}, err
 	}
 	res, err := w.sendPainted("Page.captureScreenshot", map[string]any{"format": "png", "fromSurface": true, "optimizeForSpeed": true})
 	if err != nil {
-		return nil, cssBox{}, worldErr("Page.captureScreenshot", err)
+		return nil, screenShot{}, worldErr("Page.captureScreenshot", err)
 	}
-	img, err := decodeShot(res)
+	raw, img, err := decodeShot(res)
 	if err != nil {
-		return nil, cssBox{}, err
+		return nil, screenShot{}, err
 	}
 	after, err := screenOf(w.log, w.cdp)
 	switch {
 	case err != nil:
-		return nil, cssBox{}, err
+		return nil, screenShot{}, err
 	case after.view != before.view:
-		return nil, cssBox{}, errViewMoved
+		return nil, screenShot{}, errViewMoved
 	case img.Bounds().Empty() || after.view.w < 1 || after.view.h < 1:
-		return nil, cssBox{}, errors.New("the screenshot of the viewport is empty")
+		return nil, screenShot{}, errors.New("the screenshot of the viewport is empty")
 	}
-	return img, after.view, nil
+	return img, screenShot{png: raw, screen: after}, nil
 }
 
 // errViewMoved: the visual viewport moved during a screenshot of it.
@@ -478,18 +494,18 @@ func screenOf(log *slog.Logger, cdp playwright.CDPSession) (screen, error) {
 	}, nil
 }
 
-// decodeShot is the image of a Page.captureScreenshot answer.
-func decodeShot(res any) (image.Image, error) {
+// decodeShot is the PNG of a Page.captureScreenshot answer and its image.
+func decodeShot(res any) ([]byte, image.Image, error) {
 	data, _ := dig(res, "data").(string)
 	raw, err := base64.StdEncoding.DecodeString(data)
 	if err != nil {
-		return nil, fmt.Errorf("screenshot data: %w", err)
+		return nil, nil, fmt.Errorf("screenshot data: %w", err)
 	}
 	img, err := png.Decode(bytes.NewReader(raw))
 	if err != nil {
-		return nil, fmt.Errorf("screenshot: %w", err)
+		return nil, nil, fmt.Errorf("screenshot: %w", err)
 	}
-	return img, nil
+	return raw, img, nil
 }
 
 // luminance captures the pixels painted in a region of the page (document coordinates, CSS

@@ -110,10 +110,11 @@ func TestViewportShotIsTheClipsPixels(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		img, view, err := w.viewportShot()
+		img, shot, err := w.viewportShot()
 		if err != nil {
 			t.Fatal(err)
 		}
+		view := shot.screen.view
 		if view.y < 130 {
 			t.Fatalf("%s: the page is not scrolled: the viewport is at %+v", vpName(vp), view)
 		}
@@ -146,8 +147,9 @@ func TestViewportShotIsTheClipsPixels(t *testing.T) {
 }
 
 // The evidence's screenshot of a page that fits its screen is the screen, pixel for pixel what
-// Playwright's full-page screenshot gives, on a phone and on a desktop; a page taller than its
-// screen is still the whole document.
+// Playwright's full-page screenshot gives, on a phone and on a desktop, whether captured for
+// the evidence or by the last read for ink; a page taller than its screen is still the whole
+// document, whatever the last read captured.
 func TestEvidenceShotOfAPageThatFitsIsTheScreen(t *testing.T) {
 	r := &run{v: testVerifier(t), log: slog.New(slog.DiscardHandler)}
 	sess := testBrowserSession(t)
@@ -174,7 +176,12 @@ func TestEvidenceShotOfAPageThatFitsIsTheScreen(t *testing.T) {
 			if got := sc.fits(); got != c.fits {
 				t.Fatalf("%s %s page: fits the screen = %v (%+v)", vpName(vp), c.name, got, sc)
 			}
-			shot, err := r.fullPageShot(context.Background(), page, cdp)
+			w, err := newWorld(bctx, page, r.log)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, read, err := w.viewportShot()
+			w.close()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -182,22 +189,32 @@ func TestEvidenceShotOfAPageThatFitsIsTheScreen(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			a, err := png.Decode(bytes.NewReader(shot))
-			if err != nil {
-				t.Fatal(err)
-			}
 			b, err := png.Decode(bytes.NewReader(want))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !c.fits { // Playwright's own screenshot, taken twice: the same document
-				if a.Bounds() != b.Bounds() {
-					t.Fatalf("%s %s page: the evidence shot is %v, Playwright's full page %v", vpName(vp), c.name, a.Bounds(), b.Bounds())
+			for _, last := range []screenShot{{}, read} {
+				from := "captured for the evidence"
+				if last.png != nil {
+					from = "the last read's"
 				}
-				continue
-			}
-			if diff := pixelDiff(a, b); diff != "" {
-				t.Fatalf("%s %s page: the evidence shot and Playwright's full page: %s", vpName(vp), c.name, diff)
+				shot, err := r.fullPageShot(context.Background(), page, cdp, last)
+				if err != nil {
+					t.Fatal(err)
+				}
+				a, err := png.Decode(bytes.NewReader(shot))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !c.fits { // Playwright's own screenshot, taken twice: the same document
+					if a.Bounds() != b.Bounds() {
+						t.Fatalf("%s %s page, %s: the evidence shot is %v, Playwright's full page %v", vpName(vp), c.name, from, a.Bounds(), b.Bounds())
+					}
+					continue
+				}
+				if diff := pixelDiff(a, b); diff != "" {
+					t.Fatalf("%s %s page, %s: the evidence shot and Playwright's full page: %s", vpName(vp), c.name, from, diff)
+				}
 			}
 		}
 	}
