@@ -362,8 +362,8 @@ func (r *run) viewport(ctx context.Context, job pageJob, deadline, share time.Ti
 
 // fullPageShot is the page's screenshot for the evidence. A page that fits its screen,
 // unscrolled and unzoomed (screen.fits), is the screen: the one the last read captured for
-// ink (last, when it did: the page as it was read, its clock stopped there since), else one
-// capture of it over cdp (the page's own session), two frames. Any other page, or when the
+// ink (last, when it did: the page as it was judged), else one capture of it over cdp (the
+// page's own session), two frames. Any other page, or when the
 // screen cannot be read, goes through Playwright's full-page screenshot, which lays the whole
 // document out and renders it at its offset and scale, and back (four frames and more). One
 // that does not come within artifactTimeout (Playwright's timeout or awaitFrame's) is
