@@ -194,8 +194,8 @@ func (w *contractRun) notify(kind, text string) {
 // controlQuick runs a control activity that answers in milliseconds (the index update, the
 // progress notice, the payment's status, the pull request's head, the signed bundle and
 // settlement): a local activity in the control worker's own workflow task once change is
-// recorded, an activity on the control queue in workflows started before it. The workflow runs on the control queue, where
-// activities.Control is registered.
+// recorded, an activity on the control queue in workflows started before it. The workflow
+// runs on the control queue, where activities.Control is registered.
 func (w *contractRun) controlQuick(ctx workflow.Context, change string, activity any, args ...any) workflow.Future {
 	if workflow.GetVersion(w.root, change, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return workflow.ExecuteActivity(controlCtx(ctx, w.timeouts), activity, args...)

@@ -59,6 +59,12 @@ func (f *Factory) NewClient(ctx context.Context) (client.Client, error) {
 	return c, nil
 }
 
+// ContractTimeouts are the timeouts the configuration sets for every contract this process
+// starts (`contract start`, chat, replay); the rest keep the workflow's defaults.
+func ContractTimeouts(s settings.Settings) contractapi.Timeouts {
+	return contractapi.Timeouts{Heartbeat: s.HeartbeatTimeout}
+}
+
 // Trust reads what the deployment's verify worker published into the data dir: its public
 // key and digest.
 func (f *Factory) Trust() (contractapi.Trust, error) { return workers.ReadTrust(f.DataDir) }

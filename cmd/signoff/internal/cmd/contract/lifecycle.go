@@ -112,7 +112,7 @@ func RunStart(ctx context.Context, o *StartOptions) error {
 		disc = d.Record()
 	}
 	in := contractapi.ContractInput{Quote: q, Channel: "cli", Trust: trust, BaseCheck: disc,
-		Timeouts: contractapi.Timeouts{Heartbeat: s.HeartbeatTimeout}}
+		Timeouts: cmdutil.ContractTimeouts(s)}
 	if qf != nil {
 		in.QuoteExpiresAt = qf.Estimate.ExpiresAt
 		if bc := qf.BaseCheck; disc == nil && bc != nil && bc.BaseSHA == c.Repo.BaseCommitSHA {

@@ -7,10 +7,10 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/signoff/signoff/cmd/signoff/internal/cmdutil"
 	"github.com/signoff/signoff/cmd/signoff/internal/iostreams"
 	"github.com/signoff/signoff/workers"
 	"github.com/signoff/signoff/workers/devstack"
-	"github.com/signoff/signoff/workflows/contractapi"
 )
 
 // ChatFlags configure the chat bridge of `signoff dev`.
@@ -47,7 +47,7 @@ func (c *ChatFlags) options(s settings.Settings, executor string, faults *runs.F
 	return devstack.ChatOptions{Disabled: c.Off, Seed: s.Chat.AgentSeed, Name: c.Name, AlmanacAPI: c.AlmanacAPI,
 		AgentverseAPIKey: s.Chat.AgentverseAPIKey, AgentverseTeam: s.Chat.AgentverseTeam, AgentverseURL: c.AgentverseURL, Endpoint: c.Endpoint,
 		ExecutorNote: note, Faults: faults, BaseCheck: c.BaseCheck, ConcurrentQuotes: c.Quotes,
-		Timeouts: contractapi.Timeouts{Heartbeat: s.HeartbeatTimeout}}
+		Timeouts: cmdutil.ContractTimeouts(s)}
 }
 
 // printChat tells the person starting Signoff how to reach the agent.

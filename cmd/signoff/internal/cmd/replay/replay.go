@@ -181,7 +181,7 @@ func Run(ctx context.Context, o *Options) error {
 	replayOne := func(r *runs.Run, out io.Writer, tty bool) (contractapi.Status, []string, error) {
 		p := &progress.Printer{Out: out, TTY: tty, JSON: o.JSON}
 		return r.Replay(ctx, runs.Env{Client: st.Client, Remotes: st.ControlPlane.Deliverer.Remotes, DataDir: dataDir,
-			Trust: trust, Faults: faults, OnStatus: p.Update, Timeouts: contractapi.Timeouts{Heartbeat: o.Settings.HeartbeatTimeout},
+			Trust: trust, Faults: faults, OnStatus: p.Update, Timeouts: cmdutil.ContractTimeouts(o.Settings),
 			Pay: func(ctx context.Context, id string) error {
 				_, err := web.CompleteTestCheckout(ctx, st.Client, id)
 				return err
@@ -352,6 +352,5 @@ func printSummary(io *iostreams.IO, r *runs.Run, st contractapi.Status, mismatch
 func replaySettings(s settings.Settings) settings.Settings {
 	local := settings.Defaults()
 	local.DataDir, local.Browser, local.PackageManagersDir, local.StripeMock = s.DataDir, s.Browser, s.PackageManagersDir, s.StripeMock
-	local.HeartbeatTimeout = s.HeartbeatTimeout
 	return local
 }
