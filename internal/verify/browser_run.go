@@ -3,7 +3,6 @@ package verify
 import (
 	"cmp"
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -382,9 +381,10 @@ func (r *run) fullPageShot(ctx context.Context, page playwright.Page, cdp playwr
 		if errors.Is(err, errNoFrame) {
 			return nil, fmt.Errorf("full-page screenshot: %w", err)
 		}
-		data, _ := dig(res, "data").(string)
-		if png, derr := base64.StdEncoding.DecodeString(data); err == nil && derr == nil && len(png) > 0 {
-			return png, nil
+		if err == nil {
+			if png, err := shotPNG(res); err == nil {
+				return png, nil
+			}
 		}
 	}
 	var png []byte

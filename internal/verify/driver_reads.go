@@ -188,8 +188,8 @@ type driverReads struct {
 	leaves  []leaf
 	readOf  []int
 	maxSide float64
-	// last, when set, is the screen as the latest read captured it for ink; empty when that
-	// read captured none. The evidence's screenshot of a page that fits its screen is it.
+	// last is the screen as the latest read captured it for ink; empty when that read
+	// captured none. The evidence's screenshot of a page that fits its screen is it.
 	last *screenShot
 }
 
@@ -197,9 +197,7 @@ type driverReads struct {
 // reason: pixels for ink are looked at on every read but the periodic ones (nothing in the DOM
 // or the layout changed since the last read).
 func (d *driverReads) fill(w *world, results []any, why string) error {
-	if d.last != nil {
-		*d.last = screenShot{}
-	}
+	*d.last = screenShot{}
 	var inks []inkJob
 	for i, l := range d.leaves {
 		if d.readOf[i] < 0 {
@@ -309,9 +307,7 @@ func (d *driverReads) ink(w *world, jobs []inkJob) error {
 			for _, j := range onScreen {
 				setInk(j, inkContrast(cut(img, shot.screen.view, j.box)))
 			}
-			if d.last != nil {
-				*d.last = shot
-			}
+			*d.last = shot
 		}
 	}
 	for _, j := range alone {
@@ -494,12 +490,24 @@ func screenOf(log *slog.Logger, cdp playwright.CDPSession) (screen, error) {
 	}, nil
 }
 
-// decodeShot is the PNG of a Page.captureScreenshot answer and its image.
-func decodeShot(res any) ([]byte, image.Image, error) {
+// shotPNG is the PNG of a Page.captureScreenshot answer.
+func shotPNG(res any) ([]byte, error) {
 	data, _ := dig(res, "data").(string)
 	raw, err := base64.StdEncoding.DecodeString(data)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("screenshot data: %w", err)
+	case len(raw) == 0:
+		return nil, errors.New("screenshot data: empty")
+	}
+	return raw, nil
+}
+
+// decodeShot is the PNG of a Page.captureScreenshot answer and its image.
+func decodeShot(res any) ([]byte, image.Image, error) {
+	raw, err := shotPNG(res)
 	if err != nil {
-		return nil, nil, fmt.Errorf("screenshot data: %w", err)
+		return nil, nil, err
 	}
 	img, err := png.Decode(bytes.NewReader(raw))
 	if err != nil {
