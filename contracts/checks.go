@@ -44,7 +44,11 @@ import (
 // matches showing those words; a position beside X ("next to X") means on X's row (their
 // heights overlap by at least half the shorter one), side by side within NextToGapPx, and no
 // content of the page between them.
-const AssertionSemanticsVersion = "signoff.assertions/7"
+//
+// 8: visible text is readable: glyphs filled at 20% opacity or more through the flat tree (a
+// background clipped to text fills them too), a line at least 7 CSS px across on screen, and
+// blur within 15% of the font size.
+const AssertionSemanticsVersion = "signoff.assertions/8"
 
 // PhoneWidthPx: a viewport narrower than this is a phone (touch, mobile user agent, coarse
 // pointer); from it on, a desktop.

@@ -96,6 +96,12 @@ var adversaries = []impl{
 	{name: "cards-zero-font", class: "unpainted", head: `<style>` + wideCSS + cardCSS +
 		`[data-testid="watchlist-card"]{font-size:0;padding:12px}</style>`, body: render(``)},
 
+	// Unreadable: something in the text's box, but nothing a person can read.
+	{name: "cards-tiny-font", class: "unreadable", head: `<style>` + wideCSS + cardCSS +
+		`[data-testid="watchlist-card"]{font-size:3px}</style>`, body: render(``)},
+	{name: "cards-ghost-underlined", class: "unreadable", head: `<style>` + wideCSS + cardCSS +
+		`[data-testid="watchlist-card"]{color:rgba(0,0,0,.02);text-decoration:underline 4px #000}</style>`, body: render(``)},
+
 	// Hidden overflow: the wide table kept on phones, its overflow hidden or scrolled.
 	{name: "overflow-hidden-html", class: "overflow", head: `<style>html{overflow-x:hidden}` + wideCSS +
 		`.cards{display:block}</style>`, body: render(``)},
@@ -133,6 +139,11 @@ var adversaries = []impl{
 
 // correctFixes do what the task asks, each differently from the W1 patch.
 var correctFixes = []impl{
+	// Symbols in gradient text (a transparent fill over a background clipped to the glyphs),
+	// names in a muted, smaller grey.
+	{name: "gradient-symbol-cards", head: `<style>` + wideCSS + cardCSS + `[data-testid="watchlist-card"] strong{
+		background-image:linear-gradient(90deg,#1e3a8a,#7c3aed);-webkit-background-clip:text;background-clip:text;color:transparent}
+		[data-testid="watchlist-card"]{color:rgba(0,0,0,.55);font-size:12px}</style>`, body: render(``)},
 	// A list of cards from a <ul>, switched by a container-free media query on a grid.
 	{name: "ul-grid-cards", head: `<style>` + wideCSS + `ul.cards{list-style:none;padding:0;display:none}
 		@media (max-width:639px){table{display:none} ul.cards{display:grid;grid-template-columns:1fr;gap:8px}}

@@ -105,7 +105,11 @@
 //     background's colour, under filter: opacity(0) or behind an opaque sheet has none.
 //   - Visible means painted where a person sees it: rendered (not display none, visibility
 //     hidden, opacity 0, or inside a content-visibility: hidden subtree), of non-zero size,
-//     text in a colour that is not transparent, not clipped away by overflow hidden/clip, clip
+//     text readable (its glyphs filled, in a colour or by a background clipped to text, at
+//     min_text_alpha or more of opacity through its ancestors and filter: opacity(); its
+//     largest line min_text_px or more across on screen, after transforms and zoom; blurred
+//     through its ancestors by at most max_text_blur of its font size), not clipped away by
+//     overflow hidden/clip, clip
 //     or clip-path (1px visually-hidden text is not visible), horizontally inside the viewport,
 //     and not above the document or below a page that cannot scroll down. visible_text
 //     `within` a selector inside a horizontal scroll container also needs the matching element

@@ -31,7 +31,7 @@ var (
 // VerifierName and VerifierVersion identify this verifier in evidence.
 const (
 	VerifierName    = "signoff-verifier"
-	VerifierVersion = "7"
+	VerifierVersion = "8"
 )
 
 // params mirrors probe/params.json. Times named _ms are page time (the browser's virtual
@@ -56,7 +56,13 @@ type params struct {
 	EdgeTolerancePX float64 `json:"edge_tolerance_px"`
 	EdgeZonePX      float64 `json:"edge_zone_px"`
 	MinVisiblePX    float64 `json:"min_visible_px"`
-	MaxOffenders    int     `json:"max_offenders"`
+	// A text is readable when its glyphs are painted at MinTextAlpha or more of opacity, its
+	// line is MinTextPX or more across on screen (a font of about 6 px), and it is blurred by
+	// at most MaxTextBlur of its font size.
+	MinTextPX    float64 `json:"min_text_px"`
+	MinTextAlpha float64 `json:"min_text_alpha"`
+	MaxTextBlur  float64 `json:"max_text_blur"`
+	MaxOffenders int     `json:"max_offenders"`
 	// MaxStructureItems bounds a structure read (150 items of at most 40-character names).
 	MaxStructureItems int `json:"max_structure_items"`
 	MaxReads          int `json:"max_reads"`
@@ -86,6 +92,9 @@ var loadParams = sync.OnceValues(func() (*params, error) {
 	p.raw = compact.Bytes()
 	if p.SettleStepMS <= 0 || p.ObserveStepMS <= 0 || p.HeldPollMS <= 0 || p.StallMS <= 0 || p.MaxReads < 2 || p.BackgroundSamplePX < 1 {
 		return nil, errors.New("probe params: steps and stall_ms > 0, max_reads >= 2 and background_sample_px >= 1 are required")
+	}
+	if p.MinTextPX <= 0 || p.MinTextAlpha <= 0 || p.MinTextAlpha > 1 || p.MaxTextBlur <= 0 {
+		return nil, errors.New("probe params: min_text_px > 0, min_text_alpha in (0, 1] and max_text_blur > 0 are required")
 	}
 	return &p, nil
 })

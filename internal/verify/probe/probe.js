@@ -332,16 +332,68 @@
     return p && p.nodeType === 1 ? p : null;
   };
 
-  // Whether a text node is painted where a person can read it: its owner rendered, its glyphs
-  // of non-zero size, drawn in a colour that is not transparent, and not clipped away.
+  // How an element's paint reaches the screen through its flat tree: the product of its and
+  // its ancestors' opacity (filter: opacity() included) and the sum of their filter: blur()
+  // radii. Kept per element for the read; found walking up, not by recursion (a deep tree).
+  const paints = new Map();
+  const paintOf = (el) => {
+    const todo = [];
+    let a = el;
+    for (; a && !paints.has(a); a = up(a)) todo.push(a);
+    let acc = a ? paints.get(a) : { alpha: 1, blur: 0 };
+    for (let i = todo.length - 1; i >= 0; i--) {
+      const s = style(todo[i]);
+      let { alpha: o, blur } = acc;
+      const own = parseFloat(s.opacity);
+      if (Number.isFinite(own)) o *= own;
+      if (s.filter && s.filter !== 'none') {
+        for (const m of s.filter.matchAll(/(opacity|blur)\(([^)]*)\)/g)) {
+          const x = parseFloat(m[2]);
+          if (!Number.isFinite(x)) continue;
+          if (m[1] === 'opacity') o *= m[2].trim().endsWith('%') ? x / 100 : x;
+          else blur += x;
+        }
+      }
+      acc = { alpha: o, blur };
+      paints.set(todo[i], acc);
+    }
+    return acc;
+  };
+  // Whether an element's glyphs are painted with a background clipped to text (a gradient
+  // heading: transparent fill, background-clip: text on it or an ancestor).
+  const clipsText = (el) => {
+    for (let a = el; a; a = up(a)) {
+      const s = style(a);
+      if (s.backgroundClip === 'text' || s.webkitBackgroundClip === 'text') {
+        return s.backgroundImage !== 'none' || alpha(s.backgroundColor) > 0;
+      }
+    }
+    return false;
+  };
+
+  // Whether a text node is painted where a person can read it: its owner rendered; its glyphs
+  // filled (in a colour, or with a background clipped to text) at min_text_alpha or more of
+  // opacity through the flat tree, so an underline or a background in the text's box cannot
+  // stand in for glyphs hardly drawn; its largest line at least min_text_px across on screen
+  // (after transforms and zoom); blurred by at most
+  // max_text_blur of its font size; and not clipped away.
   const range = doc.createRange();
   const textShown = (n) => {
     if (!/\S/.test(n.data)) return false;
     const p = textOwner(n);
     if (!p || !rendered(p)) return false;
     const s = style(p);
-    if (alpha(s.color) === 0 || alpha(s.webkitTextFillColor) === 0) return false;
+    const fill = alpha(s.webkitTextFillColor) > 0 ? alpha(s.webkitTextFillColor) : clipsText(p) ? 1 : 0;
+    const pt = paintOf(p);
+    if (fill * pt.alpha < P.min_text_alpha) return false;
+    if (pt.blur > P.max_text_blur * (parseFloat(s.fontSize) || 0)) return false;
     range.selectNodeContents(n);
+    // A line's size across: its height, or for three characters or more its shorter side (a
+    // tiny line turned on its side is as tall as it is long; one or two narrow glyphs are not).
+    const across = n.data.trim().length >= 3 ? (r) => Math.min(r.width, r.height) : (r) => r.height;
+    let tall = 0;
+    for (const r of range.getClientRects()) tall = Math.max(tall, across(r));
+    if (tall < P.min_text_px) return false;
     let v = docRect(range.getBoundingClientRect());
     const ch = chain(p, true);
     if (ch.clip) v = intersect(v, ch.clip);
