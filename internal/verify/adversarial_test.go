@@ -101,6 +101,8 @@ var adversaries = []impl{
 		`[data-testid="watchlist-card"]{font-size:3px}</style>`, body: render(``)},
 	{name: "cards-ghost-underlined", class: "unreadable", head: `<style>` + wideCSS + cardCSS +
 		`[data-testid="watchlist-card"]{color:rgba(0,0,0,.02);text-decoration:underline 4px #000}</style>`, body: render(``)},
+	{name: "cards-masked-to-a-stripe", class: "unreadable", head: `<style>` + wideCSS + cardCSS + `[data-testid="watchlist-card"]{` +
+		`-webkit-mask-image:repeating-linear-gradient(transparent 0 8px,#000 8px 10px);mask-image:repeating-linear-gradient(transparent 0 8px,#000 8px 10px)}</style>`, body: render(``)},
 
 	// Hidden overflow: the wide table kept on phones, its overflow hidden or scrolled.
 	{name: "overflow-hidden-html", class: "overflow", head: `<style>html{overflow-x:hidden}` + wideCSS +

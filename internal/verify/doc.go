@@ -101,8 +101,11 @@
 //   - A display: contents element has no box: it is judged by its children's boxes.
 //   - Visible text must also be painted: on every read but the periodic ones, the part of its
 //     holder's text inside the viewport is captured, and the contrast between its lightest and
-//     darkest pixels (WCAG ratio, ignoring 0.5% at each end) must reach 1.5. Text in its
-//     background's colour, under filter: opacity(0) or behind an opaque sheet has none.
+//     darkest pixels (WCAG ratio, ignoring 0.5% at each end) must reach 1.5, and its ink (the
+//     pixels on the less common side of the midpoint between those two) must reach across the
+//     text: into 30% of the region's rows and 15% of its columns. Text in its background's
+//     colour, under filter: opacity(0) or behind an opaque sheet has none; a band of it left
+//     by a mask or a clip does not reach across.
 //   - Visible means painted where a person sees it: rendered (not display none, visibility
 //     hidden, opacity 0, or inside a content-visibility: hidden subtree), of non-zero size,
 //     text readable (its glyphs filled, in a colour or by a background clipped to text, at

@@ -278,9 +278,10 @@ func boxOf(region map[string]any) cssBox {
 }
 
 // ink looks at the pixels where the probe found each text shown: text that is readable paints
-// something that contrasts with what is around it. A region of one colour (text in its
-// background's colour, a list under filter: opacity(0), an opaque sheet on top) has no ink, and
-// the text is not visible.
+// something that contrasts with what is around it, across the text (inkMeasure). A region of
+// one colour (text in its background's colour, a list under filter: opacity(0), an opaque
+// sheet on top) has no ink, a stripe of a text under a mask has ink in too few rows, and the
+// text is not visible.
 //
 // The texts of a read are cut out of one screenshot of the screen as it is (viewportShot),
 // each at the pixels wholly inside its region. A text longer than twice
@@ -305,7 +306,7 @@ func (d *driverReads) ink(w *world, jobs []inkJob) error {
 			return fmt.Errorf("text %q: %w", onScreen[0].text, err)
 		default:
 			for _, j := range onScreen {
-				setInk(j, inkContrast(cut(img, shot.screen.view, j.box)))
+				setInk(j, inkOf(cut(img, shot.screen.view, j.box)))
 			}
 			*d.last = shot
 		}
@@ -325,13 +326,16 @@ func (d *driverReads) inkAlone(w *world, j inkJob, side float64) error {
 	if err != nil {
 		return fmt.Errorf("text %q: %w", j.text, err)
 	}
-	setInk(j, inkContrast(img))
+	setInk(j, inkOf(img))
 	return nil
 }
 
-func setInk(j inkJob, c float64) {
-	j.m[fmt.Sprintf("text.%d.ink_contrast", j.i)] = math.Round(c*100) / 100
-	if c < minInkContrast {
+func setInk(j inkJob, m inkMeasure) {
+	round := func(v float64) float64 { return math.Round(v*100) / 100 }
+	j.m[fmt.Sprintf("text.%d.ink_contrast", j.i)] = round(m.contrast)
+	j.m[fmt.Sprintf("text.%d.ink_rows", j.i)] = round(m.rows)
+	j.m[fmt.Sprintf("text.%d.ink_cols", j.i)] = round(m.cols)
+	if !m.readable() {
 		j.m[contracts.TextVisibleKey(j.i)] = false
 	}
 }
@@ -366,26 +370,70 @@ func cut(img image.Image, u, b cssBox) image.Image {
 // below what any readable text reaches.
 const minInkContrast = 1.5
 
-// inkContrast is the WCAG contrast ratio between the lightest and the darkest pixel of an
-// image, ignoring the 0.5% most extreme pixels at either end (a stray border pixel is not
-// text).
-func inkContrast(img image.Image) float64 {
+// inkMeasure is what a text's region shows of ink: the contrast between its lightest and
+// darkest pixels, and the share of its rows and of its columns that hold ink.
+type inkMeasure struct {
+	contrast, rows, cols float64
+}
+
+// Glyphs reach across a line: capitals and digits cover about two thirds of its rows, small
+// letters without ascenders about half, and letters most of its columns. A band of a text (a
+// mask or a clip leaving a stripe of it) or a sliver of it covers far less.
+const (
+	minInkRows = 0.3
+	minInkCols = 0.15
+)
+
+// readable: the region's ink contrasts and reaches across the text.
+func (m inkMeasure) readable() bool {
+	return m.contrast >= minInkContrast && m.rows >= minInkRows && m.cols >= minInkCols
+}
+
+// inkOf measures an image's ink. The contrast is the WCAG ratio between the lightest and the
+// darkest pixel, ignoring the 0.5% most extreme pixels at either end (a stray border pixel is
+// not text). Ink is the pixels on the less common side of the geometric midpoint between those
+// two (the background is the more common): a row or column holds ink when any of its pixels is.
+func inkOf(img image.Image) inkMeasure {
 	b := img.Bounds()
-	var ls []float64
+	w, h := b.Dx(), b.Dy()
+	if w <= 0 || h <= 0 {
+		return inkMeasure{contrast: 1}
+	}
+	lum := make([]float64, 0, w*h)
 	for y := b.Min.Y; y < b.Max.Y; y++ {
 		for x := b.Min.X; x < b.Max.X; x++ {
 			r, g, bl, _ := img.At(x, y).RGBA()
-			ls = append(ls, relLuminance(r, g, bl))
+			lum = append(lum, relLuminance(r, g, bl))
 		}
 	}
-	if len(ls) == 0 {
-		return 1
+	sorted := slices.Clone(lum)
+	slices.Sort(sorted)
+	cut := len(sorted) / 200
+	lo, hi := sorted[cut], sorted[len(sorted)-1-cut]
+	m := inkMeasure{contrast: (hi + 0.05) / (lo + 0.05)}
+	mid := math.Sqrt((lo+0.05)*(hi+0.05)) - 0.05
+	above, _ := slices.BinarySearch(sorted, math.Nextafter(mid, math.Inf(1)))
+	inkAbove := len(sorted)-above < above // the lighter side is the less common: light text
+	rows, cols := make([]bool, h), make([]bool, w)
+	for i, l := range lum {
+		if (l > mid) == inkAbove && l != mid {
+			rows[i/w], cols[i%w] = true, true
+		}
 	}
-	slices.Sort(ls)
-	cut := len(ls) / 200
-	lo, hi := ls[cut], ls[len(ls)-1-cut]
-	return (hi + 0.05) / (lo + 0.05)
+	count := func(bs []bool) (n float64) {
+		for _, v := range bs {
+			if v {
+				n++
+			}
+		}
+		return n
+	}
+	m.rows, m.cols = count(rows)/float64(h), count(cols)/float64(w)
+	return m
 }
+
+// inkContrast is inkOf's contrast.
+func inkContrast(img image.Image) float64 { return inkOf(img).contrast }
 
 func relLuminance(r, g, b uint32) float64 {
 	lin := func(c uint32) float64 {

@@ -79,6 +79,43 @@ func TestInkOfAHiddenTextBesideAShownOne(t *testing.T) {
 // fraction of a pixel, a fixed header over some texts, and the page on the virtual clock (as
 // the verifier reads it): the screenshot the verifier takes once per read is the one it took
 // per region before.
+// Ink reaches across a text: glyph-like strokes over most rows and columns of the region,
+// dark on light or light on dark, count; a stripe of them (a mask's band) or a sliver does
+// not, however strong its contrast.
+func TestInkReachesAcrossTheText(t *testing.T) {
+	img := func(bg, ink color.Gray, inked func(x, y int) bool) image.Image {
+		m := image.NewGray(image.Rect(0, 0, 40, 20))
+		for y := range 20 {
+			for x := range 40 {
+				m.SetGray(x, y, bg)
+				if inked(x, y) {
+					m.SetGray(x, y, ink)
+				}
+			}
+		}
+		return m
+	}
+	white, black := color.Gray{Y: 255}, color.Gray{Y: 0}
+	// Strokes two pixels wide every five columns, over the rows a capital covers.
+	strokes := func(x, y int) bool { return x%5 < 2 && y >= 4 && y < 16 }
+	for _, c := range []struct {
+		name     string
+		im       image.Image
+		readable bool
+	}{
+		{"dark strokes on light", img(white, black, strokes), true},
+		{"light strokes on dark", img(black, white, strokes), true},
+		{"a band of two rows", img(white, black, func(x, y int) bool { return strokes(x, y) && y >= 9 && y < 11 }), false},
+		{"a sliver of columns", img(white, black, func(x, y int) bool { return strokes(x, y) && x < 4 }), false},
+		{"no ink", img(white, white, strokes), false},
+	} {
+		m := inkOf(c.im)
+		if m.readable() != c.readable {
+			t.Errorf("%s: %+v readable %v, want %v", c.name, m, m.readable(), c.readable)
+		}
+	}
+}
+
 func TestViewportShotIsTheClipsPixels(t *testing.T) {
 	sess := testBrowserSession(t)
 	var lines strings.Builder

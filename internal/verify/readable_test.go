@@ -9,7 +9,7 @@ import (
 
 // TestTextMustBeReadable: visible text is text a person can read on that screen. Each line of
 // one page is a text drawn a way that leaves something in its box (an underline, a background,
-// a shadow, the ink of tiny glyphs) without a person being able to read it, or a way real apps
+// a shadow, the ink of tiny glyphs, a band of it) without a person being able to read it, or a way real apps
 // draw readable text that is light, small, soft or filled by a gradient. All are read on one
 // shared page, each by its own criterion.
 func TestTextMustBeReadable(t *testing.T) {
@@ -25,6 +25,8 @@ func TestTextMustBeReadable(t *testing.T) {
 		{"GHOSTUNDERLINE", `color:rgba(0,0,0,.02);text-decoration:underline 4px #000`, false},
 		{"GHOSTGRADIENT", `color:rgba(0,0,0,.02);background:linear-gradient(90deg,#000,#fff)`, false},
 		{"GHOSTSHADOW", `color:rgba(0,0,0,.01);text-shadow:0 0 6px #000`, false},
+		{"MASKEDBAND", `-webkit-mask-image:linear-gradient(transparent 45%,#000 45%,#000 55%,transparent 55%);mask-image:linear-gradient(transparent 45%,#000 45%,#000 55%,transparent 55%)`, false},
+		{"CLIPPEDBAND", `display:inline-block;clip-path:inset(45% 0 45% 0)`, false},
 		{"FILTERFADED", `filter:opacity(10%);text-decoration:underline 4px #000;text-decoration-skip-ink:none`, false},
 		{"SOFTBLUR", `filter:blur(1px)`, true},
 		{"LIGHTGREY", `color:#bbb`, true},

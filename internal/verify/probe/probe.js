@@ -375,7 +375,7 @@
   // filled (in a colour, or with a background clipped to text) at min_text_alpha or more of
   // opacity through the flat tree, so an underline or a background in the text's box cannot
   // stand in for glyphs hardly drawn; its largest line at least min_text_px across on screen
-  // (after transforms and zoom); blurred by at most
+  // (after transforms and zoom), and so what clipping leaves of it; blurred by at most
   // max_text_blur of its font size; and not clipped away.
   const range = doc.createRange();
   const textShown = (n) => {
@@ -390,13 +390,17 @@
     range.selectNodeContents(n);
     // A line's size across: its height, or for three characters or more its shorter side (a
     // tiny line turned on its side is as tall as it is long; one or two narrow glyphs are not).
-    const across = n.data.trim().length >= 3 ? (r) => Math.min(r.width, r.height) : (r) => r.height;
+    const across = n.data.trim().length >= 3 ? (w, h) => Math.min(w, h) : (w, h) => h;
     let tall = 0;
-    for (const r of range.getClientRects()) tall = Math.max(tall, across(r));
+    for (const r of range.getClientRects()) tall = Math.max(tall, across(r.width, r.height));
     if (tall < P.min_text_px) return false;
     let v = docRect(range.getBoundingClientRect());
     const ch = chain(p, true);
-    if (ch.clip) v = intersect(v, ch.clip);
+    if (ch.clip) {
+      // What a clip leaves of the text must still be a readable line: not a band of it.
+      v = intersect(v, ch.clip);
+      if (across(width(v), height(v)) < P.min_text_px) return false;
+    }
     return onScreen(v);
   };
 
