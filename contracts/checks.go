@@ -48,7 +48,8 @@ import (
 // 8: visible text is readable: glyphs filled at 20% opacity or more through the flat tree (a
 // background clipped to text fills them too), a line at least 7 CSS px across on screen (and
 // what a clip leaves of it), blur within 15% of the font size, and ink reaching into 30% of the
-// text region's rows and 15% of its columns (ink_rows, ink_cols).
+// text region's rows and 15% of its columns (ink_rows, ink_cols); and on top: covered at no
+// more than one of its three spots by something that paints over it (covered_spots).
 const AssertionSemanticsVersion = "signoff.assertions/8"
 
 // PhoneWidthPx: a viewport narrower than this is a phone (touch, mobile user agent, coarse

@@ -545,7 +545,7 @@ func (r *run) drive(ctx context.Context, job pageJob, members []contracts.Criter
 	if err != nil {
 		return err
 	}
-	dr := &driverReads{base: r.base, page: page, reqs: reqs, leaves: allLeaves, readOf: allReadOf, maxSide: p.BackgroundSamplePX, last: last}
+	dr := &driverReads{base: r.base, page: page, reqs: reqs, leaves: allLeaves, readOf: allReadOf, maxSide: p.BackgroundSamplePX, phone: contracts.IsPhone(vp), last: last}
 	// A person's pass comes after the final read when some member reads the page. A member
 	// that reads nothing of it would have had no pass on a page of its own: it is judged on
 	// the errors and reads from before the pass.

@@ -106,6 +106,12 @@
 //     text: into 30% of the region's rows and 15% of its columns. Text in its background's
 //     colour, under filter: opacity(0) or behind an opaque sheet has none; a band of it left
 //     by a mask or a clip does not reach across.
+//   - Visible text must also be on top on those reads: the probe gives up to three spots on
+//     its lines inside the viewport; the browser's hit test there (DOM.getNodeForLocation,
+//     pointer-events: none included) must find the text's holder or something in it, or an
+//     element that paints nothing over it (no background at half opacity or more, no picture
+//     or control, no text of its own at the spot; a pseudo-element without content). Covered
+//     at most of its spots, the text is not visible (covered_spots says how many).
 //   - Visible means painted where a person sees it: rendered (not display none, visibility
 //     hidden, opacity 0, or inside a content-visibility: hidden subtree), of non-zero size,
 //     text readable (its glyphs filled, in a colour or by a background clipped to text, at

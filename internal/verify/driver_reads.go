@@ -188,6 +188,7 @@ type driverReads struct {
 	leaves  []leaf
 	readOf  []int
 	maxSide float64
+	phone   bool // the viewport is a phone's: the probe reads the visual viewport's width
 	// last is the screen as the latest read captured it for ink; empty when that read
 	// captured none. The evidence's screenshot of a page that fits its screen is it.
 	last *screenShot
@@ -213,11 +214,13 @@ func (d *driverReads) fill(w *world, results []any, why string) error {
 		case contracts.KindRequest:
 			m[contracts.ObsRequests] = float64(d.reqs.count(l.a.Method, l.a.Path))
 		case contracts.KindVisibleText:
-			if why == ReadPeriodic {
-				continue
-			}
 			for i := range l.a.Texts {
+				spots := spotsOf(m, i) // the verifier's, not an observation
+				if why == ReadPeriodic {
+					continue
+				}
 				if j, ok := inkJobFor(m, i, l.a.Texts[i]); ok {
+					j.within, j.spots = l.a.Within, spots
 					inks = append(inks, j)
 				}
 			}
@@ -237,7 +240,10 @@ func (d *driverReads) fill(w *world, results []any, why string) error {
 			m["sampled_pixels"] = float64(px)
 		}
 	}
-	return d.ink(w, inks)
+	if err := d.ink(w, inks); err != nil {
+		return err
+	}
+	return d.onTop(w, inks)
 }
 
 // inkJob is a text a read found shown, whose pixels are looked at for ink.
@@ -246,6 +252,148 @@ type inkJob struct {
 	i    int            // the text's index in the assertion
 	text string
 	box  cssBox // the probe's ink_box: document coordinates, CSS pixels, inside the viewport
+	// within is the assertion's scope, and spots where the text's lines are (document
+	// coordinates): onTop asks the browser what is on top there.
+	within string
+	spots  [][2]float64
+}
+
+// spotsOf takes the i-th text's spots out of a read's values.
+func spotsOf(m map[string]any, i int) [][2]float64 {
+	key := fmt.Sprintf("text.%d.spots", i)
+	raw, _ := m[key].([]any)
+	delete(m, key)
+	var out [][2]float64
+	for _, p := range raw {
+		xy, _ := p.([]any)
+		if len(xy) != 2 {
+			continue
+		}
+		x, okx := xy[0].(float64)
+		y, oky := xy[1].(float64)
+		if okx && oky && len(out) < maxSpots {
+			out = append(out, [2]float64{x, y})
+		}
+	}
+	return out
+}
+
+// maxSpots bounds the points a text is hit-tested at: the probe gives three.
+const maxSpots = 3
+
+// onTop asks the browser what is on top at each spot of every text still visible after ink
+// (its hit test, pointer-events: none included: a sheet a click goes through still covers
+// what is under it), and the probe whether that paints over the text (covers). A text covered
+// at most of its spots is not visible: a modal, a banner or another text laid over it shows
+// ink of its own, so pixels alone took it for the text.
+func (d *driverReads) onTop(w *world, jobs []inkJob) error {
+	type spotHit struct {
+		backend float64 // 0: nothing there
+		err     error
+	}
+	var todo []inkJob
+	for _, j := range jobs {
+		if j.m[contracts.TextVisibleKey(j.i)] == true && len(j.spots) > 0 {
+			todo = append(todo, j)
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	// Hit tests at once: each is a round trip, and the page clock is stopped meanwhile.
+	found := make([][]spotHit, len(todo))
+	var wg sync.WaitGroup
+	for k, j := range todo {
+		found[k] = make([]spotHit, len(j.spots))
+		for s, xy := range j.spots {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res, err := w.send("DOM.getNodeForLocation", map[string]any{
+					"x": int(math.Round(xy[0])), "y": int(math.Round(xy[1])),
+					"includeUserAgentShadowDOM": false, "ignorePointerEventsNone": true,
+				})
+				if err != nil {
+					if strings.Contains(err.Error(), "No node found") {
+						return // nothing there: nothing covers it
+					}
+					found[k][s].err = worldErr("DOM.getNodeForLocation", err)
+					return
+				}
+				id, _ := dig(res, "backendNodeId").(float64)
+				found[k][s].backend = id
+			}()
+		}
+	}
+	wg.Wait()
+	// Each node hit once, as a handle in the probe's world; a node the world cannot hold
+	// (another frame's) is something the verifier cannot read over the text.
+	handles := map[float64]int{} // backend node -> index in hitIDs, or -2
+	var hitIDs []string
+	var mu sync.Mutex
+	for _, row := range found {
+		for _, h := range row {
+			if h.err != nil {
+				return h.err
+			}
+			if h.backend != 0 {
+				handles[h.backend] = -2
+			}
+		}
+	}
+	for id := range handles {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := w.send("DOM.resolveNode", map[string]any{"backendNodeId": id, "executionContextId": w.contextID})
+			obj, _ := dig(res, "object", "objectId").(string)
+			if err != nil || obj == "" {
+				return
+			}
+			mu.Lock()
+			handles[id] = len(hitIDs)
+			hitIDs = append(hitIDs, obj)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	type check struct {
+		Within string       `json:"within,omitempty"`
+		Text   string       `json:"text"`
+		Spots  [][2]float64 `json:"spots"`
+		Hits   []int        `json:"hits"`
+	}
+	checks := make([]check, len(todo))
+	for k, j := range todo {
+		checks[k] = check{Within: j.within, Text: j.text, Spots: j.spots}
+		for _, h := range found[k] {
+			idx := -1
+			if h.backend != 0 {
+				idx = handles[h.backend]
+			}
+			checks[k].Hits = append(checks[k].Hits, idx)
+		}
+	}
+	p, err := loadParams()
+	if err != nil {
+		return err
+	}
+	res, err := w.call(map[string]any{"op": "covers", "params": p.raw, "phone": d.phone, "checks": checks, "hits": len(hitIDs)}, true, hitIDs...)
+	if err != nil {
+		return fmt.Errorf("text %q: what is on top: %w", todo[0].text, err)
+	}
+	covered, _ := res["covered"].([]any)
+	if len(covered) != len(todo) {
+		return fmt.Errorf("probe answered %d texts on top, asked %d", len(covered), len(todo))
+	}
+	for k, j := range todo {
+		n, _ := covered[k].(float64)
+		j.m[fmt.Sprintf("text.%d.covered_spots", j.i)] = n
+		if 2*int(n) > len(j.spots) {
+			j.m[contracts.TextVisibleKey(j.i)] = false
+		}
+	}
+	return nil
 }
 
 // inkJobFor is the i-th text's ink job, when the probe found it shown with a region to look

@@ -247,8 +247,8 @@ const maxShadowRoots = 2000
 
 // call runs the probe with a request in the isolated world and returns its JSON result. With
 // withRoots, the page's shadow roots, open and closed, are passed in as handles, found over
-// CDP because a closed root cannot be reached from script.
-func (w *world) call(req any, withRoots bool) (map[string]any, error) {
+// CDP because a closed root cannot be reached from script; extra handles come after them.
+func (w *world) call(req any, withRoots bool, extra ...string) (map[string]any, error) {
 	arg, err := json.Marshal(req)
 	if err != nil {
 		return nil, err
@@ -266,7 +266,7 @@ func (w *world) call(req any, withRoots bool) (map[string]any, error) {
 		return nil, err
 	}
 	args := []map[string]any{{"value": value}}
-	for _, id := range roots {
+	for _, id := range append(roots, extra...) {
 		args = append(args, map[string]any{"objectId": id})
 	}
 	res, err := w.send("Runtime.callFunctionOn", map[string]any{

@@ -56,3 +56,45 @@ func TestTextMustBeReadable(t *testing.T) {
 	srv := site(t, testSHA, map[string]string{"/read": page(`<style>p{margin:2px 0;font-size:16px}</style>`, body.String())}, nil)
 	verifyCases(t, v, srv.URL, cases)
 }
+
+// TestTextUnderSomethingElseIsNotVisible: a text is visible where it is on top. Each line of
+// one page has its text laid under something that shows ink of its own (another text, a
+// picture, a patterned sheet, its parent's background over a negative z-index), clicks going
+// through it or not, or under something that leaves it readable (a stretched link's
+// transparent ::after, a small badge on a corner, a button's own label).
+func TestTextUnderSomethingElseIsNotVisible(t *testing.T) {
+	v := testVerifier(t)
+	const over = `position:absolute;left:0;top:0;right:0;bottom:0;`
+	lines := []struct {
+		text, html string
+		onTop      bool
+	}{
+		{"COVEREDBYTEXT", `<div class="l"><span>COVEREDBYTEXT</span><div style="` + over + `background:#fff">Something else entirely</div></div>`, false},
+		{"CLICKSTHROUGH", `<div class="l"><span>CLICKSTHROUGH</span><div style="` + over + `background:#fff;pointer-events:none">Another line of words</div></div>`, false},
+		{"BARETEXTOVER", `<div class="l"><span>BARETEXTOVER</span><div style="` + over + `pointer-events:none;padding:0 2px;letter-spacing:1px">WWWWWWWWWWWWWWWWWWWW</div></div>`, false},
+		{"PSEUDOSHEET", `<div class="l p"><span>PSEUDOSHEET</span></div>`, false},
+		{"PICTUREOVER", `<div class="l"><span>PICTUREOVER</span><canvas width="390" height="24" style="` + over + `width:100%;height:100%"></canvas></div>`, false},
+		{"UNDERPARENT", `<div class="l" style="background:#fff"><span style="position:relative;z-index:-1">UNDERPARENT</span></div>`, false},
+		{"STRETCHEDLINK", `<div class="l s"><a href="#x">STRETCHEDLINK</a></div>`, true},
+		{"CORNERBADGE", `<div class="l b"><span>CORNERBADGE</span></div>`, true},
+		{"BUTTONLABEL", `<div class="l"><button style="font:inherit;background:#eee;border:1px solid #999">BUTTONLABEL</button></div>`, true},
+	}
+	var body strings.Builder
+	var cases []tc
+	for _, l := range lines {
+		body.WriteString(l.html)
+		want := contracts.StatusFail
+		if l.onTop {
+			want = contracts.StatusPass
+		}
+		cases = append(cases, tc{crit(strings.ToLower(l.text), "/under", contracts.Assertion{Kind: contracts.KindVisibleText, Texts: []string{l.text}}), want})
+	}
+	css := `<style>.l{position:relative;margin:4px 0;font-size:16px;line-height:24px;min-height:24px}
+		.p::after{content:"ZZZZZZ ZZZZ";position:absolute;inset:0;background:#fff;color:#000}
+		.s a::after{content:"";position:absolute;inset:0;z-index:1}
+		.b::before{content:"new";position:absolute;left:0;top:0;background:#c00;color:#fff;font-size:8px;line-height:9px}</style>` +
+		`<script>addEventListener('load', () => { const c = document.querySelector('canvas').getContext('2d');
+			for (let x = 0; x < 390; x += 6) { c.fillStyle = x % 12 ? '#000' : '#fff'; c.fillRect(x, 0, 6, 24); } });</script>`
+	srv := site(t, testSHA, map[string]string{"/under": page(css, body.String())}, nil)
+	verifyCases(t, v, srv.URL, cases)
+}

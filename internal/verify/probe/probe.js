@@ -15,11 +15,17 @@
 //            swipe would; answers where it was before
 //   spot     a point of the viewport on nothing a person would tap on purpose (no link,
 //            control, label or text), for the verifier's tap; null when there is none
+//   covers   for each shown text, how many of its spots (text.N.spots of a read) something
+//            else paints over, given what the browser's hit test found there (request.hits
+//            handles after the shadow roots)
 //
 // This file and params.json are hashed into the verifier digest: a change to either makes
 // contracts frozen under the old semantics fail verification instead of being judged by new
 // rules. Keep it deterministic and free of side effects on the page.
-(request, ...shadowRoots) => {
+(request, ...args) => {
+  // A covers request's last request.hits arguments are what the browser hit at its spots.
+  const hits = request.hits ? args.slice(args.length - request.hits) : [];
+  const shadowRoots = request.hits ? args.slice(0, args.length - request.hits) : args;
   const P = request.params;
   const doc = document;
   const root = doc.documentElement;
@@ -771,6 +777,35 @@
     return u;
   };
 
+  // Where a person's eye falls on a holder's text: up to three points (document coordinates)
+  // at mid-height of its shown lines inside the viewport, across the first line and on the
+  // last. The verifier asks the browser what is on top there (covers).
+  const spotsOf = (el) => {
+    const vp = { l: sx, t: sy, r: sx + iw, b: sy + ih };
+    const lines = [];
+    const stack = [el];
+    while (stack.length && lines.length < 200) {
+      const n = stack.pop();
+      if (n.nodeType === 3) {
+        if (!textShown(n)) continue;
+        const ch = chain(textOwner(n), true);
+        range.selectNodeContents(n);
+        for (const r of range.getClientRects()) {
+          let v = intersect(docRect(r), vp);
+          if (ch.clip) v = intersect(v, ch.clip);
+          if (width(v) >= 1 && height(v) >= 1) lines.push(v);
+        }
+      } else if (n.nodeType === 1 && !SKIP.has(n.tagName)) {
+        stack.push(...flatChildren(n).reverse());
+      }
+    }
+    if (!lines.length) return [];
+    const at = (v, f) => [round(v.l + width(v) * f, 10), round((v.t + v.b) / 2, 10)];
+    const first = lines[0];
+    const last = lines[lines.length - 1];
+    return lines.length === 1 ? [at(first, 0.2), at(first, 0.5), at(first, 0.8)] : [at(first, 0.3), at(first, 0.7), at(last, 0.5)];
+  };
+
   const texts = (r) => {
     const scopes = r.within ? query(r.within).filter((sc) => visibleRect(sc) !== null && fits(sc)) : body ? [body] : [];
     const out = {};
@@ -786,6 +821,8 @@
         out['text.' + i + '.box'] = boxOf(elRect(shown));
         const ink = inkRegion(shown);
         if (ink) out['text.' + i + '.ink_box'] = boxOf(ink);
+        const sp = spotsOf(shown);
+        if (sp.length) out['text.' + i + '.spots'] = sp;
       }
     });
     return out;
@@ -1100,6 +1137,69 @@
     if (textNodes().some(textShown)) return true;
     return query('img, svg, canvas, video, iframe, input, button').some((el) => visibleRect(el) !== null);
   };
+
+  // Whether what the browser hit at a spot of a text's holder paints over the text. The
+  // holder, or anything in it, is the text itself (a pseudo-element of its own letters too). A
+  // ::before or ::after, another element or an ancestor covers it when it paints there at half
+  // opacity or more: a background colour or image, a picture or control, text of its own at the
+  // spot (a pseudo-element's content). A transparent box (a stretched link's ::after) does not.
+  const OWN_PSEUDO = new Set(['::first-letter', '::first-line', '::marker', '::selection']);
+  const PAINTS_OVER = new Set(['IMG', 'CANVAS', 'VIDEO', 'IFRAME', 'FRAME', 'INPUT', 'TEXTAREA', 'SELECT', 'OBJECT', 'EMBED', 'BUTTON']);
+  const inside = (n, holder) => {
+    for (let a = n; a; a = up(a)) if (a === holder) return true;
+    return false;
+  };
+  const covers = (hit, holder, spot) => {
+    let el = hit;
+    let pseudo = null;
+    if (typeof CSSPseudoElement !== 'undefined' && hit instanceof CSSPseudoElement) {
+      el = hit.element;
+      pseudo = hit.type;
+      if (OWN_PSEUDO.has(pseudo) && inside(el, holder)) return false;
+    } else {
+      if (hit.nodeType === 3) el = textOwner(hit);
+      if (!el || inside(hit, holder)) return false;
+    }
+    if (!el || el.nodeType !== 1) return false;
+    const s = pseudo ? getComputedStyle(el, pseudo) : style(el);
+    let o = paintOf(el).alpha;
+    if (pseudo) o *= Number.isFinite(parseFloat(s.opacity)) ? parseFloat(s.opacity) : 1;
+    if (o < 0.5) return false;
+    if (alpha(s.backgroundColor) >= 0.5 || (s.backgroundImage && s.backgroundImage !== 'none')) return true;
+    // An ancestor hit over its own text paints there only by its background (the text sits
+    // below it at a negative z-index): being a button or holding text of its own is not cover.
+    if (!pseudo && inside(holder, el)) return false;
+    if (pseudo) return /^".*\S.*"$/.test(s.content || '') && alpha(s.webkitTextFillColor) >= 0.5;
+    if (PAINTS_OVER.has(el.tagName) || el.namespaceURI === 'http://www.w3.org/2000/svg') return true;
+    const [x, y] = spot;
+    for (const c of flatChildren(el)) {
+      if (c.nodeType !== 3 || !/\S/.test(c.data) || !textShown(c)) continue;
+      range.selectNodeContents(c);
+      for (const r of range.getClientRects()) {
+        const v = docRect(r);
+        if (x >= v.l && x <= v.r && y >= v.t && y <= v.b) return true;
+      }
+    }
+    return false;
+  };
+  if (request.op === 'covers') {
+    // checks: [{within, text, hits: [index into hits | -1 nothing there | -2 something the
+    // verifier cannot read, such as another frame's content]}], spots in the same order.
+    return {
+      now: performance.now(),
+      covered: request.checks.map((c) => {
+        const scopes = c.within ? query(c.within).filter((sc) => visibleRect(sc) !== null && fits(sc)) : body ? [body] : [];
+        const want = norm(c.text);
+        let holder = null;
+        for (const sc of scopes) {
+          holder = holders(sc, want).find((h) => paintsText(h)) || null;
+          if (holder) break;
+        }
+        if (!holder) return c.hits.length;
+        return c.hits.filter((h, k) => h === -2 || (h >= 0 && hits[h] != null && covers(hits[h], holder, c.spots[k]))).length;
+      }),
+    };
+  }
 
   const results = (request.reads || []).map((r) => {
     switch (r.kind) {
