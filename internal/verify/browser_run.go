@@ -372,7 +372,13 @@ func (r *run) fullPageShot(ctx context.Context, page playwright.Page, cdp playwr
 		return last.png, nil
 	}
 	wait := cmp.Or(r.v.Config.frameWait, artifactTimeout)
-	if sc, err := screenOf(r.log, cdp); err == nil && sc.fits() {
+	// A page stuck in a loop answers nothing, not even its metrics: no frame.
+	var sc screen
+	err := awaitFrame(ctx, wait, r.v.Config.dropFrame, "Page.getLayoutMetrics", func() (err error) { sc, err = screenOf(r.log, cdp); return err })
+	if errors.Is(err, errNoFrame) {
+		return nil, fmt.Errorf("full-page screenshot: %w", err)
+	}
+	if err == nil && sc.fits() {
 		var res any
 		err := awaitFrame(ctx, wait, r.v.Config.dropFrame, "Page.screenshot", func() (err error) {
 			res, err = cdpSend(r.log, cdp, "Page.captureScreenshot", map[string]any{"format": "png", "fromSurface": true})
@@ -388,7 +394,7 @@ func (r *run) fullPageShot(ctx context.Context, page playwright.Page, cdp playwr
 		}
 	}
 	var png []byte
-	err := awaitFrame(ctx, wait, r.v.Config.dropFrame, "Page.screenshot", func() (err error) {
+	err = awaitFrame(ctx, wait, r.v.Config.dropFrame, "Page.screenshot", func() (err error) {
 		png, err = page.Screenshot(playwright.PageScreenshotOptions{
 			FullPage: playwright.Bool(true),
 			Scale:    playwright.ScreenshotScaleCss,

@@ -63,7 +63,11 @@
 //     ahead of the wall clock again (virtualClock.advance). A page to which Chromium gives no
 //     more frames (a busy host has left a page's screenshots and input events unanswered for
 //     good) is measured once more from the start on a new page, within the same real budget; a
-//     second such page is an error.
+//     second such page is an error. No time passes inside one task of the page's script, so a
+//     script that busy-waits on Date.now never ends there: when the clock stalls, the page is
+//     asked for an answer (virtualClock.live), and one whose main thread gives none is
+//     measured again on the wall clock (errStuck); a read unanswered to the end of the real
+//     budget there is a timeout saying the script never yielded (errUnanswered).
 //   - Outside the page clock: a page that talks to the world outside its clock can tell its
 //     clock from a person's, so at its final read on the virtual clock it is measured again,
 //     from the start on a new page, on the wall clock, with a real budget of its own (it is

@@ -138,7 +138,7 @@ func TestViewportShotIsTheClipsPixels(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer w.close()
-		clk := newVirtualClock(w.cdp, 3*time.Second, nil, log)
+		clk := newVirtualClock(w, 3*time.Second, nil, log)
 		if err := clk.advance(context.Background(), 500, time.Now().Add(time.Minute)); err != nil {
 			t.Fatal(err)
 		}

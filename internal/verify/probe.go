@@ -386,7 +386,14 @@ func (w *world) shadowRoots() ([]string, error) {
 	return out, nil
 }
 
-func (w *world) close() { _ = w.cdp.Detach() }
+// close detaches the world's session. A page stuck in a loop answers no detach: close does not
+// wait on it past closeWait, and the session goes with its browser context.
+func (w *world) close() {
+	_ = guard(context.Background(), time.Now().Add(closeWait), func() error { return w.cdp.Detach() })
+}
+
+// closeWait bounds what closing a page's session waits for.
+const closeWait = 5 * time.Second
 
 // errNoFrame means Chromium did not answer a call that waits for the page's compositor: a
 // screenshot, or an input event (a wheel is dispatched at the next frame). On a busy host a

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -89,6 +90,7 @@ type pageClock interface {
 // and what a slow page shows after a second is measured, not missed.
 type virtualClock struct {
 	cdp     playwright.CDPSession
+	world   *world // the probe's: asked whether the page's main thread still answers
 	expired chan struct{}
 	stall   time.Duration
 	policy  string
@@ -115,8 +117,9 @@ const (
 	vtPause          = "pause"
 )
 
-func newVirtualClock(cdp playwright.CDPSession, stall time.Duration, pace *pacer, log *slog.Logger) *virtualClock {
-	c := &virtualClock{cdp: cdp, expired: make(chan struct{}, 1), stall: stall, policy: vtWaitForFetches, pace: pace, log: log}
+func newVirtualClock(w *world, stall time.Duration, pace *pacer, log *slog.Logger) *virtualClock {
+	cdp := w.cdp
+	c := &virtualClock{cdp: cdp, world: w, expired: make(chan struct{}, 1), stall: stall, policy: vtWaitForFetches, pace: pace, log: log}
 	cdp.On("Emulation.virtualTimeBudgetExpired", func() {
 		select {
 		case c.expired <- struct{}{}:
@@ -126,16 +129,23 @@ func newVirtualClock(cdp playwright.CDPSession, stall time.Duration, pace *pacer
 	return c
 }
 
-func (c *virtualClock) grant(policy string, ms int) error {
+// grant lets the page run ms more of page time under policy. Its answer comes from the page's
+// main thread, so it is waited for on the returned channel, beside the page's expiry.
+func (c *virtualClock) grant(policy string, ms int) <-chan error {
 	select { // a late expiry of an earlier grant
 	case <-c.expired:
 	default:
 	}
 	c.pace.granted(ms) // before the page can run into it
-	if _, err := cdpSend(c.log, c.cdp, "Emulation.setVirtualTimePolicy", map[string]any{"policy": policy, "budget": ms}); err != nil {
-		return worldErr("Emulation.setVirtualTimePolicy", err)
-	}
-	return nil
+	sent := make(chan error, 1)
+	go func() {
+		_, err := cdpSend(c.log, c.cdp, "Emulation.setVirtualTimePolicy", map[string]any{"policy": policy, "budget": ms})
+		if err != nil {
+			err = worldErr("Emulation.setVirtualTimePolicy", err)
+		}
+		sent <- err
+	}()
+	return sent
 }
 
 // answered records the page time of a probe answer; the first one fixes the origin (the page
@@ -183,36 +193,58 @@ func (c *virtualClock) advance(ctx context.Context, ms int, deadline time.Time) 
 	return nil
 }
 
+// errStuck: the page's script did not yield while its clock stood still. On the virtual clock
+// no time passes inside one task of the page's script, so a loop that waits for the clock to
+// move (a busy wait of a few milliseconds, nothing on a person's phone) never ends, and the
+// browser answers nothing more of that page. It is measured again on the wall clock.
+var errStuck = fmt.Errorf("%w: its script did not yield while its clock stood still (a loop that waits on the clock)", errWallClock)
+
+// errUnanswered: a read of the page went unanswered until the real budget ran out, its script
+// busy all along (on the wall clock too).
+var errUnanswered = fmt.Errorf("%w: the page's script never yielded to a read (a loop that does not end)", errDeadline)
+
+// liveWait is how long the page's main thread may leave a question unanswered, once its clock
+// stalled, before the page counts as stuck: a busy host answers in far less (frameWait).
+const liveWait = 10 * time.Second
+
 // step grants ms of page time under policy and waits until they have passed.
+//
+// A grant is answered by the page's main thread, so it is sent beside the wait: a page stuck
+// in a loop answers neither it nor its expiry. Each time the clock stalls the page is asked
+// whether it still answers (live), and a page that does not is errStuck.
 func (c *virtualClock) step(ctx context.Context, policy string, ms int, deadline time.Time) error {
-	if err := c.grant(policy, ms); err != nil {
-		return err
-	}
+	sent := c.grant(policy, ms)
 	stall := time.NewTimer(c.stall)
 	defer stall.Stop()
 	end := time.NewTimer(time.Until(deadline))
 	defer end.Stop()
 	for {
 		select {
+		case err := <-sent:
+			if err != nil {
+				return err
+			}
+			sent = nil // answered: the expiry comes next
 		case <-c.expired:
 			return nil
 		case <-stall.C:
+			if err := c.live(ctx, deadline); err != nil {
+				return err
+			}
+			stall.Reset(c.stall)
 			if policy == vtAdvance {
 				continue
 			}
 			if c.pace.holding() {
 				// The fetch the clock waits on is held until the page's budget has passed
 				// in real time (a person's pass), and then goes.
-				stall.Reset(c.stall)
 				continue
 			}
 			// A fetch that never completes (a long poll, a stream) would stop the clock
 			// for good: from here on it runs whatever is pending.
 			c.policy, policy = vtAdvance, vtAdvance
 			c.log.Debug("virtual clock stalled on pending fetches; letting it run", "step_ms", ms)
-			if err := c.grant(policy, ms); err != nil {
-				return err
-			}
+			sent = c.grant(policy, ms)
 		case <-end.C:
 			return errDeadline
 		case <-ctx.Done():
@@ -221,11 +253,34 @@ func (c *virtualClock) step(ctx context.Context, policy string, ms int, deadline
 	}
 }
 
+// live asks the page's main thread for an answer (an evaluation of nothing in the probe's
+// world): errStuck when none comes within liveWait (or half of what is left of the real budget).
+func (c *virtualClock) live(ctx context.Context, deadline time.Time) error {
+	// Within half of what is left of the real budget: a page found stuck is measured again,
+	// and a short budget leaves it no more.
+	until := time.Now().Add(min(liveWait, time.Until(deadline)/2))
+	err := guard(ctx, until, func() error {
+		_, err := c.world.send("Runtime.evaluate", map[string]any{"expression": "0", "contextId": c.world.contextID})
+		return err
+	})
+	switch {
+	case errors.Is(err, errDeadline) && time.Now().Before(deadline):
+		c.log.Debug("the page's main thread answers nothing while its clock stands still; measuring it again on the wall clock")
+		return errStuck
+	case errors.Is(err, errDeadline), ctx.Err() != nil:
+		return cmp.Or(ctx.Err(), err)
+	}
+	return nil // answered, even with an error (the world went with a navigation): not stuck
+}
+
 // release stops the page's clock where the last read left it: the screenshot and the trace
 // then show the state that was read, and a page with busy timers does not spin on a clock
-// that would otherwise fast-forward.
+// that would otherwise fast-forward. A stuck page answers nothing: release does not wait on it.
 func (c *virtualClock) release() {
-	_, _ = cdpSend(c.log, c.cdp, "Emulation.setVirtualTimePolicy", map[string]any{"policy": vtPause})
+	_ = guard(context.Background(), time.Now().Add(c.stall), func() error {
+		_, err := cdpSend(c.log, c.cdp, "Emulation.setVirtualTimePolicy", map[string]any{"policy": vtPause})
+		return err
+	})
 }
 
 // realClock waits in real time. It serves criteria that hold a route on purpose (delay_route):
@@ -291,7 +346,7 @@ func (r *run) observe(ctx context.Context, bctx playwright.BrowserContext, page 
 	if !held {
 		quietMS, settleStep, observeStep = p.QuietMS, p.SettleStepMS, p.ObserveStepMS
 		if !wo.wall {
-			clk = newVirtualClock(w.cdp, time.Duration(p.StallMS)*time.Millisecond, wo.pace, r.log)
+			clk = newVirtualClock(w, time.Duration(p.StallMS)*time.Millisecond, wo.pace, r.log)
 		}
 	}
 	defer clk.release()
@@ -316,7 +371,11 @@ func (r *run) observe(ctx context.Context, bctx playwright.BrowserContext, page 
 	call := func(req map[string]any) (map[string]any, error) {
 		for {
 			var res map[string]any
+			asked := time.Now()
 			err := guard(ctx, deadline, func() (err error) { res, err = w.call(req, req["op"] != "poll"); return err })
+			if errors.Is(err, errDeadline) && time.Since(asked) >= liveWait {
+				err = errUnanswered
+			}
 			if !errors.Is(err, errWorldGone) {
 				if err == nil && req["op"] != "install" {
 					now, ok := dig(res, "now").(float64)
@@ -367,7 +426,7 @@ func (r *run) observe(ctx context.Context, bctx playwright.BrowserContext, page 
 				"quiet_ms", quiet, "since_last_answer_ms", time.Since(answered).Milliseconds())
 		}
 		switch {
-		case !errors.Is(err, errDeadline):
+		case !errors.Is(err, errDeadline), errors.Is(err, errUnanswered):
 			return err
 		case needContent && content == false:
 			return fmt.Errorf("%w: the page rendered no visible content", errDeadline)

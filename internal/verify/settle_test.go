@@ -96,3 +96,38 @@ func TestWallClockShortBudget(t *testing.T) {
 		t.Errorf("the page was not measured on the wall clock: %q", rec.msgs)
 	}
 }
+
+// TestScriptThatWaitsOnTheClock: on the virtual clock no time passes inside one task of the
+// page's script, so a page that busy-waits 30 ms on Date.now (nothing on a person's phone)
+// never left its loop, and the verifier waited for the page's answers forever. Such a page is
+// measured again on the wall clock and passes; a page whose loop never ends times out, saying
+// so, within its real budget.
+func TestScriptThatWaitsOnTheClock(t *testing.T) {
+	for _, tc := range []struct{ name, script, want string }{
+		{"busy wait", `setInterval(() => { const s = Date.now(); while (Date.now() - s < 30) {} }, 1000);`, contracts.StatusPass},
+		{"endless loop", `setTimeout(() => { for (;;) {} }, 500);`, contracts.StatusTimeout},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // both mostly wait
+			v := testVerifier(t)
+			v.Config.frameWait = 3 * time.Second // a stuck page gives no frame either
+			rec := &recordLog{}
+			v.Logger = slog.New(rec)
+			srv := site(t, testSHA, map[string]string{
+				"/prices": page(``, `<main><h1>Prices</h1></main><script>`+tc.script+`</script>`),
+			}, nil)
+			c := crit("busy", "/prices", contracts.Assertion{Kind: contracts.KindVisibleText, Texts: []string{"Prices"}}, mobile)
+			c.MaxRuntimeMS = 3000
+			ev := verify(t, v, request(t, srv.URL, c))
+			wantStatus(t, ev, "busy", tc.want)
+			if tc.want == contracts.StatusTimeout && !strings.Contains(ev.Results[0].Error, "never yielded") {
+				t.Errorf("error %q does not say the page's script never yielded", ev.Results[0].Error)
+			}
+			rec.mu.Lock()
+			defer rec.mu.Unlock()
+			if !slices.ContainsFunc(rec.msgs, func(m string) bool { return strings.Contains(m, "answers nothing while its clock stands still") }) {
+				t.Errorf("the page was not found stuck on its clock: %q", rec.msgs)
+			}
+		})
+	}
+}
