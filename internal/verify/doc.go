@@ -113,7 +113,8 @@
 //   - Visible text must also be on top on those reads: the probe gives up to three spots on
 //     its lines inside the viewport; the browser's hit test there (DOM.getNodeForLocation,
 //     pointer-events: none included) must find the text's holder or something in it, or an
-//     element that paints nothing over it (no background at half opacity or more, no picture
+//     element that paints nothing over it (no background at half opacity or more, gradients
+//     counted by their most opaque colour, no picture
 //     or control, no text of its own at the spot; a pseudo-element without content). Covered
 //     at most of its spots, the text is not visible (covered_spots says how many).
 //   - Visible means painted where a person sees it: rendered (not display none, visibility

@@ -77,6 +77,8 @@ func TestTextUnderSomethingElseIsNotVisible(t *testing.T) {
 		{"UNDERPARENT", `<div class="l" style="background:#fff"><span style="position:relative;z-index:-1">UNDERPARENT</span></div>`, false},
 		{"STRETCHEDLINK", `<div class="l s"><a href="#x">STRETCHEDLINK</a></div>`, true},
 		{"CORNERBADGE", `<div class="l b"><span>CORNERBADGE</span></div>`, true},
+		{"STRIPESOVER", `<div class="l"><span>STRIPESOVER</span><div style="` + over + `pointer-events:none;background:repeating-linear-gradient(90deg,#000 0 3px,#fff 3px 6px)"></div></div>`, false},
+		{"SCRIMOVER", `<div class="l"><span>SCRIMOVER</span><div style="` + over + `pointer-events:none;background:linear-gradient(rgba(0,0,0,0),rgba(0,0,0,.35))"></div></div>`, true},
 		{"BUTTONLABEL", `<div class="l"><button style="font:inherit;background:#eee;border:1px solid #999">BUTTONLABEL</button></div>`, true},
 	}
 	var body strings.Builder

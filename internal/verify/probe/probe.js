@@ -1149,6 +1149,14 @@
     for (let a = n; a; a = up(a)) if (a === holder) return true;
     return false;
   };
+  // A background image covers unless it is gradients alone whose colours are all under half
+  // opacity: a scrim laid over a card's title darkens it, and a person still reads it.
+  const imageCovers = (bg) => {
+    if (!bg || bg === 'none') return false;
+    if (/(url|image-set|cross-fade|element|paint)\(/.test(bg)) return true;
+    const colors = bg.match(/(?:rgba?|hsla?|hwb|lab|lch|oklab|oklch|color)\([^()]*\)/g);
+    return !colors || colors.some((c) => alpha(c) >= 0.5);
+  };
   const covers = (hit, holder, spot) => {
     let el = hit;
     let pseudo = null;
@@ -1165,7 +1173,7 @@
     let o = paintOf(el).alpha;
     if (pseudo) o *= Number.isFinite(parseFloat(s.opacity)) ? parseFloat(s.opacity) : 1;
     if (o < 0.5) return false;
-    if (alpha(s.backgroundColor) >= 0.5 || (s.backgroundImage && s.backgroundImage !== 'none')) return true;
+    if (alpha(s.backgroundColor) >= 0.5 || imageCovers(s.backgroundImage)) return true;
     // An ancestor hit over its own text paints there only by its background (the text sits
     // below it at a negative z-index): being a button or holding text of its own is not cover.
     if (!pseudo && inside(holder, el)) return false;
