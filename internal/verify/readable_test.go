@@ -79,6 +79,8 @@ func TestTextUnderSomethingElseIsNotVisible(t *testing.T) {
 		{"CORNERBADGE", `<div class="l b"><span>CORNERBADGE</span></div>`, true},
 		{"STRIPESOVER", `<div class="l"><span>STRIPESOVER</span><div style="` + over + `pointer-events:none;background:repeating-linear-gradient(90deg,#000 0 3px,#fff 3px 6px)"></div></div>`, false},
 		{"SCRIMOVER", `<div class="l"><span>SCRIMOVER</span><div style="` + over + `pointer-events:none;background:linear-gradient(rgba(0,0,0,0),rgba(0,0,0,.35))"></div></div>`, true},
+		{"CARDBUTTON", `<div class="l"><span>CARDBUTTON</span><button aria-label="Open" style="` + over + `background:none;border:0"></button></div>`, true},
+		{"BUTTONOVER", `<div class="l"><span>BUTTONOVER</span><button style="` + over + `background:#eee;border:0;font:inherit">Accept all cookies</button></div>`, false},
 		{"BUTTONLABEL", `<div class="l"><button style="font:inherit;background:#eee;border:1px solid #999">BUTTONLABEL</button></div>`, true},
 	}
 	var body strings.Builder

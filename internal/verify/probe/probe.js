@@ -1141,10 +1141,11 @@
   // Whether what the browser hit at a spot of a text's holder paints over the text. The
   // holder, or anything in it, is the text itself (a pseudo-element of its own letters too). A
   // ::before or ::after, another element or an ancestor covers it when it paints there at half
-  // opacity or more: a background colour or image, a picture or control, text of its own at the
-  // spot (a pseudo-element's content). A transparent box (a stretched link's ::after) does not.
+  // opacity or more: a background colour or image, a picture or a field, text of its own at the
+  // spot (a pseudo-element's content). A transparent box (a stretched link's ::after, a bare
+  // button laid over a card) does not.
   const OWN_PSEUDO = new Set(['::first-letter', '::first-line', '::marker', '::selection']);
-  const PAINTS_OVER = new Set(['IMG', 'CANVAS', 'VIDEO', 'IFRAME', 'FRAME', 'INPUT', 'TEXTAREA', 'SELECT', 'OBJECT', 'EMBED', 'BUTTON']);
+  const PAINTS_OVER = new Set(['IMG', 'CANVAS', 'VIDEO', 'IFRAME', 'FRAME', 'INPUT', 'TEXTAREA', 'SELECT', 'OBJECT', 'EMBED']);
   const inside = (n, holder) => {
     for (let a = n; a; a = up(a)) if (a === holder) return true;
     return false;
