@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -64,6 +65,10 @@ func TestTextMustBeReadable(t *testing.T) {
 // transparent ::after, a small badge on a corner, a button's own label).
 func TestTextUnderSomethingElseIsNotVisible(t *testing.T) {
 	v := testVerifier(t)
+	var svgStripes string // black and white, 3 px each, across the line
+	for x := 0; x < 390; x += 6 {
+		svgStripes += fmt.Sprintf(`<rect x="%d" width="3" height="24"/><rect x="%d" width="3" height="24" fill="#fff"/>`, x, x+3)
+	}
 	const over = `position:absolute;left:0;top:0;right:0;bottom:0;`
 	lines := []struct {
 		text, html string
@@ -81,6 +86,9 @@ func TestTextUnderSomethingElseIsNotVisible(t *testing.T) {
 		{"SCRIMOVER", `<div class="l"><span>SCRIMOVER</span><div style="` + over + `pointer-events:none;background:linear-gradient(rgba(0,0,0,0),rgba(0,0,0,.35))"></div></div>`, true},
 		{"CARDBUTTON", `<div class="l"><span>CARDBUTTON</span><button aria-label="Open" style="` + over + `background:none;border:0"></button></div>`, true},
 		{"BUTTONOVER", `<div class="l"><span>BUTTONOVER</span><button style="` + over + `background:#eee;border:0;font:inherit">Accept all cookies</button></div>`, false},
+		{"SVGLINESOVER", `<div class="l"><span>SVGLINESOVER</span><svg style="` + over + `width:100%;height:100%;pointer-events:none"><line x1="0" y1="1" x2="390" y2="1" stroke="#000"/></svg></div>`, true},
+		{"SVGSHAPEOVER", `<div class="l"><span>SVGSHAPEOVER</span><svg style="` + over + `width:100%;height:100%;pointer-events:none">` + svgStripes + `</svg></div>`, false},
+		{"SVGHITSHAPE", `<div class="l"><span>SVGHITSHAPE</span><svg style="` + over + `width:100%;height:100%">` + svgStripes + `</svg></div>`, false},
 		{"BUTTONLABEL", `<div class="l"><button style="font:inherit;background:#eee;border:1px solid #999">BUTTONLABEL</button></div>`, true},
 	}
 	var body strings.Builder

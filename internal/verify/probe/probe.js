@@ -1158,6 +1158,32 @@
     const colors = bg.match(/(?:rgba?|hsla?|hwb|lab|lch|oklab|oklch|color)\([^()]*\)/g);
     return !colors || colors.some((c) => alpha(c) >= 0.5);
   };
+  // Whether an <svg> the browser hit draws at the spot. Its shapes are hit where they paint,
+  // but not under pointer-events: none, where the hit is the <svg> box: its shapes are then
+  // asked whether the spot is in their fill or stroke; text, pictures and the like by box.
+  const SVG_NS = 'http://www.w3.org/2000/svg';
+  const SVG_BOXES = new Set(['text', 'image', 'use', 'foreignObject']);
+  const svgPaintsAt = (svg, spot) => {
+    const cx = spot[0] - sx;
+    const cy = spot[1] - sy;
+    let n = 0;
+    for (const g of svg.querySelectorAll('*')) {
+      if (++n > 2000) return true; // more than the verifier asks: taken as drawn there
+      const shape = g instanceof SVGGeometryElement;
+      if (!shape && !SVG_BOXES.has(g.localName)) continue;
+      if (g.closest('defs, pattern, clipPath, mask, marker, symbol') || paintOf(g).alpha < 0.5) continue;
+      const r = g.getBoundingClientRect();
+      if (cx < r.left || cx > r.right || cy < r.top || cy > r.bottom) continue;
+      if (!shape) return true;
+      const m = g.getScreenCTM();
+      if (!m) continue;
+      const p = new DOMPoint(cx, cy).matrixTransform(m.inverse());
+      const st = style(g);
+      const opaque = (paint, o) => paint !== 'none' && parseFloat(o) >= 0.5;
+      if ((opaque(st.fill, st.fillOpacity) && g.isPointInFill(p)) || (opaque(st.stroke, st.strokeOpacity) && g.isPointInStroke(p))) return true;
+    }
+    return false;
+  };
   const covers = (hit, holder, spot) => {
     let el = hit;
     let pseudo = null;
@@ -1179,7 +1205,8 @@
     // below it at a negative z-index): being a button or holding text of its own is not cover.
     if (!pseudo && inside(holder, el)) return false;
     if (pseudo) return /^".*\S.*"$/.test(s.content || '') && alpha(s.webkitTextFillColor) >= 0.5;
-    if (PAINTS_OVER.has(el.tagName) || el.namespaceURI === 'http://www.w3.org/2000/svg') return true;
+    if (PAINTS_OVER.has(el.tagName)) return true;
+    if (el.namespaceURI === SVG_NS) return el.localName !== 'svg' || svgPaintsAt(el, spot);
     const [x, y] = spot;
     for (const c of flatChildren(el)) {
       if (c.nodeType !== 3 || !/\S/.test(c.data) || !textShown(c)) continue;
