@@ -114,8 +114,8 @@
 //     its lines inside the viewport; the browser's hit test there (DOM.getNodeForLocation,
 //     pointer-events: none included) must find the text's holder or something in it, or an
 //     element that paints nothing over it (no background at half opacity or more, gradients
-//     counted by their most opaque colour, no picture
-//     or control, no text of its own at the spot; a pseudo-element without content). Covered
+//     counted by their most opaque colour, no backdrop blur past max_text_blur, no picture
+//     or field, no text of its own at the spot; a pseudo-element without content). Covered
 //     at most of its spots, the text is not visible (covered_spots says how many).
 //   - Visible means painted where a person sees it: rendered (not display none, visibility
 //     hidden, opacity 0, or inside a content-visibility: hidden subtree), of non-zero size,

@@ -89,6 +89,8 @@ func TestTextUnderSomethingElseIsNotVisible(t *testing.T) {
 		{"SVGLINESOVER", `<div class="l"><span>SVGLINESOVER</span><svg style="` + over + `width:100%;height:100%;pointer-events:none"><line x1="0" y1="1" x2="390" y2="1" stroke="#000"/></svg></div>`, true},
 		{"SVGSHAPEOVER", `<div class="l"><span>SVGSHAPEOVER</span><svg style="` + over + `width:100%;height:100%;pointer-events:none">` + svgStripes + `</svg></div>`, false},
 		{"SVGHITSHAPE", `<div class="l"><span>SVGHITSHAPE</span><svg style="` + over + `width:100%;height:100%">` + svgStripes + `</svg></div>`, false},
+		{"BLURREDBEHIND", `<div class="l"><span>BLURREDBEHIND</span><div style="` + over + `pointer-events:none;backdrop-filter:blur(4px)"></div></div>`, false},
+		{"FROSTEDBAR", `<div class="l"><span>FROSTEDBAR</span><div style="` + over + `backdrop-filter:blur(1px)"></div></div>`, true},
 		{"BUTTONLABEL", `<div class="l"><button style="font:inherit;background:#eee;border:1px solid #999">BUTTONLABEL</button></div>`, true},
 	}
 	var body strings.Builder

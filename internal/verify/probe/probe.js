@@ -1184,6 +1184,25 @@
     }
     return false;
   };
+  const backdropBlur = (st) => {
+    const f = st.backdropFilter || st.webkitBackdropFilter;
+    let b = 0;
+    if (f && f !== 'none') {
+      for (const m of f.matchAll(/blur\(([^)]*)\)/g)) {
+        const x = parseFloat(m[1]);
+        if (Number.isFinite(x)) b += x;
+      }
+    }
+    return b;
+  };
+  // Whether the hit element, or an ancestor of it that is not the text's, blurs its backdrop
+  // by more than limit.
+  const overBlurs = (el, holder, limit) => {
+    for (let a = el; a && a.nodeType === 1 && !inside(holder, a); a = up(a)) {
+      if (backdropBlur(style(a)) > limit) return true;
+    }
+    return false;
+  };
   const covers = (hit, holder, spot) => {
     let el = hit;
     let pseudo = null;
@@ -1204,6 +1223,10 @@
     // An ancestor hit over its own text paints there only by its background (the text sits
     // below it at a negative z-index): being a button or holding text of its own is not cover.
     if (!pseudo && inside(holder, el)) return false;
+    // A sheet that blurs what is behind it (backdrop-filter) blurs the text as a filter on the
+    // text would: past max_text_blur of its font size, a person no longer reads it.
+    const limit = P.max_text_blur * (parseFloat(style(holder).fontSize) || 16);
+    if (pseudo ? backdropBlur(s) > limit : overBlurs(el, holder, limit)) return true;
     if (pseudo) return /^".*\S.*"$/.test(s.content || '') && alpha(s.webkitTextFillColor) >= 0.5;
     if (PAINTS_OVER.has(el.tagName)) return true;
     if (el.namespaceURI === SVG_NS) return el.localName !== 'svg' || svgPaintsAt(el, spot);
