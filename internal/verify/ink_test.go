@@ -174,7 +174,21 @@ func TestViewportShotIsTheClipsPixels(t *testing.T) {
 			u := cssBox{x0, y0, math.Ceil(box.x+box.w) - x0, math.Ceil(box.y+box.h) - y0}
 			// A page clock left behind the wall clock gets no frame (virtualClock.advance):
 			// on a loaded host the clips outlast the first step, so each gets a step of its
-			// own, as every read of the verifier does (the page has no timers to run).
+			// own, as every read of the verifier does (the page has no timers to run), and the
+			// clock is told the page's time as a read's answer tells it, so the step catches
+			// the page up with the wall clock as the verifier's do.
+			now, err := page.Evaluate("performance.now()")
+			if err != nil {
+				t.Fatal(err)
+			}
+			ms, ok := now.(float64)
+			if i, isInt := now.(int); isInt {
+				ms, ok = float64(i), true
+			}
+			if !ok {
+				t.Fatalf("performance.now() gave %T", now)
+			}
+			clk.answered(ms)
 			if err := clk.advance(context.Background(), 1, time.Now().Add(time.Minute)); err != nil {
 				t.Fatal(err)
 			}
