@@ -580,9 +580,6 @@ func inkOf(img image.Image) inkMeasure {
 	return m
 }
 
-// inkContrast is inkOf's contrast.
-func inkContrast(img image.Image) float64 { return inkOf(img).contrast }
-
 func relLuminance(r, g, b uint32) float64 {
 	lin := func(c uint32) float64 {
 		v := float64(c) / 0xffff

@@ -64,21 +64,16 @@ func TestInkOfAHiddenTextBesideAShownOne(t *testing.T) {
 			img.SetGray(x, y, color.Gray{Y: v})
 		}
 	}
-	shown := inkContrast(cut(img, u, cssBox{x: 0, y: 0, w: 20, h: 10}))
-	hidden := inkContrast(cut(img, u, cssBox{x: 20, y: 0, w: 20, h: 10}))
+	shown := inkOf(cut(img, u, cssBox{x: 0, y: 0, w: 20, h: 10})).contrast
+	hidden := inkOf(cut(img, u, cssBox{x: 20, y: 0, w: 20, h: 10})).contrast
 	if shown < minInkContrast || hidden >= minInkContrast {
 		t.Fatalf("ink contrast: shown text %.2f, hidden text %.2f (threshold %.2f)", shown, hidden, minInkContrast)
 	}
-	if whole := inkContrast(img); whole < minInkContrast {
+	if whole := inkOf(img).contrast; whole < minInkContrast {
 		t.Fatalf("the whole screenshot has contrast %.2f", whole)
 	}
 }
 
-// A text's pixels cut from the screen's screenshot (viewportShot) are the pixels of a
-// screenshot clipped to the text, on a phone and on a desktop, with the page scrolled to a
-// fraction of a pixel, a fixed header over some texts, and the page on the virtual clock (as
-// the verifier reads it): the screenshot the verifier takes once per read is the one it took
-// per region before.
 // Ink reaches across a text: glyph-like strokes over most rows and columns of the region,
 // dark on light or light on dark, count; a stripe of them (a mask's band) or a sliver does
 // not, however strong its contrast.
@@ -116,6 +111,11 @@ func TestInkReachesAcrossTheText(t *testing.T) {
 	}
 }
 
+// A text's pixels cut from the screen's screenshot (viewportShot) are the pixels of a
+// screenshot clipped to the text, on a phone and on a desktop, with the page scrolled to a
+// fraction of a pixel, a fixed header over some texts, and the page on the virtual clock (as
+// the verifier reads it): the screenshot the verifier takes once per read is the one it took
+// per region before.
 func TestViewportShotIsTheClipsPixels(t *testing.T) {
 	sess := testBrowserSession(t)
 	var lines strings.Builder
@@ -161,13 +161,7 @@ func TestViewportShotIsTheClipsPixels(t *testing.T) {
 		}
 		for _, r := range boxes {
 			n, _ := r.([]any)
-			f := func(i int) float64 { // whole numbers come back as int
-				if v, ok := n[i].(int); ok {
-					return float64(v)
-				}
-				v, _ := n[i].(float64)
-				return v
-			}
+			f := func(i int) float64 { return jsNumber(n[i]) }
 			box := cssBox{f(0), f(1), f(2), f(3)}
 			// The whole CSS pixels around the text, as the clip was taken.
 			x0, y0 := math.Floor(box.x), math.Floor(box.y)
@@ -181,14 +175,7 @@ func TestViewportShotIsTheClipsPixels(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ms, ok := now.(float64)
-			if i, isInt := now.(int); isInt {
-				ms, ok = float64(i), true
-			}
-			if !ok {
-				t.Fatalf("performance.now() gave %T", now)
-			}
-			clk.answered(ms)
+			clk.answered(jsNumber(now))
 			if err := clk.advance(context.Background(), 1, time.Now().Add(time.Minute)); err != nil {
 				t.Fatal(err)
 			}
@@ -293,4 +280,13 @@ func pixelDiff(a, b image.Image) string {
 		}
 	}
 	return ""
+}
+
+// jsNumber is a number Playwright's Evaluate gave back: whole numbers come back as int.
+func jsNumber(v any) float64 {
+	if i, ok := v.(int); ok {
+		return float64(i)
+	}
+	f, _ := v.(float64)
+	return f
 }

@@ -89,8 +89,9 @@ type pageClock interface {
 // is watched for the criterion's whole budget of page time at a fraction of it in real time,
 // and what a slow page shows after a second is measured, not missed.
 type virtualClock struct {
-	cdp     playwright.CDPSession
-	world   *world // the probe's: asked whether the page's main thread still answers
+	// world is the probe's: its session grants the page time, and the page's main thread is
+	// asked through it whether it still answers.
+	world   *world
 	expired chan struct{}
 	stall   time.Duration
 	policy  string
@@ -118,9 +119,8 @@ const (
 )
 
 func newVirtualClock(w *world, stall time.Duration, pace *pacer, log *slog.Logger) *virtualClock {
-	cdp := w.cdp
-	c := &virtualClock{cdp: cdp, world: w, expired: make(chan struct{}, 1), stall: stall, policy: vtWaitForFetches, pace: pace, log: log}
-	cdp.On("Emulation.virtualTimeBudgetExpired", func() {
+	c := &virtualClock{world: w, expired: make(chan struct{}, 1), stall: stall, policy: vtWaitForFetches, pace: pace, log: log}
+	w.cdp.On("Emulation.virtualTimeBudgetExpired", func() {
 		select {
 		case c.expired <- struct{}{}:
 		default:
@@ -139,7 +139,7 @@ func (c *virtualClock) grant(policy string, ms int) <-chan error {
 	c.pace.granted(ms) // before the page can run into it
 	sent := make(chan error, 1)
 	go func() {
-		_, err := cdpSend(c.log, c.cdp, "Emulation.setVirtualTimePolicy", map[string]any{"policy": policy, "budget": ms})
+		_, err := c.world.send("Emulation.setVirtualTimePolicy", map[string]any{"policy": policy, "budget": ms})
 		if err != nil {
 			err = worldErr("Emulation.setVirtualTimePolicy", err)
 		}
@@ -278,7 +278,7 @@ func (c *virtualClock) live(ctx context.Context, deadline time.Time) error {
 // that would otherwise fast-forward. A stuck page answers nothing: release does not wait on it.
 func (c *virtualClock) release() {
 	_ = guard(context.Background(), time.Now().Add(c.stall), func() error {
-		_, err := cdpSend(c.log, c.cdp, "Emulation.setVirtualTimePolicy", map[string]any{"policy": vtPause})
+		_, err := c.world.send("Emulation.setVirtualTimePolicy", map[string]any{"policy": vtPause})
 		return err
 	})
 }

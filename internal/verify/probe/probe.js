@@ -138,6 +138,11 @@
     const p = n.parentNode;
     return p && p.nodeType === 11 && p.host ? p.host : null;
   };
+  // Whether n is anc or in it, in the flat tree.
+  const inside = (n, anc) => {
+    for (let a = n; a; a = up(a)) if (a === anc) return true;
+    return false;
+  };
   // The flat-tree children: a host's shadow tree, a slot's assigned nodes (or its fallback).
   const flatChildren = (n) => {
     if (n.nodeType !== 1) return [];
@@ -341,6 +346,17 @@
   // How an element's paint reaches the screen through its flat tree: the product of its and
   // its ancestors' opacity (filter: opacity() included) and the sum of their filter: blur()
   // radii. Kept per element for the read; found walking up, not by recursion (a deep tree).
+  // The opacity() and blur() functions of a filter (or backdrop-filter) value, as [name,
+  // number, in per cent].
+  const filterParts = (f) => {
+    const out = [];
+    if (!f || f === 'none') return out;
+    for (const m of f.matchAll(/(opacity|blur)\(([^)]*)\)/g)) {
+      const x = parseFloat(m[2]);
+      if (Number.isFinite(x)) out.push([m[1], x, m[2].trim().endsWith('%')]);
+    }
+    return out;
+  };
   const paints = new Map();
   const paintOf = (el) => {
     const todo = [];
@@ -352,13 +368,9 @@
       let { alpha: o, blur } = acc;
       const own = parseFloat(s.opacity);
       if (Number.isFinite(own)) o *= own;
-      if (s.filter && s.filter !== 'none') {
-        for (const m of s.filter.matchAll(/(opacity|blur)\(([^)]*)\)/g)) {
-          const x = parseFloat(m[2]);
-          if (!Number.isFinite(x)) continue;
-          if (m[1] === 'opacity') o *= m[2].trim().endsWith('%') ? x / 100 : x;
-          else blur += x;
-        }
+      for (const [fn, x, pct] of filterParts(s.filter)) {
+        if (fn === 'opacity') o *= pct ? x / 100 : x;
+        else blur += x;
       }
       acc = { alpha: o, blur };
       paints.set(todo[i], acc);
@@ -946,10 +958,6 @@
   const contentAround = (el) => {
     const mains = visibleInOrder('main, [role="main"]');
     const region = mains.length ? mains[0].el : body;
-    const within = (n, anc) => {
-      for (let a = n; a; a = up(a)) if (a === anc) return true;
-      return false;
-    };
     const mine = elRect(el);
     let before = 0;
     let after = 0;
@@ -958,12 +966,12 @@
       else if (v.t >= mine.b - tol) after++;
     };
     for (const n of textNodes()) {
-      if (!within(n, region) || within(n, el) || !textShown(n)) continue;
+      if (!inside(n, region) || inside(n, el) || !textShown(n)) continue;
       range.selectNodeContents(n);
       count(docRect(range.getBoundingClientRect()));
     }
     for (const m of query('img, svg, canvas, video, input, button, select, textarea')) {
-      if (!within(m, region) || within(m, el) || within(el, m)) continue;
+      if (!inside(m, region) || inside(m, el) || inside(el, m)) continue;
       const v = visibleRect(m);
       if (v) count(v);
     }
@@ -983,17 +991,13 @@
     const L = leftFirst ? a : b;
     const R = leftFirst ? b : a;
     const gap = R.l - L.r;
-    const within = (n, anc) => {
-      for (let x = n; x; x = up(x)) if (x === anc) return true;
-      return false;
-    };
     const top = Math.max(a.t, b.t);
     const bottom = Math.min(a.b, b.b);
     let between = 0;
     const count = (v) => {
       if (v.l >= L.r - tol && v.r <= R.l + tol && v.b > top + tol && v.t < bottom - tol && width(v) >= 1) between++;
     };
-    const mineOrAround = (n) => within(n, ae) || within(n, be) || (within(ae, n) && within(be, n));
+    const mineOrAround = (n) => inside(n, ae) || inside(n, be) || (inside(ae, n) && inside(be, n));
     if (gap > 0) {
       for (const n of textNodes()) {
         if (mineOrAround(n) || !textShown(n)) continue;
@@ -1001,7 +1005,7 @@
         count(docRect(range.getBoundingClientRect()));
       }
       for (const m of query('img, svg, canvas, video, input, button, select, textarea')) {
-        if (mineOrAround(m) || within(ae, m) || within(be, m)) continue;
+        if (mineOrAround(m) || inside(ae, m) || inside(be, m)) continue;
         const v = visibleRect(m);
         if (v) count(v);
       }
@@ -1146,10 +1150,6 @@
   // button laid over a card) does not.
   const OWN_PSEUDO = new Set(['::first-letter', '::first-line', '::marker', '::selection']);
   const PAINTS_OVER = new Set(['IMG', 'CANVAS', 'VIDEO', 'IFRAME', 'FRAME', 'INPUT', 'TEXTAREA', 'SELECT', 'OBJECT', 'EMBED']);
-  const inside = (n, holder) => {
-    for (let a = n; a; a = up(a)) if (a === holder) return true;
-    return false;
-  };
   // A background image covers unless it is gradients alone whose colours are all under half
   // opacity: a scrim laid over a card's title darkens it, and a person still reads it.
   const imageCovers = (bg) => {
@@ -1184,17 +1184,8 @@
     }
     return false;
   };
-  const backdropBlur = (st) => {
-    const f = st.backdropFilter || st.webkitBackdropFilter;
-    let b = 0;
-    if (f && f !== 'none') {
-      for (const m of f.matchAll(/blur\(([^)]*)\)/g)) {
-        const x = parseFloat(m[1]);
-        if (Number.isFinite(x)) b += x;
-      }
-    }
-    return b;
-  };
+  const backdropBlur = (st) =>
+    filterParts(st.backdropFilter || st.webkitBackdropFilter).reduce((b, [fn, x]) => (fn === 'blur' ? b + x : b), 0);
   // Whether the hit element, or an ancestor of it that is not the text's, blurs its backdrop
   // by more than limit.
   const overBlurs = (el, holder, limit) => {
